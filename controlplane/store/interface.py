@@ -1,0 +1,250 @@
+"""The store interface every backend implements: etcd v3's model, one store per cluster.
+
+kube-apiserver is the only client of etcd (hub and spoke: nothing else touches the store). It needs
+very little of it: read a key or a key range at a revision, commit a transaction that compares
+revisions before it writes, watch a prefix from a revision, compact old history, and attach short-lived
+keys to leases. ``Store`` is that surface. The public methods validate, trace and delegate; backends
+implement the ``_``-prefixed hooks (see ``sqlite.py``, ``postgres.py``, ``etcd.py``).
+
+The common requests of an API server are built on ``txn`` here, exactly as kube-apiserver builds them
+(``k8s.io/apiserver/pkg/storage/etcd3/store.go``): *create* is "put if the key does not exist",
+*update* and *delete* are "... if its mod_revision is still what I read".
+"""
+
+from __future__ import annotations
+
+import abc
+from types import TracebackType
+
+from controlplane.store import mvcc
+from controlplane.store.errors import KeyExists, KeyNotFound, RevisionMismatch
+from controlplane.store.kv import (
+    KEY_PREFIX,
+    MAX_REQUEST_BYTES,
+    Compare,
+    Delete,
+    DeleteResponse,
+    Get,
+    GetResponse,
+    KeyValue,
+    Lease,
+    Put,
+    RangeResult,
+    Txn,
+    TxnResult,
+)
+from controlplane.store.watch import DEFAULT_WATCH_CAPACITY, Watch
+from controlplane.trace import NULL_SINK, TraceSink, current_request_id
+
+
+class Store(abc.ABC):
+    """One cluster's MVCC key-value store."""
+
+    #: The backend's name, as settings and the UI spell it.
+    backend: str = ""
+
+    def __init__(
+        self,
+        cluster: str,
+        *,
+        trace: TraceSink = NULL_SINK,
+        prefix: str = KEY_PREFIX,
+        max_request_bytes: int = MAX_REQUEST_BYTES,
+        watch_capacity: int = DEFAULT_WATCH_CAPACITY,
+    ) -> None:
+        self.cluster = cluster
+        self.prefix = prefix
+        self.max_request_bytes = max_request_bytes
+        self.watch_capacity = watch_capacity
+        self.trace = trace
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def start(self) -> None:
+        """Open the backend (create the schema, start background tasks). Idempotent."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Stop background tasks, end every watch with ``StoreClosed``, release connections."""
+
+    async def __aenter__(self) -> Store:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # -- revisions -------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def current_revision(self) -> int:
+        """The revision of the last committed write (0 for an empty store)."""
+
+    @abc.abstractmethod
+    async def compact_revision(self) -> int:
+        """The compaction mark: the oldest revision still readable (0 if never compacted)."""
+
+    async def compact(self, revision: int) -> None:
+        """Discard history older than ``revision``; reads and watches before it fail with Compacted.
+
+        Raises ``Compacted`` if ``revision`` is older than the current mark, ``FutureRevision`` if it
+        is newer than the current revision.
+        """
+        await self._compact(revision)
+        if self.trace.enabled:
+            self.trace.emit("store.compact", cluster=self.cluster, revision=revision)
+
+    @abc.abstractmethod
+    async def _compact(self, revision: int) -> None: ...
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    async def get(self, key: str, *, revision: int | None = None) -> KeyValue | None:
+        """The key at ``revision`` (default: current), or None if it did not exist then."""
+        mvcc.check_key(key, self.prefix)
+        result = await self._range(key, key + "\0", revision=revision, limit=1)
+        return result.kvs[0] if result.kvs else None
+
+    async def range(
+        self,
+        prefix: str,
+        *,
+        start: str | None = None,
+        revision: int | None = None,
+        limit: int = 0,
+    ) -> RangeResult:
+        """Keys under ``prefix`` at ``revision`` (default: current) in key order.
+
+        ``start`` (inclusive) continues a paged read: pass the last key returned plus ``"\\0"``.
+        ``limit`` 0 means no limit.
+        """
+        mvcc.check_key(prefix, self.prefix)
+        end = mvcc.prefix_end(prefix)
+        begin = prefix if start is None or start < prefix else start
+        return await self._range(begin, end, revision=revision, limit=limit)
+
+    @abc.abstractmethod
+    async def _range(self, begin: str, end: str, *, revision: int | None, limit: int) -> RangeResult:
+        """Keys in [begin, end) at ``revision``; ``count`` counts the whole [begin, end) range."""
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    async def txn(self, txn: Txn) -> TxnResult:
+        """Commit ``txn`` atomically: one new revision if it writes, none if it does not.
+
+        The write is durable when this returns. Invalid requests raise before anything is written.
+        """
+        mvcc.check_txn(txn, prefix=self.prefix, max_bytes=self.max_request_bytes)
+        request_id = current_request_id.get()
+        result = await self._txn(txn)
+        if self.trace.enabled:
+            self._trace_txn(txn, result, request_id)
+        return result
+
+    @abc.abstractmethod
+    async def _txn(self, txn: Txn) -> TxnResult:
+        """Commit an already validated ``txn``."""
+
+    def _trace_txn(self, txn: Txn, result: TxnResult, request_id: str | None) -> None:
+        ops = txn.success if result.succeeded else txn.failure
+        self.trace.emit(
+            "store.txn",
+            cluster=self.cluster,
+            request_id=request_id,
+            revision=result.revision,
+            succeeded=result.succeeded,
+            compares=[{"key": c.key, "target": c.target, "op": c.op, "value": c.value} for c in txn.compares],
+            ops=[{"op": type(op).__name__.lower(), "key": op.key} for op in ops],
+            writes=[{"type": e.type.value, "key": e.key} for e in result.events],
+        )
+
+    async def put(self, key: str, value: bytes, *, lease: int = 0) -> KeyValue:
+        """Write ``key`` unconditionally; returns the new version."""
+        result = await self.txn(Txn(success=(Put(key, value, lease),)))
+        return result.events[0].kv
+
+    async def create(self, key: str, value: bytes, *, lease: int = 0) -> KeyValue:
+        """Create ``key``; ``KeyExists`` (with the current value) if it is already there."""
+        result = await self.txn(
+            Txn(compares=(Compare.absent(key),), success=(Put(key, value, lease),), failure=(Get(key),))
+        )
+        if not result.succeeded:
+            response = result.responses[0]
+            assert isinstance(response, GetResponse)
+            raise KeyExists(key, response.kv)
+        return result.events[0].kv
+
+    async def update(self, key: str, value: bytes, *, expected_mod_revision: int, lease: int = 0) -> KeyValue:
+        """Replace ``key`` if it was last written at ``expected_mod_revision``.
+
+        ``KeyNotFound`` if it does not exist, ``RevisionMismatch`` (carrying the current value) if it
+        was modified since.
+        """
+        result = await self.txn(
+            Txn(
+                compares=(Compare.unchanged(key, expected_mod_revision),),
+                success=(Put(key, value, lease),),
+                failure=(Get(key),),
+            )
+        )
+        if not result.succeeded:
+            response = result.responses[0]
+            assert isinstance(response, GetResponse)
+            if response.kv is None:
+                raise KeyNotFound(key)
+            raise RevisionMismatch(key, expected_mod_revision, response.kv)
+        return result.events[0].kv
+
+    async def delete(self, key: str, *, expected_mod_revision: int | None = None) -> tuple[KeyValue, int]:
+        """Delete ``key`` (if unchanged since ``expected_mod_revision``, when given).
+
+        Returns the deleted version and the deleting revision. ``KeyNotFound`` if absent,
+        ``RevisionMismatch`` if modified since.
+        """
+        compares = () if expected_mod_revision is None else (Compare.unchanged(key, expected_mod_revision),)
+        result = await self.txn(Txn(compares=compares, success=(Delete(key),), failure=(Get(key),)))
+        response = result.responses[0]
+        if not result.succeeded:
+            assert isinstance(response, GetResponse)
+            if response.kv is None:
+                raise KeyNotFound(key)
+            assert expected_mod_revision is not None
+            raise RevisionMismatch(key, expected_mod_revision, response.kv)
+        assert isinstance(response, DeleteResponse)
+        if response.prev_kv is None:
+            raise KeyNotFound(key)
+        return response.prev_kv, result.revision
+
+    # -- watch -----------------------------------------------------------------------------------
+
+    async def watch(self, prefix: str, *, from_revision: int | None = None) -> Watch:
+        """Watch ``prefix``: every event with a revision greater than ``from_revision``, in order.
+
+        ``from_revision`` None means "from now". ``Compacted`` if it is older than the compaction
+        mark. A revision in the future is allowed: its events arrive when they are written.
+        """
+        mvcc.check_key(prefix, self.prefix)
+        return await self._watch(prefix, from_revision)
+
+    @abc.abstractmethod
+    async def _watch(self, prefix: str, from_revision: int | None) -> Watch: ...
+
+    # -- leases ----------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def lease_grant(self, ttl: int) -> Lease:
+        """A new lease that expires ``ttl`` seconds (cluster clock) from now unless kept alive."""
+
+    @abc.abstractmethod
+    async def lease_keepalive(self, lease_id: int) -> Lease:
+        """Restart the lease's TTL; ``LeaseNotFound`` if it expired or never existed."""
+
+    @abc.abstractmethod
+    async def lease_revoke(self, lease_id: int) -> int:
+        """End the lease now, deleting its keys in one revision; returns the store revision after."""

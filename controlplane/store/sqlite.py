@@ -1,0 +1,592 @@
+"""The SQLite backend: etcd's data model in one file per cluster, the embedded default.
+
+Every version of every key is a row of one table, ``kv``, stamped with the revision that wrote it::
+
+    revision | sub | key                      | create_revision | version | lease | value | prev_revision
+    ---------+-----+--------------------------+-----------------+---------+-------+-------+--------------
+          41 |   0 | /registry/pods/ns/web    |              41 |       1 |     0 | {...} |            0
+          42 |   0 | /registry/pods/ns/web    |              41 |       2 |     0 | {...} |           41
+          43 |   0 | /registry/pods/ns/web    |               0 |       0 |     0 |       |           42
+                                                    (revision 43 is a tombstone: the pod was deleted)
+
+Reading at revision R picks, per key, the newest row with ``revision <= R`` that is not a tombstone.
+A watch from R replays the rows after R in revision order, then switches to live events.
+
+**One writer path.** kine (k3s' etcd-on-SQL) famously hit "database is locked" under load on SQLite
+(k3s #11269): several connections competed for SQLite's single write lock. Here exactly one thread
+ever writes. Every write (transactions, compaction, leases) is a request on its queue; the thread takes
+all requests waiting, applies them in one SQLite transaction, and commits once: **group commit**. Each
+request still gets its own revision, and its caller is answered only after the commit is durable
+(WAL with ``synchronous=FULL``: the WAL is fsynced before COMMIT returns). Readers use their own
+connections; in WAL mode they read a consistent snapshot and never block the writer.
+
+The bookkeeping (what a transaction writes, with which revisions) is the pure ``mvcc`` module; this
+file only persists its decisions and tells the ``WatchHub`` about each commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import queue
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from controlplane.clock import SYSTEM_CLOCK, Clock
+from controlplane.store import mvcc
+from controlplane.store.compaction import Compactor, RetentionPolicy
+from controlplane.store.errors import (
+    BackendUnavailable,
+    Compacted,
+    FutureRevision,
+    InvalidRequest,
+    LeaseNotFound,
+    StoreClosed,
+    StoreError,
+)
+from controlplane.store.interface import Store
+from controlplane.store.kv import Delete, Event, EventType, KeyValue, Lease, RangeResult, Txn, TxnResult
+from controlplane.store.watch import DEFAULT_WATCH_CAPACITY, Watch, WatchHub
+from controlplane.trace import NULL_SINK, TraceSink
+
+T = TypeVar("T")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS kv (
+    revision        INTEGER NOT NULL,
+    sub             INTEGER NOT NULL,
+    key             TEXT    NOT NULL,
+    create_revision INTEGER NOT NULL,
+    version         INTEGER NOT NULL,
+    lease           INTEGER NOT NULL,
+    value           BLOB    NOT NULL,
+    prev_revision   INTEGER NOT NULL,
+    PRIMARY KEY (revision, sub)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS kv_key_revision ON kv (key, revision);
+CREATE INDEX IF NOT EXISTS kv_lease ON kv (lease) WHERE lease != 0;
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta (name, value) VALUES ('revision', 0), ('compact_revision', 0);
+CREATE TABLE IF NOT EXISTS lease (id INTEGER PRIMARY KEY, ttl INTEGER NOT NULL, expires_at REAL NOT NULL);
+"""
+
+#: Rows of one watch-history page.
+HISTORY_PAGE = 1000
+
+_KV_COLUMNS = "key, create_revision, revision, version, lease, value"
+
+
+def _kv(row: Sequence[Any]) -> KeyValue:
+    key, create_revision, mod_revision, version, lease, value = row
+    return KeyValue(key, bytes(value), create_revision, mod_revision, version, lease)
+
+
+def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    if readonly:
+        conn.execute("PRAGMA query_only=ON")
+    return conn
+
+
+# -- the writer thread ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Request:
+    """One write for the writer thread; ``apply`` runs inside the batch's SQLite transaction."""
+
+    apply: Callable[[_Batch], Any]
+    future: asyncio.Future[Any]
+
+
+@dataclass(slots=True)
+class _Batch:
+    """The state one group commit works on; it becomes the writer's state only if COMMIT succeeds."""
+
+    conn: sqlite3.Connection
+    revision: int
+    compact_revision: int
+    leases: dict[int, Lease]
+    now: float
+    events: list[Event] = field(default_factory=list)
+
+    def read(self, key: str) -> KeyValue | None:
+        row = self.conn.execute(
+            f"SELECT {_KV_COLUMNS} FROM kv WHERE key = ? ORDER BY revision DESC LIMIT 1", (key,)
+        ).fetchone()
+        if row is None or row[3] == 0:
+            return None
+        return _kv(row)
+
+    def commit_txn(self, txn: Txn) -> TxnResult:
+        """Evaluate ``txn`` with the pure MVCC core and stage the rows it writes."""
+        outcome = mvcc.evaluate(txn, self.read, self.revision + 1, self.leases.__contains__)
+        if outcome.events:
+            self.revision += 1
+            self.conn.executemany(
+                "INSERT INTO kv (revision, sub, key, create_revision, version, lease, value, prev_revision)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        e.kv.mod_revision,
+                        sub,
+                        e.kv.key,
+                        e.kv.create_revision,
+                        e.kv.version,
+                        e.kv.lease,
+                        e.kv.value,
+                        e.prev_kv.mod_revision if e.prev_kv else 0,
+                    )
+                    for sub, e in enumerate(outcome.events)
+                ],
+            )
+            self.events.extend(outcome.events)
+        return TxnResult(outcome.succeeded, self.revision, outcome.responses, outcome.events)
+
+
+class _Writer:
+    """The single thread that writes to a cluster's SQLite file, one group commit at a time."""
+
+    def __init__(self, conn: sqlite3.Connection, loop: asyncio.AbstractEventLoop, max_batch: int) -> None:
+        self.conn = conn
+        self.loop = loop
+        self.max_batch = max_batch
+        self.queue: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
+        meta = dict(conn.execute("SELECT name, value FROM meta").fetchall())
+        self.revision: int = meta["revision"]
+        self.compact_revision: int = meta["compact_revision"]
+        self.leases: dict[int, Lease] = {
+            row[0]: Lease(row[0], row[1], row[2])
+            for row in conn.execute("SELECT id, ttl, expires_at FROM lease").fetchall()
+        }
+        self.on_commit: Callable[[list[Event], int, int], None] = lambda events, rev, compact: None
+        self.thread = threading.Thread(target=self._run, name="store-writer", daemon=True)
+
+    def _run(self) -> None:
+        while True:
+            first = self.queue.get()
+            if first is None:
+                return
+            batch = [first]
+            with contextlib.suppress(queue.Empty):
+                while len(batch) < self.max_batch:
+                    item = self.queue.get_nowait()
+                    if item is None:
+                        self.queue.put(None)  # finish this batch, then stop
+                        break
+                    batch.append(item)
+            self._commit(batch)
+
+    def _commit(self, requests: list[_Request]) -> None:
+        state = _Batch(self.conn, self.revision, self.compact_revision, dict(self.leases), now=0.0)
+        outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            for request in requests:
+                # Each request is evaluated completely before it stages rows, so a request that
+                # fails (a lease that does not exist) leaves nothing behind and the others go on.
+                try:
+                    outcomes.append((request.future, request.apply(state), None))
+                except StoreError as error:
+                    outcomes.append((request.future, None, error))
+            self.conn.execute(
+                "UPDATE meta SET value = ? WHERE name = 'revision'",
+                (state.revision,),
+            )
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as error:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+            failure = BackendUnavailable(f"SQLite write failed, nothing was written: {error}")
+            self._answer(
+                [(r.future, None, failure) for r in requests], [], self.revision, self.compact_revision
+            )
+            return
+        self.revision = state.revision
+        self.compact_revision = state.compact_revision
+        self.leases = state.leases
+        self._answer(outcomes, state.events, state.revision, state.compact_revision)
+
+    def _answer(
+        self,
+        outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]],
+        events: list[Event],
+        revision: int,
+        compact_revision: int,
+    ) -> None:
+        def deliver() -> None:
+            # Watches first: when a writer hears "committed", watchers already have the event.
+            self.on_commit(events, revision, compact_revision)
+            for future, result, error in outcomes:
+                if future.done():
+                    continue
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(result)
+
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting any more
+            self.loop.call_soon_threadsafe(deliver)
+
+
+# -- the store -------------------------------------------------------------------------------------
+
+
+class SqliteStore(Store):
+    """A cluster's store in one SQLite file (WAL, fsync on commit, one writer thread)."""
+
+    backend = "sqlite"
+
+    def __init__(
+        self,
+        cluster: str,
+        *,
+        path: Path,
+        clock: Clock = SYSTEM_CLOCK,
+        trace: TraceSink = NULL_SINK,
+        retention: RetentionPolicy | None = None,
+        watch_capacity: int = DEFAULT_WATCH_CAPACITY,
+        readers: int = 4,
+        max_batch: int = 512,
+        lease_check_interval: float = 0.5,
+    ) -> None:
+        super().__init__(cluster, trace=trace, watch_capacity=watch_capacity)
+        self.path = Path(path)
+        self.clock = clock
+        self.retention = retention
+        self.lease_check_interval = lease_check_interval
+        self._readers = readers
+        self._max_batch = max_batch
+        self._hub = WatchHub(trace=trace)
+        self._writer: _Writer | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._local = threading.local()
+        self._reader_conns: list[sqlite3.Connection] = []
+        self._reader_lock = threading.Lock()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._revision = 0
+        self._compact_revision = 0
+        self._lease_expiry: dict[int, float] = {}
+        self._lease_ids = itertools.count(1)
+        self._closed = False
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._writer is not None:
+            return
+        if self._closed:
+            raise StoreClosed()
+        loop = asyncio.get_running_loop()
+        try:
+            conn = await asyncio.to_thread(self._open_writer_connection)
+        except sqlite3.Error as error:
+            raise BackendUnavailable(f"cannot open SQLite store {self.path}: {error}") from error
+        writer = _Writer(conn, loop, self._max_batch)
+        writer.on_commit = self._on_commit
+        self._revision = writer.revision
+        self._compact_revision = writer.compact_revision
+        self._lease_expiry = {lease.id: lease.expires_at for lease in writer.leases.values()}
+        self._lease_ids = itertools.count(max(writer.leases, default=0) + 1)
+        self._executor = ThreadPoolExecutor(self._readers, thread_name_prefix=f"store-{self.cluster}-read")
+        writer.thread.name = f"store-{self.cluster}-write"
+        writer.thread.start()
+        self._writer = writer
+        self._tasks.append(asyncio.create_task(self._expire_leases(), name=f"store-{self.cluster}-leases"))
+        if self.retention is not None and self.retention.interval > 0:
+            self._tasks.append(asyncio.create_task(self._compact_periodically(self.retention)))
+
+    def _open_writer_connection(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = _connect(self.path)
+        conn.executescript(SCHEMA)
+        return conn
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        self._hub.close(StoreClosed())
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.queue.put(None)
+            await asyncio.to_thread(writer.thread.join)
+            # Let the writer's last answers reach their callers before the loop moves on.
+            await asyncio.sleep(0)
+            with contextlib.suppress(sqlite3.Error):
+                writer.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            writer.conn.close()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        with self._reader_lock:
+            for conn in self._reader_conns:
+                conn.close()
+            self._reader_conns.clear()
+
+    # -- plumbing --------------------------------------------------------------------------------
+
+    def _submit(self, apply: Callable[[_Batch], T]) -> asyncio.Future[T]:
+        if self._writer is None:
+            raise StoreClosed()
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._writer.queue.put(_Request(apply, future))
+        return future
+
+    def _on_commit(self, events: list[Event], revision: int, compact_revision: int) -> None:
+        self._revision = revision
+        self._compact_revision = compact_revision
+        if events:
+            self._hub.publish(events)
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = _connect(self.path, readonly=True)
+            self._local.conn = conn
+            with self._reader_lock:
+                self._reader_conns.append(conn)
+        return conn
+
+    async def _read(self, query: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``query`` on a reader connection inside one snapshot (a read transaction)."""
+        if self._executor is None:
+            raise StoreClosed()
+
+        def run() -> T:
+            conn = self._reader()
+            conn.execute("BEGIN")
+            try:
+                return query(conn)
+            finally:
+                conn.execute("COMMIT")
+
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, run)
+        except sqlite3.Error as error:
+            raise BackendUnavailable(f"SQLite read failed: {error}") from error
+        except RuntimeError as error:  # executor shut down under us
+            raise StoreClosed() from error
+
+    @staticmethod
+    def _snapshot_meta(conn: sqlite3.Connection) -> tuple[int, int]:
+        meta = dict(conn.execute("SELECT name, value FROM meta").fetchall())
+        return meta["revision"], meta["compact_revision"]
+
+    # -- revisions -------------------------------------------------------------------------------
+
+    async def current_revision(self) -> int:
+        return self._revision
+
+    async def compact_revision(self) -> int:
+        return self._compact_revision
+
+    async def _compact(self, revision: int) -> None:
+        def apply(batch: _Batch) -> None:
+            if revision > batch.revision:
+                raise FutureRevision(revision, batch.revision)
+            if revision <= batch.compact_revision:
+                raise Compacted(revision, batch.compact_revision)
+            # Versions superseded by a newer one at or before the mark are unreachable from any
+            # revision >= mark; so are tombstones at or before it.
+            batch.conn.execute(
+                "DELETE FROM kv WHERE revision < ?1 AND EXISTS (SELECT 1 FROM kv AS newer"
+                " WHERE newer.key = kv.key AND newer.revision > kv.revision AND newer.revision <= ?1)",
+                (revision,),
+            )
+            batch.conn.execute("DELETE FROM kv WHERE revision <= ? AND version = 0", (revision,))
+            batch.conn.execute("UPDATE meta SET value = ? WHERE name = 'compact_revision'", (revision,))
+            batch.compact_revision = revision
+
+        await self._submit(apply)
+
+    async def _compact_periodically(self, policy: RetentionPolicy) -> None:
+        compactor = Compactor(policy)
+        while True:
+            compactor.observe(self.clock.now(), self._revision)
+            target = compactor.target(self.clock.now(), self._revision, self._compact_revision)
+            if target is not None:
+                with contextlib.suppress(Compacted, FutureRevision):
+                    await self.compact(target)
+            await self.clock.sleep(policy.interval)
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    async def _range(self, begin: str, end: str, *, revision: int | None, limit: int) -> RangeResult:
+        def query(conn: sqlite3.Connection) -> RangeResult:
+            current, compacted = self._snapshot_meta(conn)
+            at = current if revision is None else revision
+            mvcc.check_read_revision(at, current=current, compacted=compacted)
+            latest = (
+                "SELECT key, create_revision, MAX(revision) AS revision, version, lease, value FROM kv"
+                " WHERE key >= ? AND key < ? AND revision <= ? GROUP BY key"
+            )
+            sql = f"SELECT {_KV_COLUMNS} FROM ({latest}) WHERE version > 0 ORDER BY key"
+            params: tuple[Any, ...] = (begin, end, at)
+            if limit > 0:
+                sql += " LIMIT ?"
+                params += (limit + 1,)
+            rows = conn.execute(sql, params).fetchall()
+            more = limit > 0 and len(rows) > limit
+            kvs = tuple(_kv(row) for row in (rows[:limit] if more else rows))
+            count = len(kvs)
+            if more:
+                count = conn.execute(
+                    f"SELECT COUNT(*) FROM ({latest}) WHERE version > 0", (begin, end, at)
+                ).fetchone()[0]
+            return RangeResult(kvs, at, more, count)
+
+        return await self._read(query)
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    async def _txn(self, txn: Txn) -> TxnResult:
+        return await self._submit(lambda batch: batch.commit_txn(txn))
+
+    # -- watch -----------------------------------------------------------------------------------
+
+    async def _watch(self, prefix: str, from_revision: int | None) -> Watch:
+        if self._writer is None:
+            raise StoreClosed()
+        start = self._revision if from_revision is None else from_revision
+        end = mvcc.prefix_end(prefix)
+
+        async def read_history(after: int) -> tuple[int, AsyncIterator[Sequence[Event]]]:
+            def snapshot(conn: sqlite3.Connection) -> int:
+                current, compacted = self._snapshot_meta(conn)
+                if after < compacted:
+                    raise Compacted(after, compacted)
+                return max(current, after)
+
+            head = await self._read(snapshot)
+            return head, self._history(prefix, end, after, head)
+
+        return await self._hub.open(prefix, start, read_history, capacity=self.watch_capacity)
+
+    async def _history(self, prefix: str, end: str, after: int, head: int) -> AsyncIterator[Sequence[Event]]:
+        """Pages of the events under ``prefix`` in (after, head], each page read in one snapshot."""
+        cursor = (after, 1 << 62)  # (revision, sub) of the last event delivered: all of ``after``
+
+        def page(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            _, compacted = self._snapshot_meta(conn)
+            if cursor[0] < compacted:
+                # Compaction ran while we replayed: rows we still need may be gone.
+                raise Compacted(cursor[0], compacted)
+            return conn.execute(
+                "SELECT k.revision, k.sub, k.key, k.create_revision, k.version, k.lease, k.value,"
+                " p.create_revision, p.revision, p.version, p.lease, p.value"
+                " FROM kv AS k LEFT JOIN kv AS p ON p.key = k.key AND p.revision = k.prev_revision"
+                " WHERE (k.revision > ?1 OR (k.revision = ?1 AND k.sub > ?2)) AND k.revision <= ?3"
+                " AND k.key >= ?4 AND k.key < ?5 ORDER BY k.revision, k.sub LIMIT ?6",
+                (cursor[0], cursor[1], head, prefix, end, HISTORY_PAGE),
+            ).fetchall()
+
+        while True:
+            rows = await self._read(page)
+            if not rows:
+                return
+            cursor = (rows[-1][0], rows[-1][1])
+            yield [self._history_event(row) for row in rows]
+
+    @staticmethod
+    def _history_event(row: tuple[Any, ...]) -> Event:
+        rev, _sub, key, create_rev, version, lease, value, *prev = row
+        prev_kv = None
+        if prev[1] is not None:
+            prev_kv = KeyValue(key, bytes(prev[4]), prev[0], prev[1], prev[2], prev[3])
+        if version == 0:
+            return Event(EventType.DELETE, mvcc.tombstone(key, rev), prev_kv)
+        return Event(EventType.PUT, KeyValue(key, bytes(value), create_rev, rev, version, lease), prev_kv)
+
+    # -- leases ----------------------------------------------------------------------------------
+
+    async def lease_grant(self, ttl: int) -> Lease:
+        if ttl <= 0:
+            raise InvalidRequest(f"lease TTL must be positive, got {ttl}")
+        lease = Lease(next(self._lease_ids), ttl, self.clock.now() + ttl)
+
+        def apply(batch: _Batch) -> Lease:
+            batch.conn.execute(
+                "INSERT INTO lease (id, ttl, expires_at) VALUES (?, ?, ?)", (lease.id, ttl, lease.expires_at)
+            )
+            batch.leases[lease.id] = lease
+            return lease
+
+        granted = await self._submit(apply)
+        self._lease_expiry[granted.id] = granted.expires_at
+        return granted
+
+    async def lease_keepalive(self, lease_id: int) -> Lease:
+        now = self.clock.now()
+
+        def apply(batch: _Batch) -> Lease:
+            lease = batch.leases.get(lease_id)
+            if lease is None or lease.expires_at <= now:
+                raise LeaseNotFound(lease_id)
+            renewed = Lease(lease_id, lease.ttl, now + lease.ttl)
+            batch.conn.execute("UPDATE lease SET expires_at = ? WHERE id = ?", (renewed.expires_at, lease_id))
+            batch.leases[lease_id] = renewed
+            return renewed
+
+        renewed = await self._submit(apply)
+        self._lease_expiry[lease_id] = renewed.expires_at
+        return renewed
+
+    async def lease_revoke(self, lease_id: int) -> int:
+        result = await self._submit(lambda batch: self._revoke(batch, lease_id))
+        self._lease_expiry.pop(lease_id, None)
+        if self.trace.enabled:
+            self._trace_txn(Txn(success=tuple(Delete(e.key) for e in result.events)), result, None)
+        return result.revision
+
+    @staticmethod
+    def _revoke(batch: _Batch, lease_id: int) -> TxnResult:
+        """Delete the lease and, as one revision, every key still attached to it."""
+        if lease_id not in batch.leases:
+            raise LeaseNotFound(lease_id)
+        keys = [
+            row[0]
+            for row in batch.conn.execute(
+                "SELECT key FROM kv AS k WHERE lease = ? AND revision ="
+                " (SELECT MAX(revision) FROM kv WHERE key = k.key) AND version > 0 ORDER BY key",
+                (lease_id,),
+            ).fetchall()
+        ]
+        del batch.leases[lease_id]
+        batch.conn.execute("DELETE FROM lease WHERE id = ?", (lease_id,))
+        return batch.commit_txn(Txn(success=tuple(Delete(key) for key in keys)))
+
+    async def _expire_leases(self) -> None:
+        """Revoke leases whose TTL ran out on the cluster clock (etcd's lessor does the same)."""
+        while True:
+            await self.clock.sleep(self.lease_check_interval)
+            now = self.clock.now()
+            for lease_id in [i for i, at in self._lease_expiry.items() if at <= now]:
+
+                def expire(batch: _Batch, lease_id: int = lease_id, now: float = now) -> TxnResult | None:
+                    lease = batch.leases.get(lease_id)
+                    if lease is None or lease.expires_at > now:
+                        return None  # revoked meanwhile, or kept alive just in time
+                    return self._revoke(batch, lease_id)
+
+                with contextlib.suppress(StoreError):
+                    result = await self._submit(expire)
+                    if result is not None:
+                        self._lease_expiry.pop(lease_id, None)
+                        if self.trace.enabled:
+                            txn = Txn(success=tuple(Delete(e.key) for e in result.events))
+                            self._trace_txn(txn, result, None)
