@@ -109,6 +109,8 @@ class Store(abc.ABC):
         """The key at ``revision`` (default: current), or None if it did not exist then."""
         mvcc.check_key(key, self.prefix)
         result = await self._range(key, key + "\0", revision=revision, limit=1)
+        if self.trace.enabled:
+            self._trace_read("get", key, result)
         return result.kvs[0] if result.kvs else None
 
     async def range(
@@ -127,7 +129,21 @@ class Store(abc.ABC):
         mvcc.check_key(prefix, self.prefix)
         end = mvcc.prefix_end(prefix)
         begin = prefix if start is None or start < prefix else start
-        return await self._range(begin, end, revision=revision, limit=limit)
+        result = await self._range(begin, end, revision=revision, limit=limit)
+        if self.trace.enabled:
+            self._trace_read("range", prefix, result)
+        return result
+
+    def _trace_read(self, op: str, key: str, result: RangeResult) -> None:
+        self.trace.emit(
+            "store.txn",
+            cluster=self.cluster,
+            request_id=current_request_id.get(),
+            op=op,
+            key=key,
+            revision=result.revision,
+            count=len(result.kvs),
+        )
 
     @abc.abstractmethod
     async def _range(self, begin: str, end: str, *, revision: int | None, limit: int) -> RangeResult:
@@ -157,6 +173,7 @@ class Store(abc.ABC):
             "store.txn",
             cluster=self.cluster,
             request_id=request_id,
+            op="txn",
             revision=result.revision,
             succeeded=result.succeeded,
             compares=[{"key": c.key, "target": c.target, "op": c.op, "value": c.value} for c in txn.compares],

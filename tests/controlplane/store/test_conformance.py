@@ -401,7 +401,14 @@ async def test_each_transaction_is_traced_with_the_request_that_caused_it(store_
         with request_context("req-123"):
             kv = await store.create(P + "a", b"1")
         await store.put(P + "b", b"1")
-    txns = sink.of_type("store.txn")
+        with request_context("req-456"):
+            await store.range(P)
+    reads = [e for e in sink.of_type("store.txn") if e["op"] == "range"]
+    assert reads == [
+        {"type": "store.txn", "cluster": "test", "request_id": "req-456", "op": "range", "key": P}
+        | {"revision": kv.mod_revision + 1, "count": 2}
+    ]
+    txns = [e for e in sink.of_type("store.txn") if e["op"] == "txn"]
     assert txns[0]["request_id"] == "req-123"
     assert txns[0]["revision"] == kv.mod_revision
     assert txns[0]["writes"] == [{"type": "PUT", "key": P + "a"}]
