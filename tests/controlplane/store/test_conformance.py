@@ -41,10 +41,10 @@ from tests.controlplane.store.conftest import StoreFactory
 P = "/registry/pods/default/"
 
 
-async def next_events(watch: Watch, n: int, timeout: float = 5.0) -> list[Event]:
+async def next_events(watch: Watch, n: int, seconds: float = 5.0) -> list[Event]:
     """The next ``n`` events of ``watch``, failing the test if they do not come in time."""
     events: list[Event] = []
-    async with asyncio.timeout(timeout):
+    async with asyncio.timeout(seconds):
         while len(events) < n:
             events.append(await anext(watch))
     return events
@@ -73,9 +73,8 @@ async def test_a_multi_key_transaction_commits_as_one_revision(store: Store) -> 
 
 async def test_a_transaction_that_writes_nothing_takes_no_revision(store: Store) -> None:
     kv = await store.create(P + "a", b"1")
-    failed = await store.txn(
-        Txn(compares=(Compare.unchanged(P + "a", 999),), success=(Put(P + "a", b"x"),), failure=(Get(P + "a"),))
-    )
+    stale = Compare.unchanged(P + "a", 999)
+    failed = await store.txn(Txn(compares=(stale,), success=(Put(P + "a", b"x"),), failure=(Get(P + "a"),)))
     assert not failed.succeeded
     assert failed.revision == kv.mod_revision
     assert failed.responses == (GetResponse(kv),)
@@ -250,7 +249,7 @@ async def test_watch_from_now_sees_only_new_events(store: Store) -> None:
     assert event.kv == new
 
 
-async def test_watch_delivers_every_event_in_order_exactly_once_under_concurrent_writers(store: Store) -> None:
+async def test_watch_delivers_every_event_in_order_exactly_once_to_concurrent_writers(store: Store) -> None:
     start = await store.current_revision()
     async with await store.watch(P, from_revision=start) as watch:
 
@@ -395,7 +394,7 @@ async def test_a_transaction_writing_a_key_twice_is_refused(store: Store) -> Non
 # -- trace -------------------------------------------------------------------------------------------
 
 
-async def test_each_transaction_is_traced_with_the_request_that_caused_it(store_factory: StoreFactory) -> None:
+async def test_each_operation_is_traced_with_the_request_that_caused_it(store_factory: StoreFactory) -> None:
     sink = ListSink()
     async with store_factory(trace=sink) as store:
         with request_context("req-123"):

@@ -18,8 +18,8 @@ from controlplane.store import (
     Put,
     RequestTooLarge,
     Txn,
+    mvcc,
 )
-from controlplane.store import mvcc
 
 K = "/registry/pods/ns/a"
 

@@ -4,9 +4,10 @@ answers "database is locked"."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
-from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,16 +15,30 @@ from controlplane.clock import ManualClock
 from controlplane.store import EventType, KeyNotFound, LeaseNotFound
 from controlplane.store.compaction import RetentionPolicy
 from controlplane.store.sqlite import SqliteStore
+from controlplane.trace import ListSink
 from tests.controlplane.store.test_conformance import next_events
 
 P = "/registry/pods/default/"
 
 
-async def eventually(condition: Callable[[], Awaitable[bool]], timeout: float = 5.0) -> None:
-    """Wait until ``condition`` holds; fail the test if it does not within ``timeout``."""
-    async with asyncio.timeout(timeout):
-        while not await condition():
-            await asyncio.sleep(0.01)
+class AwaitableSink(ListSink):
+    """A trace sink a test can await: ``await sink.next("store.compact")``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._arrived = asyncio.Event()
+
+    def emit(self, type: str, /, **fields: Any) -> None:
+        super().emit(type, **fields)
+        self._arrived.set()
+
+    async def next(self, type: str, seconds: float = 5.0) -> dict[str, Any]:
+        seen = len(self.of_type(type))
+        async with asyncio.timeout(seconds):
+            while len(self.of_type(type)) == seen:
+                self._arrived.clear()
+                await self._arrived.wait()
+        return self.of_type(type)[-1]
 
 
 async def test_a_restarted_store_has_every_acknowledged_write_and_its_marks(tmp_path: Path) -> None:
@@ -67,7 +82,8 @@ async def test_an_expired_lease_deletes_its_keys_on_the_cluster_clock(tmp_path: 
 async def test_automatic_compaction_keeps_min_revisions_and_min_age(tmp_path: Path) -> None:
     clock = ManualClock()
     policy = RetentionPolicy(min_revisions=5, min_age=60, interval=10)
-    async with SqliteStore("c", path=tmp_path / "s.db", clock=clock, retention=policy) as store:
+    sink = AwaitableSink()
+    async with SqliteStore("c", path=tmp_path / "s.db", clock=clock, retention=policy, trace=sink) as store:
         # The compactor saw revision 0 at t=0; these writes are first seen at t=10.
         for i in range(20):
             await store.put(P + "a", str(i).encode())
@@ -75,11 +91,9 @@ async def test_automatic_compaction_keeps_min_revisions_and_min_age(tmp_path: Pa
             await clock.advance(10)
         assert await store.compact_revision() == 0  # 60 s: revision 20 is not 60 s old yet
         await clock.advance(10)
-
-        async def compacted() -> bool:
-            return await store.compact_revision() == 15
-
-        await eventually(compacted)
+        compaction = await sink.next("store.compact")
+        assert compaction["revision"] == 15
+        assert await store.compact_revision() == 15
 
 
 async def test_readers_writers_and_compaction_together_never_see_a_lock_error(tmp_path: Path) -> None:
@@ -89,10 +103,8 @@ async def test_readers_writers_and_compaction_together_never_see_a_lock_error(tm
             for i in range(60):
                 kv = await store.put(f"{P}{w}-{i % 7}", b"x" * 200)
                 if i % 10 == 0:
-                    try:
+                    with contextlib.suppress(KeyNotFound):
                         await store.delete(kv.key)
-                    except KeyNotFound:
-                        pass
 
         async def read() -> None:
             for _ in range(60):
