@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -53,29 +54,29 @@ def snapshot(history: list[Event], revision: int) -> dict[str, bytes]:
     return state
 
 
-async def writer(store: Store, run: Run, ops: list[tuple[object, ...]]) -> None:
+async def writer(store: Store, run: Run, ops: list[tuple[Any, ...]]) -> None:
     for step in ops:
         kind = step[0]
         if kind == "put":
-            result = await store.txn(Txn(success=(Put(str(step[1]), bytes(step[2])),)))  # type: ignore[arg-type]
+            result = await store.txn(Txn(success=(Put(str(step[1]), bytes(step[2])),)))
             run.history.extend(result.events)
         elif kind == "delete":
             result = await store.txn(Txn(success=(Delete(str(step[1])),)))
             run.history.extend(result.events)
         elif kind == "txn":
             keys, value = step[1], step[2]
-            puts = tuple(Put(k, bytes(value)) for k in keys)  # type: ignore[arg-type, attr-defined]
+            puts = tuple(Put(k, bytes(value)) for k in keys)
             result = await store.txn(Txn(success=puts))
             run.history.extend(result.events)
         elif kind == "compact":
             current, mark = await store.current_revision(), await store.compact_revision()
-            target = run.base + int(float(step[1]) * (current - run.base))  # type: ignore[arg-type]
+            target = run.base + int(float(step[1]) * (current - run.base))
             if target > mark:
                 with contextlib.suppress(Compacted):  # another writer compacted further meanwhile
                     await store.compact(target)
         else:
             current = await store.current_revision()
-            start = run.base + int(float(step[1]) * (current - run.base))  # type: ignore[arg-type]
+            start = run.base + int(float(step[1]) * (current - run.base))
             try:
                 run.watches.append((start, await store.watch(P, from_revision=start)))
             except Compacted as error:
@@ -112,7 +113,7 @@ async def check(store: Store, run: Run) -> None:
         assert {kv.key: kv.value for kv in listed.kvs} == snapshot(run.history, revision), revision
 
 
-async def play(backend: str, writers: list[list[tuple[object, ...]]]) -> None:
+async def play(backend: str, writers: list[list[tuple[Any, ...]]]) -> None:
     async with make_store(backend, "props") as store:
         run = Run(base=await store.current_revision())
         await asyncio.gather(*(writer(store, run, ops) for ops in writers))
@@ -130,7 +131,7 @@ async def play(backend: str, writers: list[list[tuple[object, ...]]]) -> None:
 def test_watchers_see_exactly_the_history_after_their_start_or_compacted(backend: str, examples: int) -> None:
     @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(scenario)
-    def property(case: tuple[list[list[tuple[object, ...]]], int]) -> None:
+    def property(case: tuple[list[list[tuple[Any, ...]]], int]) -> None:
         writers, _seed = case
         asyncio.run(play(backend, writers))
 

@@ -1,0 +1,93 @@
+# Kubelab's two commands: `make run` starts the lab, `make test` checks everything CI checks.
+#
+#   make run    create .venv (python3.11), install requirements.txt, migrate, start the lab
+#   make test   install what the tests need (etcd-server), then ruff, mypy, import-linter, pytest
+#   make lint   ruff, mypy and import-linter only
+#   make bench  the store benchmark, quick version
+#   make clean  remove caches (not .venv, not var/)
+#
+# RUNLAB_ARGS passes options to `manage.py runlab`, e.g. make run RUNLAB_ARGS="--web 0.0.0.0:8000".
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := run
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+RUNLAB_ARGS ?=
+MYPY_TARGETS := controlplane config courses manage.py $(wildcard bench) tests
+
+.PHONY: run test lint bench clean venv debian-packages
+
+# -- the virtual environment ---------------------------------------------------------------------
+
+# .venv/bin/pip exists only once `venv` has fully succeeded (Debian's python without python3-venv
+# leaves a .venv with no pip behind: that one is removed and made again).
+$(VENV)/bin/pip:
+	@if [ -z "$(PYTHON)" ]; then echo "Python 3.11 is needed: apt-get install python3.11" >&2; exit 1; fi
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
+		{ echo "Kubelab needs Python 3.11; $(PYTHON) is $$($(PYTHON) --version)" >&2; exit 1; }
+	@rm -rf $(VENV)
+	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
+		rm -rf $(VENV); \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "Installing python3-venv (Debian ships venv separately) ..."; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; \
+			$(PYTHON) -m venv $(VENV); \
+		else \
+			echo "Creating .venv failed: install Debian's venv support (sudo apt-get install python3-venv)" >&2; \
+			exit 1; \
+		fi; }
+	@echo "Created $(VENV) with $$($(PY) --version)"
+
+venv: $(VENV)/bin/pip
+
+# The stamps make pip run only when the requirements change.
+$(VENV)/.requirements.stamp: requirements.txt | $(VENV)/bin/pip
+	$(PIP) install -q -r requirements.txt
+	@touch $@
+
+$(VENV)/.requirements-dev.stamp: requirements.txt requirements-dev.txt | $(VENV)/bin/pip
+	$(PIP) install -q -r requirements-dev.txt
+	@touch $@ $(VENV)/.requirements.stamp
+
+# -- run -----------------------------------------------------------------------------------------
+
+run: $(VENV)/.requirements.stamp
+	$(PY) manage.py migrate --noinput --verbosity 0
+	$(PY) manage.py runlab --no-migrate $(RUNLAB_ARGS)
+
+# -- test ----------------------------------------------------------------------------------------
+
+# Debian packages the tests need. Installed when we are root; otherwise we say what to install (the
+# tests that need them are skipped locally and fail in CI).
+debian-packages:
+	@if [ ! -x /usr/bin/etcd ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "Installing etcd-server ..."; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; } \
+				|| echo "Could not install etcd-server; the etcd tests will fail in CI" >&2; \
+		else \
+			echo "etcd is missing: sudo apt-get install etcd-server (the etcd tests need it)"; \
+		fi; \
+	fi
+
+lint: $(VENV)/.requirements-dev.stamp
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy $(MYPY_TARGETS)
+	$(VENV)/bin/lint-imports
+
+# pytest's exit status 5 means "no tests ran": that is a failure, not a pass.
+test: debian-packages lint
+	@rc=0; $(PY) -m pytest -q -p no:cacheprovider || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest ran no tests: failing" >&2; exit 1; fi; \
+	exit $$rc
+
+bench: $(VENV)/.requirements-dev.stamp
+	$(PY) -m bench store --quick
+
+clean:
+	rm -rf .mypy_cache .ruff_cache .pytest_cache .hypothesis .import_linter_cache
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +

@@ -1,0 +1,33 @@
+"""The ASGI application daphne serves: plain HTTP goes to Django, websockets to Channels consumers.
+
+Importing this module starts nothing: the clusters are started by ``manage.py runlab`` once daphne's
+event loop runs (daphne has no ASGI lifespan). Static files are served by the same application, from
+the source tree, so the lab needs no separate web server and no build step.
+"""
+
+from __future__ import annotations
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+# Django must be set up before anything that imports models (Channels' auth middleware does).
+django_application = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.urls import URLPattern  # noqa: E402
+
+#: Websocket routes; the trace consumer (controlplane.consumers) arrives with the topology issue.
+websocket_urlpatterns: list[URLPattern] = []
+
+application = ProtocolTypeRouter(
+    {
+        "http": ASGIStaticFilesHandler(django_application),
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    }
+)

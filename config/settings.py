@@ -1,0 +1,245 @@
+"""Kubelab's Django settings, read from ``KUBELAB_*`` environment variables with embedded defaults.
+
+The defaults are the embedded lab: everything lives in one data directory (``<repo>/var`` unless
+``KUBELAB_DATA_DIR`` says otherwise), Django's own tables in a SQLite file there, one SQLite store
+file per cluster under ``<data dir>/clusters/``, and an in-memory channel layer. Scale-out points the
+same code at PostgreSQL (``KUBELAB_DATABASE_URL``, ``KUBELAB_STORE``), Redis
+(``KUBELAB_CHANNEL_LAYER``) or a real etcd (``KUBELAB_STORE``). docs/configuration.md lists every
+variable.
+
+Every management command reads these settings, so every one of them honours ``KUBELAB_DATA_DIR``;
+``manage.py`` also turns a ``--data-dir DIR`` option into ``KUBELAB_DATA_DIR`` before Django starts.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(f"{name}={raw!r}: expected true/false, 1/0, yes/no or on/off")
+
+
+def _env_float(name: str) -> float | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r}: expected a number") from None
+
+
+def _env_int(name: str) -> int | None:
+    value = _env_float(name)
+    if value is not None and value != int(value):
+        raise ValueError(f"{name}={os.environ[name]!r}: expected a whole number")
+    return None if value is None else int(value)
+
+
+def _env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def data_dir_from_env() -> Path:
+    """The data directory: ``KUBELAB_DATA_DIR``, or ``<repo>/var``; absolute."""
+    raw = os.environ.get("KUBELAB_DATA_DIR", "").strip()
+    return Path(raw).expanduser().resolve() if raw else BASE_DIR / "var"
+
+
+def persistent_secret_key(data_dir: Path) -> str:
+    """The secret key kept in ``<data dir>/secret_key``, generated on first use.
+
+    Sessions and CSRF tokens survive a restart this way without anyone having to set a key. The
+    file is created atomically, so two processes starting at once agree on one key.
+    """
+    path = data_dir / "secret_key"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    data_dir.mkdir(parents=True, exist_ok=True)
+    tmp = data_dir / f".secret_key.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(secrets.token_urlsafe(50) + "\n")
+    try:
+        os.link(tmp, path)  # fails if another process won the race: then its key is the key
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+    return path.read_text().strip()
+
+
+def database_from_url(url: str, *, data_dir: Path) -> dict[str, Any]:
+    """Django's ``DATABASES["default"]`` for ``KUBELAB_DATABASE_URL``.
+
+    ``""`` or ``sqlite`` is ``<data dir>/db.sqlite3``; ``sqlite:////abs/path.sqlite3`` a given file,
+    ``sqlite:///name.sqlite3`` a file in the data dir;
+    ``postgresql://user:password@host:port/name?sslmode=require`` a PostgreSQL database.
+    """
+    if url in ("", "sqlite"):
+        return _sqlite(data_dir / "db.sqlite3")
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        # As in SQLAlchemy: sqlite:////abs/path is absolute, sqlite:///name relative (to the data dir).
+        path = unquote(parts.path).removeprefix("/")
+        if not path:
+            raise ValueError(
+                f"KUBELAB_DATABASE_URL={url!r}: name the file, e.g. sqlite:////srv/kubelab.sqlite3"
+            )
+        return _sqlite(data_dir / path)
+    if parts.scheme in ("postgres", "postgresql"):
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": unquote(parts.path.lstrip("/")) or "kubelab",
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(parts.port or ""),
+            "OPTIONS": dict(parse_qsl(parts.query)),
+            "CONN_MAX_AGE": 60,
+            "CONN_HEALTH_CHECKS": True,
+        }
+    raise ValueError(f"KUBELAB_DATABASE_URL={url!r}: use sqlite, sqlite:////path or postgresql://...")
+
+
+def _sqlite(path: Path) -> dict[str, Any]:
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": path,
+        # WAL lets the web UI read while a write is in progress; IMMEDIATE avoids upgrade deadlocks.
+        "OPTIONS": {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+        },
+    }
+
+
+def channel_layers_from_url(url: str) -> dict[str, Any]:
+    """Channels' ``CHANNEL_LAYERS`` for ``KUBELAB_CHANNEL_LAYER``: ``memory`` (default) or ``redis://...``."""
+    if url in ("", "memory"):
+        return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}}
+    raise ValueError(f"KUBELAB_CHANNEL_LAYER={url!r}: use memory or redis://host:port/db")
+
+
+# -- where the data lives ----------------------------------------------------------------------------
+
+KUBELAB_DATA_DIR = data_dir_from_env()
+KUBELAB_DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+# -- Django core -------------------------------------------------------------------------------------
+
+SECRET_KEY = os.environ.get("KUBELAB_SECRET_KEY", "").strip() or persistent_secret_key(KUBELAB_DATA_DIR)
+DEBUG = _env_bool("KUBELAB_DEBUG", False)
+ALLOWED_HOSTS = _env_list("KUBELAB_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = _env_list("KUBELAB_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    # daphne first: it installs Twisted's asyncio reactor before anything else imports Twisted.
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "controlplane",
+    "courses",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+_database_url = os.environ.get("KUBELAB_DATABASE_URL", "").strip()
+DATABASES = {"default": database_from_url(_database_url, data_dir=KUBELAB_DATA_DIR)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CHANNEL_LAYERS = channel_layers_from_url(os.environ.get("KUBELAB_CHANNEL_LAYER", "").strip())
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# The lab serves its own static files (config/asgi.py), straight from the source tree: no build step.
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = KUBELAB_DATA_DIR / "static"
+
+LOGGING: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {
+        "controlplane": {"level": os.environ.get("KUBELAB_LOG_LEVEL", "INFO").upper()},
+        "courses": {"level": os.environ.get("KUBELAB_LOG_LEVEL", "INFO").upper()},
+    },
+}
+
+# -- the control plane -------------------------------------------------------------------------------
+
+#: The store backend of every cluster: ``sqlite``, ``postgresql://...`` or ``etcd://host:port``.
+KUBELAB_STORE = os.environ.get("KUBELAB_STORE", "").strip() or "sqlite"
+#: Automatic compaction keeps at least this many revisions (None: the store's default, 1000) ...
+KUBELAB_STORE_RETAIN_REVISIONS: int | None = _env_int("KUBELAB_STORE_RETAIN_REVISIONS")
+#: ... and at least this many seconds of history (None: the store's default, 300).
+KUBELAB_STORE_RETAIN_SECONDS: float | None = _env_float("KUBELAB_STORE_RETAIN_SECONDS")
+#: The cluster created on the lab's first start; empty for none.
+KUBELAB_DEMO_CLUSTER = os.environ.get("KUBELAB_DEMO_CLUSTER", "demo").strip()

@@ -1,0 +1,1 @@
+"""``manage.py runlab`` (and, with the components issue, ``runcomponent``)."""

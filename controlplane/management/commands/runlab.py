@@ -1,0 +1,292 @@
+"""``manage.py runlab``: serve the web UI and the Kubernetes API, and run every cluster, in one process.
+
+How the pieces meet. daphne is a Twisted server; Kubelab's clusters are asyncio tasks. daphne installs
+Twisted's *asyncio reactor*, so Twisted's event loop **is** an asyncio event loop, and every ASGI
+request daphne serves runs as a task on it. This command starts daphne programmatically and, once the
+reactor runs, starts the ``Lab`` as one more task on that same loop (it checks that it is the same
+loop). Browser requests, kubectl's requests and the clusters' components thus share one loop, with no
+threads between them (Django's sync views still run in Django's worker thread, as under any ASGI server).
+
+daphne has no ASGI lifespan events, which is why the lab is started here and not on import: importing
+``config.asgi`` (``migrate``, tests, a second daphne for scale-out) never starts a cluster.
+
+Stopping. Twisted turns SIGINT (Ctrl-C) and SIGTERM into ``reactor.stop()``, which fires the
+*before shutdown* triggers and waits for the Deferreds they return. The lab's trigger cancels a start
+still in progress and stops every cluster; the stores are closed (for SQLite: the WAL checkpointed)
+before the loop ends, and the command exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import threading
+from argparse import ArgumentTypeError
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connections
+
+from controlplane.runtime import Lab, LabConfig, activate
+from controlplane.store.compaction import RetentionPolicy
+
+#: How long the lab may take to stop before the process gives up waiting (seconds).
+STOP_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    """A TCP address to listen on."""
+
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+    def endpoint(self) -> str:
+        """The Twisted endpoint description daphne listens on (colons of IPv6 hosts escaped)."""
+        return f"tcp:port={self.port}:interface={self.host.replace(':', chr(92) + ':')}"
+
+    def url(self, scheme: str = "http") -> str:
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
+        host = f"[{host}]" if ":" in host else host
+        return f"{scheme}://{host}:{self.port}/"
+
+
+def parse_address(value: str) -> Address:
+    """``HOST:PORT``, ``[IPv6]:PORT``, ``:PORT`` or ``PORT`` (host 127.0.0.1)."""
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        host, port = "", value
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        number = int(port)
+    except ValueError:
+        raise ArgumentTypeError(f"{value!r}: expected HOST:PORT, e.g. 127.0.0.1:8000") from None
+    if not 0 <= number <= 65535:
+        raise ArgumentTypeError(f"{value!r}: the port must be between 0 and 65535")
+    return Address(host, number)
+
+
+def _daphne_reactor() -> Any:
+    """Twisted's reactor, which must be daphne's asyncio reactor (installed by ``import daphne.server``)."""
+    import daphne.server  # noqa: F401  (installs the asyncio reactor if nothing did yet)
+    from twisted.internet.asyncioreactor import AsyncioSelectorReactor
+
+    installed: object = sys.modules.get("twisted.internet.reactor")
+    if not isinstance(installed, AsyncioSelectorReactor):
+        raise CommandError(f"Twisted's asyncio reactor is not installed (found {installed!r})")
+    return installed
+
+
+class LabServer:
+    """daphne plus the lab: starts the lab when the reactor runs, stops it before the reactor stops."""
+
+    def __init__(self, command: BaseCommand, lab: Lab, *, web: Address, api: Address, verbosity: int) -> None:
+        self.command = command
+        self.lab = lab
+        self.web = web
+        self.api = api
+        self.verbosity = verbosity
+        self.failure: BaseException | None = None
+        self._reactor = _daphne_reactor()
+        self._loop: asyncio.AbstractEventLoop = self._reactor._asyncioEventloop
+        self._start_task: asyncio.Task[None] | None = None
+
+    def run(self) -> None:
+        """Serve until SIGINT/SIGTERM; return once the lab is stopped."""
+        from channels.routing import get_default_application
+        from daphne.server import Server
+
+        action_logger = None
+        if self.verbosity >= 2:
+            from daphne.access import AccessLogGenerator
+
+            action_logger = AccessLogGenerator(sys.stdout)
+        endpoints = [self.web.endpoint()]
+        if self.api != self.web:
+            # TODO(issue 3, the API server): serve the Kubernetes API here over HTTPS with the cluster
+            # CA. Until then the API port answers with the same application as the web port.
+            endpoints.append(self.api.endpoint())
+        server = Server(
+            application=get_default_application(),
+            endpoints=endpoints,
+            signal_handlers=True,
+            action_logger=action_logger,
+            verbosity=self.verbosity,
+        )
+        # Twisted turns SIGINT into a clean stop only if SIGINT has Python's default handler; a shell
+        # that starts the lab in the background leaves it ignored. Ctrl-C must always stop the lab.
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        self._reactor.callWhenRunning(self._when_running, server, len(endpoints))
+        self._reactor.addSystemEventTrigger("before", "shutdown", self._before_shutdown)
+        server.run()
+        if len(server.listening_addresses) < len(endpoints):
+            raise CommandError(f"could not listen on {', '.join(endpoints)} (see the log above)")
+        if self.failure is not None:
+            raise CommandError(f"the lab failed: {self.failure}")
+
+    # -- on the reactor's loop -----------------------------------------------------------------------
+
+    def _when_running(self, server: Any, expected_listeners: int) -> None:
+        """Called by the reactor as it starts (just before its asyncio loop runs)."""
+        if len(server.listening_addresses) < expected_listeners:
+            return  # daphne logged the listen error and is stopping
+        self._print_banner()
+        self._start_task = self._loop.create_task(self._start_lab(), name="kubelab-lab-start")
+
+    async def _start_lab(self) -> None:
+        try:
+            if asyncio.get_running_loop() is not self._loop:
+                raise RuntimeError("the lab must run on daphne's event loop")
+            activate(self.lab)
+            await self.lab.start()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:
+            self.failure = error
+            self.command.stderr.write(f"The lab failed to start: {error}")
+            self._reactor.stop()
+            return
+        for cluster in self.lab.clusters():
+            line = f"  cluster {cluster.name}: {cluster.state.value}"
+            self.command.stdout.write(line + (f" ({cluster.error})" if cluster.error else ""))
+        self.command.stdout.write("Lab running. Press Ctrl-C to stop.")
+        self.command.stdout.flush()
+
+    def _before_shutdown(self) -> Any:
+        from twisted.internet.defer import Deferred
+
+        return Deferred.fromFuture(self._loop.create_task(self._stop_lab(), name="kubelab-lab-stop"))
+
+    async def _stop_lab(self) -> None:
+        self.command.stdout.write("Stopping the lab ...")
+        self.command.stdout.flush()
+        if self._start_task is not None and not self._start_task.done():
+            self._start_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._start_task
+        try:
+            await asyncio.wait_for(self.lab.stop(), STOP_TIMEOUT)
+        except TimeoutError:
+            self.command.stderr.write(f"The lab did not stop within {STOP_TIMEOUT:.0f} s.")
+        finally:
+            activate(None)
+        self.command.stdout.write("Lab stopped.")
+        self.command.stdout.flush()
+
+    def _print_banner(self) -> None:
+        out = self.command.stdout
+        config = self.lab.config
+        out.write("Kubelab is serving.")
+        out.write(f"  Web UI:          {self.web.url()}")
+        out.write(f"  Kubernetes API:  {self.api.url()}  (HTTPS arrives with the API server)")
+        out.write(f"  Data directory:  {config.data_dir}")
+        out.write(f"  Store backend:   {_redact(config.store_url)}")
+        out.write(f"  Demo cluster:    {config.demo_cluster or '(none)'}")
+        out.write("Starting clusters ...")
+        out.flush()
+
+
+def _redact(url: str) -> str:
+    """``url`` without its password, for printing."""
+    scheme, sep, rest = url.partition("://")
+    if sep and "@" in rest:
+        credentials, _, host = rest.rpartition("@")
+        user = credentials.split(":", 1)[0]
+        return f"{scheme}://{user}:***@{host}" if ":" in credentials else url
+    return url
+
+
+class Command(BaseCommand):
+    help = "Start the lab: the web UI, the Kubernetes API and every cluster, in one daphne process."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--web",
+            type=parse_address,
+            default=parse_address("127.0.0.1:8000"),
+            metavar="HOST:PORT",
+            help="where the web UI listens (default 127.0.0.1:8000)",
+        )
+        parser.add_argument(
+            "--api",
+            type=parse_address,
+            default=parse_address("127.0.0.1:6443"),
+            metavar="HOST:PORT",
+            help="where the Kubernetes API listens (default 127.0.0.1:6443)",
+        )
+        parser.add_argument(
+            "--data-dir",
+            metavar="DIR",
+            help="where the lab keeps its data (default: KUBELAB_DATA_DIR, else var/ in the repository)",
+        )
+        parser.add_argument(
+            "--no-migrate",
+            action="store_true",
+            help="do not apply pending Django migrations before serving",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        data_dir: Path = settings.KUBELAB_DATA_DIR
+        if options["data_dir"] and Path(options["data_dir"]).expanduser().resolve() != data_dir:
+            # manage.py turns --data-dir into KUBELAB_DATA_DIR before the settings load; a caller that
+            # bypasses it (call_command) would move the stores but not Django's database.
+            raise CommandError(
+                f"--data-dir {options['data_dir']} differs from the settings' data directory {data_dir}: "
+                "pass it on the manage.py command line or set KUBELAB_DATA_DIR"
+            )
+        web: Address = options["web"]
+        api: Address = options["api"]
+        self._allow_hosts(web, api)
+        if not options["no_migrate"]:
+            self._migrate()
+        lab = Lab(
+            LabConfig(
+                data_dir=data_dir,
+                store_url=settings.KUBELAB_STORE,
+                retention=retention_from_settings(),
+                demo_cluster=settings.KUBELAB_DEMO_CLUSTER,
+            )
+        )
+        LabServer(self, lab, web=web, api=api, verbosity=options["verbosity"]).run()
+
+    def _allow_hosts(self, *addresses: Address) -> None:
+        """Accept requests for the host the lab was asked to listen on, unless the hosts were set."""
+        if os.environ.get("KUBELAB_ALLOWED_HOSTS", "").strip():
+            return
+        for address in addresses:
+            if address.host not in ("0.0.0.0", "::") and address.host not in settings.ALLOWED_HOSTS:
+                settings.ALLOWED_HOSTS.append(address.host)
+
+    def _migrate(self) -> None:
+        """Apply pending migrations, so that ``runlab --data-dir NEW`` works on an empty directory."""
+        from django.db.migrations.executor import MigrationExecutor
+
+        connection = connections["default"]
+        executor = MigrationExecutor(connection)
+        if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+            self.stdout.write("Applying database migrations ...")
+            call_command("migrate", interactive=False, verbosity=0)
+        connections.close_all()
+
+
+def retention_from_settings() -> RetentionPolicy:
+    """The store's retention policy, with ``KUBELAB_STORE_RETAIN_*`` overriding its defaults."""
+    default = RetentionPolicy()
+    revisions: int | None = settings.KUBELAB_STORE_RETAIN_REVISIONS
+    seconds: float | None = settings.KUBELAB_STORE_RETAIN_SECONDS
+    return RetentionPolicy(
+        min_revisions=default.min_revisions if revisions is None else revisions,
+        min_age=default.min_age if seconds is None else seconds,
+        interval=default.interval,
+    )

@@ -1,0 +1,334 @@
+"""The runtime: the clusters this process runs, and how each one starts and stops.
+
+A **cluster** is what ``kubectl`` talks to: in real Kubernetes an etcd, a kube-apiserver in front of it,
+and the components (scheduler, controller-manager, kubelets) that watch the API server and act. In
+Kubelab a cluster is the same parts as asyncio tasks in one process: ``Cluster`` owns them, starts them
+in dependency order (the store first, because everything else reads and writes through the API server
+and the API server keeps its state in the store) and stops them in reverse. For now a cluster is its
+store; the API server and the components join it in their own issues.
+
+A **lab** (``Lab``) is every cluster of this process. It keeps the list of clusters in
+``<data dir>/clusters.json``, a small file that works whatever the store backend, and for the embedded
+SQLite backend it also finds the clusters whose store files are under ``<data dir>/clusters/<name>/``.
+On its very first start in a data directory it creates the demo cluster, so there is something to look
+at; on every later start it resumes the clusters it finds, with their data.
+
+Nothing here starts on import. ``manage.py runlab`` builds a ``Lab``, starts it on daphne's event loop
+and stops it on Ctrl-C; tests start and stop their own. ``activate`` makes a lab the process's lab, so
+the web UI (and later the API server) can find its clusters; ``active_lab`` returns it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import json
+import logging
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from controlplane.clock import SYSTEM_CLOCK, Clock
+from controlplane.store.compaction import RetentionPolicy
+from controlplane.store.errors import UnknownCluster
+from controlplane.store.factory import open_store, store_path
+from controlplane.store.interface import Store
+
+logger = logging.getLogger(__name__)
+
+#: The list of a data directory's clusters, whatever their store backend.
+CLUSTER_LIST_FILE = "clusters.json"
+
+#: A cluster's name is a DNS label (RFC 1123), like a namespace's: it appears in URLs and file paths.
+_CLUSTER_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+class InvalidClusterName(ValueError):
+    """A cluster name that is not a DNS label (lower-case letters, digits and ``-``, at most 63)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"invalid cluster name {name!r}: use at most 63 lower-case letters, digits and '-', "
+            "starting and ending with a letter or digit"
+        )
+        self.name = name
+
+
+class ClusterExists(Exception):
+    """A cluster of this name is already part of the lab."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"cluster {name!r} already exists")
+        self.name = name
+
+
+def check_cluster_name(name: str) -> str:
+    """``name`` if it is a valid cluster name; ``InvalidClusterName`` otherwise."""
+    if not _CLUSTER_NAME.fullmatch(name):
+        raise InvalidClusterName(name)
+    return name
+
+
+def cluster_dir(data_dir: Path, name: str) -> Path:
+    """Where a cluster keeps its files (its SQLite store, later its PKI)."""
+    return data_dir / "clusters" / name
+
+
+# -- the list of clusters in a data directory ---------------------------------------------------------
+
+
+def read_cluster_list(data_dir: Path) -> list[str] | None:
+    """The names in ``<data dir>/clusters.json``, or None if no lab has started there yet."""
+    path = data_dir / CLUSTER_LIST_FILE
+    try:
+        document = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        raise RuntimeError(f"cannot read the cluster list {path}: {error}") from error
+    names = document.get("clusters") if isinstance(document, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise RuntimeError(f"cannot read the cluster list {path}: expected {{'clusters': [names]}}")
+    return [n for n in names if _CLUSTER_NAME.fullmatch(n)]
+
+
+def write_cluster_list(data_dir: Path, names: list[str]) -> None:
+    """Replace ``<data dir>/clusters.json`` atomically (a crash leaves the old list or the new one)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = data_dir / CLUSTER_LIST_FILE
+    tmp = path.with_name(f".{CLUSTER_LIST_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"version": 1, "clusters": sorted(set(names))}, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def sqlite_store_clusters(data_dir: Path) -> list[str]:
+    """Clusters whose SQLite store file exists under ``<data dir>/clusters/``."""
+    root = data_dir / "clusters"
+    if not root.is_dir():
+        return []
+    return sorted(
+        d.name
+        for d in root.iterdir()
+        if _CLUSTER_NAME.fullmatch(d.name) and store_path(data_dir, d.name).exists()
+    )
+
+
+def is_sqlite(store_url: str) -> bool:
+    return store_url in ("", "sqlite") or store_url.startswith("sqlite:")
+
+
+def known_clusters(data_dir: Path, *, store_url: str = "sqlite") -> list[str]:
+    """The clusters a lab in ``data_dir`` would run, read from disk without starting anything."""
+    names = set(read_cluster_list(data_dir) or [])
+    if is_sqlite(store_url):
+        names.update(sqlite_store_clusters(data_dir))
+    return sorted(names)
+
+
+# -- one cluster ---------------------------------------------------------------------------------------
+
+
+class ClusterState(enum.Enum):
+    NEW = "new"
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+class Cluster:
+    """One simulated Kubernetes cluster: for now its store; the API server and components follow."""
+
+    def __init__(self, name: str, *, data_dir: Path, store: Store) -> None:
+        self.name = check_cluster_name(name)
+        self.data_dir = data_dir
+        self.store = store
+        self.state = ClusterState.NEW
+        #: Why the cluster failed to start, for the UI and the log.
+        self.error: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<Cluster {self.name} {self.state.value} store={self.store.backend or '?'}>"
+
+    async def start(self) -> None:
+        """Start the store (and, in later issues, the API server and the components). Idempotent."""
+        if self.state in (ClusterState.STARTING, ClusterState.RUNNING):
+            return
+        self.state = ClusterState.STARTING
+        self.error = None
+        try:
+            await self.store.start()
+        except BaseException as error:
+            self.state = ClusterState.FAILED
+            self.error = str(error) or type(error).__name__
+            with contextlib.suppress(Exception):
+                await self.store.close()
+            raise
+        self.state = ClusterState.RUNNING
+
+    async def stop(self) -> None:
+        """Stop everything the cluster runs, in reverse start order. Idempotent."""
+        if self.state in (ClusterState.NEW, ClusterState.STOPPED, ClusterState.FAILED):
+            if self.state is ClusterState.NEW:
+                self.state = ClusterState.STOPPED
+            return
+        self.state = ClusterState.STOPPING
+        try:
+            await self.store.close()
+        finally:
+            self.state = ClusterState.STOPPED
+
+
+# -- the lab -------------------------------------------------------------------------------------------
+
+#: Opens the (not yet started) store of the named cluster.
+StoreOpener = Callable[[str], Store]
+
+
+@dataclass(frozen=True, slots=True)
+class LabConfig:
+    """What a lab needs to know: where its data is, which store backend, which demo cluster."""
+
+    data_dir: Path
+    #: ``sqlite`` (one file per cluster in the data directory), ``postgresql://...`` or ``etcd://...``.
+    store_url: str = "sqlite"
+    retention: RetentionPolicy = field(default_factory=RetentionPolicy)
+    #: Created on the lab's first start in ``data_dir``; empty for none.
+    demo_cluster: str = "demo"
+    clock: Clock = SYSTEM_CLOCK
+
+
+class LabState(enum.Enum):
+    NEW = "new"
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+
+
+class Lab:
+    """Every cluster of this process: discovered on start, created on demand, stopped together.
+
+    The lab is driven from one event loop; other threads (Django's sync views) may read
+    ``clusters()`` and ``state`` at any time: the cluster map is replaced, never mutated.
+    """
+
+    def __init__(self, config: LabConfig, *, open_store: StoreOpener | None = None) -> None:
+        self.config = config
+        self.state = LabState.NEW
+        self._open_store = open_store or self._default_store
+        self._clusters: Mapping[str, Cluster] = MappingProxyType({})
+
+    def __repr__(self) -> str:
+        return f"<Lab {self.config.data_dir} {self.state.value} clusters={list(self._clusters)}>"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.config.data_dir
+
+    def _default_store(self, name: str) -> Store:
+        return open_store(
+            name,
+            url=self.config.store_url,
+            data_dir=self.config.data_dir,
+            clock=self.config.clock,
+            retention=self.config.retention,
+        )
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    def cluster(self, name: str) -> Cluster:
+        """The cluster called ``name``; ``UnknownCluster`` if this lab has none by that name."""
+        try:
+            return self._clusters[name]
+        except KeyError:
+            raise UnknownCluster(name) from None
+
+    def clusters(self) -> list[Cluster]:
+        """Every cluster of the lab, by name."""
+        clusters = self._clusters
+        return [clusters[name] for name in sorted(clusters)]
+
+    def names(self) -> list[str]:
+        return sorted(self._clusters)
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Resume every cluster found in the data directory, or create the demo cluster the first time.
+
+        A cluster that fails to start is logged and left ``FAILED``; the others still start.
+        """
+        if self.state is not LabState.NEW:
+            raise RuntimeError(f"a lab starts once; this one is {self.state.value}")
+        self.state = LabState.STARTING
+        listed = read_cluster_list(self.data_dir)
+        names = known_clusters(self.data_dir, store_url=self.config.store_url)
+        if listed is None and not names and self.config.demo_cluster:
+            names = [check_cluster_name(self.config.demo_cluster)]
+            logger.info("first start in %s: creating the demo cluster %r", self.data_dir, names[0])
+        # Record the list before starting anything: a lab stopped halfway resumes the same clusters.
+        write_cluster_list(self.data_dir, names)
+        for name in names:
+            if self.state is not LabState.STARTING:  # stopped while starting
+                break
+            await self._start_cluster(name)
+        if self.state is LabState.STARTING:
+            self.state = LabState.RUNNING
+
+    async def create_cluster(self, name: str) -> Cluster:
+        """Add a new cluster to the running lab and start it."""
+        check_cluster_name(name)
+        if name in self._clusters:
+            raise ClusterExists(name)
+        write_cluster_list(self.data_dir, [*self._clusters, name])
+        cluster = await self._start_cluster(name)
+        if cluster.state is ClusterState.FAILED:
+            raise RuntimeError(f"cluster {name!r} failed to start: {cluster.error}")
+        return cluster
+
+    async def _start_cluster(self, name: str) -> Cluster:
+        cluster = Cluster(name, data_dir=cluster_dir(self.data_dir, name), store=self._open_store(name))
+        self._clusters = MappingProxyType({**self._clusters, name: cluster})
+        try:
+            await cluster.start()
+        except Exception:
+            logger.exception("cluster %r failed to start", name)
+        else:
+            logger.info("cluster %r is running (store: %s)", name, cluster.store.backend or "?")
+        return cluster
+
+    async def stop(self) -> None:
+        """Stop every cluster (newest first); the stores are closed when this returns. Idempotent.
+
+        Errors are logged, not raised, so that one cluster's failure never keeps the others open.
+        """
+        if self.state is LabState.STOPPED:
+            return
+        self.state = LabState.STOPPING
+        for cluster in reversed(list(self._clusters.values())):
+            try:
+                await cluster.stop()
+            except Exception:
+                logger.exception("cluster %r did not stop cleanly", cluster.name)
+        self.state = LabState.STOPPED
+
+
+# -- the process's lab ---------------------------------------------------------------------------------
+
+_active_lab: Lab | None = None
+
+
+def activate(lab: Lab | None) -> None:
+    """Make ``lab`` the lab of this process (None: no lab), for the web UI and the API server."""
+    global _active_lab
+    _active_lab = lab
+
+
+def active_lab() -> Lab | None:
+    """The lab this process runs, if ``manage.py runlab`` (or a test) activated one."""
+    return _active_lab

@@ -1,0 +1,187 @@
+"""The lab runtime: the demo cluster on first start, the same clusters (and data) on every later start."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from controlplane.runtime import (
+    CLUSTER_LIST_FILE,
+    ClusterExists,
+    ClusterState,
+    InvalidClusterName,
+    Lab,
+    LabConfig,
+    LabState,
+    check_cluster_name,
+    known_clusters,
+    read_cluster_list,
+)
+from controlplane.store import UnknownCluster
+from controlplane.store.factory import store_path
+
+
+def lab(data_dir: Path, *, demo: str = "demo") -> Lab:
+    return Lab(LabConfig(data_dir=data_dir, store_url="sqlite", demo_cluster=demo))
+
+
+def states(lab: Lab) -> tuple[LabState, list[ClusterState]]:
+    """The lab's state and its clusters' (a function call, so mypy does not keep an earlier narrowing)."""
+    return lab.state, [c.state for c in lab.clusters()]
+
+
+async def test_first_start_creates_the_demo_cluster(tmp_path: Path) -> None:
+    first = lab(tmp_path)
+    await first.start()
+    try:
+        assert first.state is LabState.RUNNING
+        assert first.names() == ["demo"]
+        demo = first.cluster("demo")
+        assert demo.state is ClusterState.RUNNING
+        assert demo.data_dir == tmp_path / "clusters" / "demo"
+        assert store_path(tmp_path, "demo").exists()
+        assert read_cluster_list(tmp_path) == ["demo"]
+    finally:
+        await first.stop()
+    assert states(first) == (LabState.STOPPED, [ClusterState.STOPPED])
+
+
+async def test_second_start_resumes_the_same_clusters_with_their_data(tmp_path: Path) -> None:
+    first = lab(tmp_path)
+    await first.start()
+    try:
+        written = await first.cluster("demo").store.put(
+            "/registry/namespaces/default", b'{"kind":"Namespace"}'
+        )
+    finally:
+        await first.stop()
+
+    second = lab(tmp_path)
+    await second.start()
+    try:
+        assert second.names() == ["demo"]
+        kv = await second.cluster("demo").store.get("/registry/namespaces/default")
+        assert kv is not None
+        assert kv.value == b'{"kind":"Namespace"}'
+        assert kv.mod_revision == written.mod_revision
+    finally:
+        await second.stop()
+
+
+async def test_the_demo_cluster_is_created_on_the_first_start_only(tmp_path: Path) -> None:
+    without_demo = lab(tmp_path, demo="")
+    await without_demo.start()
+    await without_demo.stop()
+    assert without_demo.names() == []
+    assert read_cluster_list(tmp_path) == []
+
+    # The data directory has seen a lab: a later start with a demo name does not add it.
+    later = lab(tmp_path, demo="demo")
+    await later.start()
+    try:
+        assert later.names() == []
+    finally:
+        await later.stop()
+
+
+async def test_unknown_cluster(tmp_path: Path) -> None:
+    running = lab(tmp_path)
+    await running.start()
+    try:
+        with pytest.raises(UnknownCluster) as caught:
+            running.cluster("nope")
+        assert caught.value.cluster == "nope"
+    finally:
+        await running.stop()
+
+
+async def test_created_clusters_are_resumed_too(tmp_path: Path) -> None:
+    first = lab(tmp_path)
+    await first.start()
+    try:
+        team = await first.create_cluster("team-a")
+        assert team.state is ClusterState.RUNNING
+        assert first.names() == ["demo", "team-a"]
+        with pytest.raises(ClusterExists):
+            await first.create_cluster("team-a")
+        with pytest.raises(InvalidClusterName):
+            await first.create_cluster("Team_A")
+    finally:
+        await first.stop()
+
+    second = lab(tmp_path)
+    await second.start()
+    try:
+        assert second.names() == ["demo", "team-a"]
+        assert all(c.state is ClusterState.RUNNING for c in second.clusters())
+    finally:
+        await second.stop()
+
+
+async def test_sqlite_clusters_are_found_without_the_cluster_list(tmp_path: Path) -> None:
+    first = lab(tmp_path)
+    await first.start()
+    await first.create_cluster("extra")
+    await first.stop()
+    (tmp_path / CLUSTER_LIST_FILE).unlink()
+
+    assert known_clusters(tmp_path, store_url="sqlite") == ["demo", "extra"]
+    second = lab(tmp_path)
+    await second.start()
+    try:
+        assert second.names() == ["demo", "extra"]
+        assert json.loads((tmp_path / CLUSTER_LIST_FILE).read_text())["clusters"] == ["demo", "extra"]
+    finally:
+        await second.stop()
+
+
+async def test_a_cluster_that_fails_to_start_does_not_stop_the_others(tmp_path: Path) -> None:
+    # A directory where the store file should be: SQLite cannot open it.
+    store_path(tmp_path, "broken").mkdir(parents=True)
+    (tmp_path / CLUSTER_LIST_FILE).write_text(json.dumps({"clusters": ["broken", "demo"]}))
+    running = lab(tmp_path)
+    await running.start()
+    try:
+        assert running.cluster("demo").state is ClusterState.RUNNING
+        broken = running.cluster("broken")
+        assert broken.state is ClusterState.FAILED
+        assert broken.error
+    finally:
+        await running.stop()
+    assert running.cluster("demo").state is ClusterState.STOPPED
+
+
+async def test_stop_is_idempotent_and_a_lab_starts_once(tmp_path: Path) -> None:
+    running = lab(tmp_path)
+    await running.start()
+    with pytest.raises(RuntimeError):
+        await running.start()
+    await running.stop()
+    await running.stop()
+    assert running.state is LabState.STOPPED
+
+
+async def test_stopping_a_lab_that_never_started(tmp_path: Path) -> None:
+    never = lab(tmp_path)
+    await never.stop()
+    assert never.state is LabState.STOPPED
+    assert not (tmp_path / CLUSTER_LIST_FILE).exists()
+
+
+@pytest.mark.parametrize("name", ["demo", "a", "team-1", "x" * 63])
+def test_valid_cluster_names(name: str) -> None:
+    assert check_cluster_name(name) == name
+
+
+@pytest.mark.parametrize("name", ["", "Demo", "-a", "a-", "a_b", "a.b", "x" * 64, "../etc"])
+def test_invalid_cluster_names(name: str) -> None:
+    with pytest.raises(InvalidClusterName):
+        check_cluster_name(name)
+
+
+def test_a_damaged_cluster_list_is_an_error_not_an_empty_lab(tmp_path: Path) -> None:
+    (tmp_path / CLUSTER_LIST_FILE).write_text("{not json")
+    with pytest.raises(RuntimeError, match="cannot read the cluster list"):
+        read_cluster_list(tmp_path)
