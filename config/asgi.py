@@ -1,4 +1,8 @@
-"""The ASGI application daphne serves: plain HTTP goes to Django, websockets to Channels consumers.
+"""The ASGI application daphne serves: the clusters' API servers, Django, and Channels consumers.
+
+``/clusters/<name>/...`` goes to that cluster's API server (``controlplane.apiserver``), a raw ASGI
+application routed beside Django: it is the Kubernetes API, and a Django request cycle per call would
+cost more than the work. Everything else over HTTP goes to Django; websockets go to Channels.
 
 Importing this module starts nothing: the clusters are started by ``manage.py runlab`` once daphne's
 event loop runs (daphne has no ASGI lifespan). Static files are served by the same application, from
@@ -25,9 +29,12 @@ from django.urls import URLPattern  # noqa: E402
 #: Websocket routes; the trace consumer (controlplane.consumers) arrives with the topology issue.
 websocket_urlpatterns: list[URLPattern] = []
 
+from controlplane.apiserver.mount import ClusterAPIRouter  # noqa: E402
+from controlplane.runtime import active_lab  # noqa: E402
+
 application = ProtocolTypeRouter(
     {
-        "http": ASGIStaticFilesHandler(django_application),
+        "http": ClusterAPIRouter(active_lab, ASGIStaticFilesHandler(django_application)),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -72,6 +72,15 @@ class Watch:
         self._head = from_revision
         self._pending: collections.deque[Event] = collections.deque()
         self.last_revision = from_revision
+        #: The newest revision the store has published to its watches, whatever its prefix. Once
+        #: this watch's buffer is drained, its consumer has seen everything up to here (etcd calls
+        #: this a progress notification). Backends without a live feed leave it at the last event.
+        self.progress_revision = from_revision
+
+    @property
+    def backlog(self) -> int:
+        """Events buffered and not yet consumed."""
+        return len(self._buffer) + len(self._pending)
 
     # -- producer side ---------------------------------------------------------------------------
 
@@ -236,6 +245,10 @@ class WatchHub:
         """Deliver one or more commits' events to every watch whose prefix they fall under."""
         if not events:
             return
+        newest = events[-1].revision
+        for watches in self._watches.values():
+            for watch in watches:
+                watch.progress_revision = newest
         for prefix, watches in list(self._watches.items()):
             matching = [e for e in events if e.key.startswith(prefix)]
             if matching:

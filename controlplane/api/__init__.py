@@ -1,0 +1,1 @@
+"""Resource types: kinds, scopes, defaulting, validation, selectors, table columns, schemas."""

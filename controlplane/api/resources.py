@@ -1,0 +1,127 @@
+"""Resource types: what the API server serves, and where each kind lives in the store.
+
+Kubernetes' REST API is organised as **groups** (``""`` the core group, ``apps``,
+``rbac.authorization.k8s.io`` ...), each with **versions** (``v1``), each serving **resources**: a
+lower-case plural in the URL (``pods``), a ``Kind`` in the objects (``Pod``), a scope (namespaced or
+cluster-wide), the verbs it supports, short names for kubectl (``po``), and subresources
+(``pods/status``, ``deployments/scale``).
+Discovery (``/api``, ``/apis``) publishes exactly this table, and kubectl learns from it how to turn
+``kubectl get po`` into ``GET /api/v1/namespaces/default/pods``.
+
+Each stored resource also names its **key prefix** in the store. These are upstream's own (see each
+kind's ``pkg/registry/<group>/<kind>/storage/storage.go``), including the historical ones: Nodes live
+under ``/registry/minions`` and Services under ``/registry/services/specs``. So the etcd panel of the
+lab shows the same keys a real cluster's etcd holds.
+
+The per-kind behaviour (defaulting, validation, what an update may change) is each type's
+``Strategy``, as in upstream's ``rest.RESTCreateStrategy``; see ``strategy.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from controlplane.api.strategy import Strategy
+
+READ = ("get", "list", "watch")
+WRITE = ("create", "update", "patch", "delete", "deletecollection")
+CRUD = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+CREATE_ONLY = ("create",)
+
+
+@dataclass(frozen=True, slots=True)
+class Subresource:
+    """A subresource such as ``pods/status``: its own verbs, and the kind it accepts and returns."""
+
+    name: str
+    verbs: tuple[str, ...]
+    kind: str = ""  # empty: the parent's kind
+    group: str | None = None  # the kind's group and version when they differ from the parent's
+    version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceType:
+    """One resource of one group-version, as discovery publishes it."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    verbs: tuple[str, ...] = CRUD
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[Subresource, ...] = ()
+    #: Where the objects live in the store; None for virtual resources (reviews) that are never stored.
+    storage_prefix: str | None = None
+    strategy: Strategy = field(default_factory=Strategy)
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def api_version(self) -> str:
+        return self.group_version
+
+    @property
+    def list_kind(self) -> str:
+        return self.kind + "List"
+
+    @property
+    def group_resource(self) -> str:
+        """``pods`` or ``deployments.apps``: how upstream names a resource in messages."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def subresource(self, name: str) -> Subresource | None:
+        for sub in self.subresources:
+            if sub.name == name:
+                return sub
+        return None
+
+    def key(self, namespace: str | None, name: str) -> str:
+        """The store key of one object: ``<prefix>/<namespace>/<name>`` or ``<prefix>/<name>``."""
+        assert self.storage_prefix is not None, f"{self.plural} is not stored"
+        if self.namespaced:
+            return f"{self.storage_prefix}/{namespace}/{name}"
+        return f"{self.storage_prefix}/{name}"
+
+    def prefix(self, namespace: str | None = None) -> str:
+        """The store prefix of every object (or of one namespace's objects), ending in ``/``."""
+        assert self.storage_prefix is not None, f"{self.plural} is not stored"
+        if self.namespaced and namespace:
+            return f"{self.storage_prefix}/{namespace}/"
+        return f"{self.storage_prefix}/"
+
+
+class ResourceRegistry:
+    """The resource types a cluster serves, looked up the ways the API server needs."""
+
+    def __init__(self, types: list[ResourceType]) -> None:
+        self._types = list(types)
+        self._by_path = {(t.group, t.version, t.plural): t for t in types}
+        self._by_kind = {(t.group, t.version, t.kind): t for t in types}
+
+    def __iter__(self) -> Iterator[ResourceType]:
+        return iter(self._types)
+
+    def lookup(self, group: str, version: str, plural: str) -> ResourceType | None:
+        return self._by_path.get((group, version, plural))
+
+    def by_kind(self, group: str, version: str, kind: str) -> ResourceType | None:
+        return self._by_kind.get((group, version, kind))
+
+    def groups(self) -> dict[str, list[str]]:
+        """Group name to its versions, preferred first, in registration order."""
+        result: dict[str, list[str]] = {}
+        for t in self._types:
+            versions = result.setdefault(t.group, [])
+            if t.version not in versions:
+                versions.append(t.version)
+        return result
+
+    def in_group_version(self, group: str, version: str) -> list[ResourceType]:
+        return [t for t in self._types if t.group == group and t.version == version]

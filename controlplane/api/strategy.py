@@ -1,0 +1,93 @@
+"""Strategies: what is special about each kind when it is created, updated or deleted.
+
+kube-apiserver's generic registry (``k8s.io/apiserver/pkg/registry/generic/registry/store.go``) does the
+same things for every kind: name generation, uid, timestamps, optimistic concurrency, storage. What
+differs per kind it asks a **strategy** (``pkg/registry/<group>/<kind>/strategy.go``):
+
+- ``prepare_for_create`` / ``prepare_for_update``: clear or keep fields the client may not set here.
+  A kind with a ``status`` subresource ignores ``status`` on its main endpoint (the kubelet writes a
+  pod's status through ``pods/status``; a user's ``kubectl apply`` cannot overwrite it), and
+  ``pods/status`` in turn ignores changes to ``spec``;
+- ``default``: fill in defaults (``restartPolicy: Always``, ``imagePullPolicy``...);
+- ``validate`` / ``validate_update``: the semantic rules, answering 422 with field paths;
+- ``metadata.generation`` is bumped when the *spec* changes, so controllers can report
+  ``status.observedGeneration`` and ``kubectl rollout status`` knows whether they have caught up.
+
+The base class here is the behaviour of a plain kind (a ConfigMap). Kinds override what they need.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from controlplane.api.validation import (
+    FieldError,
+    NameValidator,
+    is_dns1123_subdomain,
+    validate_object_meta,
+    validate_object_meta_update,
+)
+
+Object = dict[str, Any]
+
+
+class Strategy:
+    """The behaviour of a kind without special rules; subclasses override per kind."""
+
+    #: The kind has a ``status`` that only its ``/status`` subresource may change.
+    status_subresource: bool = False
+    #: ``metadata.generation`` counts changes to ``spec`` (1 on create).
+    tracks_generation: bool = False
+    #: Name rule for ``metadata.name`` (most kinds: a DNS subdomain).
+    name_validator: NameValidator = staticmethod(is_dns1123_subdomain)
+    #: Whether deleting waits for a grace period (pods) instead of removing at once.
+    graceful_deletion: bool = False
+
+    def default(self, obj: Object) -> None:
+        """Fill in defaulted fields (upstream's ``SetDefaults_*``)."""
+
+    def prepare_for_create(self, obj: Object) -> None:
+        if self.status_subresource:
+            obj.pop("status", None)
+            self.reset_status(obj)
+        if self.tracks_generation:
+            obj["metadata"]["generation"] = 1
+
+    def reset_status(self, obj: Object) -> None:
+        """The status a new object starts with (most kinds: none)."""
+
+    def prepare_for_update(self, obj: Object, old: Object) -> None:
+        if self.status_subresource:
+            if "status" in old:
+                obj["status"] = copy.deepcopy(old["status"])
+            else:
+                obj.pop("status", None)
+        if self.tracks_generation:
+            generation = old["metadata"].get("generation", 1)
+            obj["metadata"]["generation"] = (
+                generation + 1 if obj.get("spec") != old.get("spec") else generation
+            )
+
+    def prepare_for_status_update(self, obj: Object, old: Object) -> None:
+        """``/status`` writes change only ``status``: everything else is taken from the stored object."""
+        status = obj.get("status")
+        obj.clear()
+        obj.update(copy.deepcopy(old))
+        if status is None:
+            obj.pop("status", None)
+        else:
+            obj["status"] = status
+
+    def validate(self, obj: Object, *, namespaced: bool) -> list[FieldError]:
+        return validate_object_meta(
+            obj["metadata"], namespaced=namespaced, name_validator=self.name_validator
+        )
+
+    def validate_update(self, obj: Object, old: Object, *, namespaced: bool) -> list[FieldError]:
+        return self.validate(obj, namespaced=namespaced) + validate_object_meta_update(
+            obj["metadata"], old["metadata"]
+        )
+
+    def validate_status_update(self, obj: Object, old: Object, *, namespaced: bool) -> list[FieldError]:
+        return validate_object_meta_update(obj["metadata"], old["metadata"])

@@ -1,0 +1,1 @@
+"""Request handlers: discovery, resource CRUD, watch."""

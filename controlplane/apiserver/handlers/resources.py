@@ -1,0 +1,428 @@
+"""Resource handlers: get, list, create, update, patch, delete and deletecollection.
+
+Each handler is upstream's (apiserver ``pkg/endpoints/handlers/{get,create,update,patch,delete}.go``)
+in small: decode the body, check it against the URL (kind, apiVersion, namespace, name), apply the
+change through the generic registry, and encode the answer. Reads go to the **watch cache** when it is
+fresh enough for the request's resourceVersion, and to the store otherwise, exactly the choice
+kube-apiserver makes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from controlplane.api import selectors
+from controlplane.api.resources import ResourceType
+from controlplane.apiserver import errors, pagination, tables
+from controlplane.apiserver.http import Accept, Request, decode_body, dumps
+from controlplane.apiserver.registry import Registry, decode
+from controlplane.apiserver.watchcache import WatchCache
+from controlplane.store import Compacted, FutureRevision, Store
+
+Object = dict[str, Any]
+
+#: How long a read waits for the watch cache to catch up before going to the store.
+CACHE_WAIT = 3.0
+
+
+@dataclass
+class Reply:
+    """A handler's answer: status code and body bytes."""
+
+    status: int
+    body: bytes
+    headers: dict[str, str] | None = None
+
+
+@dataclass
+class Context:
+    """What a resource handler needs: the resource, its registry and cache, the request."""
+
+    rtype: ResourceType
+    registry: Registry
+    cache: WatchCache | None
+    store: Store
+    request: Request
+    namespace: str
+    name: str
+    subresource: str
+    accept: Accept
+
+    @property
+    def dry_run(self) -> bool:
+        value = self.request.query.get("dryRun")
+        if value is None:
+            return False
+        if value != "All":
+            raise errors.bad_request(f'unsupported dry run value "{value}": only "All" is supported')
+        return True
+
+
+# -- selectors ---------------------------------------------------------------------------------------
+
+
+def build_filter(ctx: Context) -> Callable[[Object], bool] | None:
+    """The label and field selectors of a list or watch, as one predicate (None: match everything)."""
+    query = ctx.request.query
+    label_text = query.get("labelSelector", "")
+    field_text = query.get("fieldSelector", "")
+    if not label_text and not field_text:
+        return None
+    resource_key = f"{ctx.rtype.group}/{ctx.rtype.plural}"
+    try:
+        labels = selectors.parse_label_selector(label_text) if label_text else None
+        fields = selectors.parse_field_selector(field_text) if field_text else None
+        if fields is not None:
+            selectors.check_field_selector(resource_key, fields)
+    except selectors.SelectorError as error:
+        raise errors.bad_request(str(error)) from None
+
+    def matches(obj: Object) -> bool:
+        if labels is not None and not labels.matches(obj.get("metadata", {}).get("labels") or {}):
+            return False
+        return fields is None or fields.matches(selectors.field_set(resource_key, obj))
+
+    return matches
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+
+def _render_one(ctx: Context, obj: Object, raw: bytes | None = None) -> bytes:
+    if ctx.accept.table:
+        return dumps(tables.table(ctx.rtype, [obj], ctx.accept, resource_version=None, now=_now(ctx)))
+    return raw if raw is not None else dumps(obj)
+
+
+def _now(ctx: Context) -> datetime:
+    return datetime.fromtimestamp(ctx.registry.clock.now(), UTC)
+
+
+async def get(ctx: Context) -> Reply:
+    rv = pagination.parse_resource_version(ctx.request.query.get("resourceVersion"))
+    key = ctx.registry.key(ctx.namespace, ctx.name)
+    if ctx.cache is not None:
+        wanted = await ctx.store.current_revision() if rv is None else rv
+        if rv == 0 or await ctx.cache.wait_for(wanted, CACHE_WAIT if rv else 0.05):
+            cached = ctx.cache.get(key)
+            if cached is None:
+                raise ctx.registry.not_found(ctx.name)
+            return Reply(200, _render_one(ctx, cached.obj, cached.raw))
+    obj, _ = await ctx.registry.read(ctx.namespace, ctx.name)
+    return Reply(200, _render_one(ctx, obj))
+
+
+async def list_(ctx: Context) -> Reply:
+    query = ctx.request.query
+    pagination.validate_list_options(
+        resource_version=query.get("resourceVersion"),
+        match=query.get("resourceVersionMatch"),
+        continue_=query.get("continue"),
+        watch=False,
+        send_initial_events=query.get("sendInitialEvents"),
+        allow_bookmarks=ctx.request.flag("allowWatchBookmarks"),
+    )
+    matches = build_filter(ctx)
+    rv = pagination.parse_resource_version(query.get("resourceVersion"))
+    match = query.get("resourceVersionMatch", "")
+    limit = _limit(query.get("limit"))
+    token = query.get("continue")
+    namespace = ctx.namespace if ctx.rtype.namespaced else None
+
+    served_from_cache = ctx.cache is not None and not token and not limit and match != "Exact"
+    if served_from_cache and ctx.cache is not None:
+        wanted = await ctx.store.current_revision() if rv is None else rv
+        fresh = rv == 0 or await ctx.cache.wait_for(wanted, CACHE_WAIT if rv else 0.05)
+        if not fresh and rv is not None:
+            raise _too_large(rv, ctx.cache.revision)
+        if fresh:
+            items = ctx.cache.list(namespace, matches)
+            revision = ctx.cache.revision
+            return _list_reply(ctx, [c.obj for c in items], [c.raw for c in items], revision, None, None)
+    return await _list_from_store(ctx, namespace, matches, rv, limit, token)
+
+
+def _limit(value: str | None) -> int:
+    if not value:
+        return 0
+    try:
+        limit = int(value)
+    except ValueError:
+        raise errors.bad_request(f'invalid limit "{value}"') from None
+    return max(limit, 0)
+
+
+def _too_large(wanted: int, current: int) -> errors.StatusError:
+    # apiserver storage/errors.go NewTooLargeResourceVersionError
+    return errors.StatusError(
+        504,
+        "Timeout",
+        f"Too large resource version: {wanted}, current: {current}",
+        {
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1,
+        },
+    )
+
+
+async def _list_from_store(
+    ctx: Context,
+    namespace: str | None,
+    matches: Callable[[Object], bool] | None,
+    rv: int | None,
+    limit: int,
+    token: str | None,
+) -> Reply:
+    prefix = ctx.rtype.prefix(namespace)
+    root = ctx.rtype.prefix()
+    start: str | None = None
+    revision: int | None = rv if rv else None
+    if token:
+        decoded = pagination.decode_continue(token)
+        revision = decoded.revision
+        start = root + decoded.start
+    items: list[Object] = []
+    next_start: str | None = None
+    remaining: int | None = None
+    try:
+        while True:
+            want = limit - len(items) if limit else 0
+            page = await ctx.store.range(prefix, start=start, revision=revision, limit=want)
+            revision = page.revision
+            for kv in page.kvs:
+                obj = decode(kv)
+                if matches is None or matches(obj):
+                    items.append(obj)
+            if not page.more:
+                next_start = None
+                break
+            start = page.kvs[-1].key + "\0"
+            if limit and len(items) >= limit:
+                next_start = start
+                if matches is None:
+                    remaining = page.count - len(page.kvs)
+                break
+    except Compacted:
+        if token:
+            raise errors.resource_expired(pagination.EXPIRED_CONTINUE) from None
+        raise errors.resource_expired(
+            f"The resourceVersion for the provided list is too old. (requested {rv})"
+        ) from None
+    except FutureRevision:
+        raise _too_large(rv or 0, await ctx.store.current_revision()) from None
+    assert revision is not None
+    continue_token = None
+    if next_start is not None:
+        continue_token = pagination.encode_continue(revision, next_start[len(root) :])
+    return _list_reply(ctx, items, None, revision, continue_token, remaining)
+
+
+def _list_reply(
+    ctx: Context,
+    items: list[Object],
+    raws: list[bytes] | None,
+    revision: int,
+    continue_token: str | None,
+    remaining: int | None,
+) -> Reply:
+    meta: dict[str, Any] = {"resourceVersion": str(revision)}
+    if continue_token:
+        meta["continue"] = continue_token
+        if remaining is not None and remaining > 0:
+            meta["remainingItemCount"] = remaining
+    if ctx.accept.table:
+        return Reply(
+            200, dumps(tables.table(ctx.rtype, items, ctx.accept, resource_version=meta, now=_now(ctx)))
+        )
+    head = dumps({"kind": ctx.rtype.list_kind, "apiVersion": ctx.rtype.api_version, "metadata": meta})
+    body = b",".join(raws) if raws is not None else b",".join(dumps(o) for o in items)
+    return Reply(200, head[:-1] + b',"items":[' + body + b"]}")
+
+
+# -- writing ----------------------------------------------------------------------------------------
+
+
+def check_body_object(ctx: Context, obj: Any, *, kind: str | None = None) -> Object:
+    """The checks upstream makes on a decoded body before anything else (400 on a mismatch)."""
+    if not isinstance(obj, dict):
+        raise errors.bad_request(f"the body of the request must be a JSON object, got {type(obj).__name__}")
+    expected_kind = kind or ctx.rtype.kind
+    api_version = obj.get("apiVersion")
+    if api_version is not None and api_version != ctx.rtype.api_version:
+        raise errors.bad_request(
+            f"the API version in the data ({api_version}) does not match the expected API version "
+            f"({ctx.rtype.api_version})"
+        )
+    if obj.get("kind") not in (None, "", expected_kind):
+        raise errors.bad_request(
+            f"the kind in the data ({obj.get('kind')}) does not match the expected kind ({expected_kind})"
+        )
+    obj["apiVersion"] = ctx.rtype.api_version
+    obj["kind"] = expected_kind
+    meta = obj.setdefault("metadata", {})
+    if not isinstance(meta, dict):
+        raise errors.bad_request("metadata must be an object")
+    if ctx.rtype.namespaced:
+        ns = meta.get("namespace")
+        if ns and ctx.namespace and ns != ctx.namespace:
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+    return obj
+
+
+async def create(ctx: Context) -> Reply:
+    body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
+    obj = check_body_object(ctx, body)
+    created = await ctx.registry.create(obj, ctx.namespace, dry_run=ctx.dry_run)
+    return Reply(201, _render_one(ctx, created))
+
+
+async def update(ctx: Context) -> Reply:
+    body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
+    obj = check_body_object(ctx, body)
+    name_in_body = obj["metadata"].get("name")
+    if name_in_body and name_in_body != ctx.name:
+        raise errors.bad_request(
+            f"the name of the object ({name_in_body}) does not match the name on the URL ({ctx.name})"
+        )
+    obj["metadata"]["name"] = ctx.name
+    written = await ctx.registry.update(
+        ctx.namespace,
+        ctx.name,
+        lambda current: copy.deepcopy(obj),
+        subresource=ctx.subresource,
+        dry_run=ctx.dry_run,
+    )
+    return Reply(201 if written.created else 200, _render_one(ctx, written.obj))
+
+
+PATCH_TYPES = {
+    "application/json-patch+json": "json",
+    "application/merge-patch+json": "merge",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
+}
+
+
+async def patch(ctx: Context) -> Reply:
+    from controlplane.apiserver import patching  # the patch strategies (pure) and server-side apply
+
+    content_type = ctx.request.content_type
+    kind = PATCH_TYPES.get(content_type)
+    if kind is None:
+        raise errors.unsupported_media_type(
+            f"the body of the request was in an unknown format - accepted media types include: "
+            f"{', '.join(PATCH_TYPES)}"
+        )
+    raw = await ctx.request.read_body()
+    document = decode_body(raw, content_type)
+
+    def mutate(current: Object) -> Object:
+        patched = patching.apply(kind, current, document, ctx.rtype, ctx.request)
+        return check_body_object(ctx, patched)
+
+    written = await ctx.registry.update(
+        ctx.namespace,
+        ctx.name,
+        mutate,
+        subresource=ctx.subresource,
+        dry_run=ctx.dry_run,
+        create_if_missing=kind == "apply",
+    )
+    return Reply(201 if written.created else 200, _render_one(ctx, written.obj))
+
+
+def delete_options(ctx: Context, body: bytes) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if body.strip():
+        decoded = decode_body(body, ctx.request.content_type or "application/json")
+        if not isinstance(decoded, dict):
+            raise errors.bad_request("DeleteOptions must be a JSON object")
+        options = decoded
+    query = ctx.request.query
+    if "gracePeriodSeconds" in query:
+        try:
+            options["gracePeriodSeconds"] = int(query["gracePeriodSeconds"])
+        except ValueError:
+            raise errors.bad_request(f'invalid gracePeriodSeconds "{query["gracePeriodSeconds"]}"') from None
+    if "propagationPolicy" in query:
+        options["propagationPolicy"] = query["propagationPolicy"]
+    if "orphanDependents" in query:
+        options["orphanDependents"] = query["orphanDependents"].lower() == "true"
+    policy = options.get("propagationPolicy")
+    if policy not in (None, "Foreground", "Background", "Orphan"):
+        from controlplane.api.validation import not_supported
+
+        raise errors.invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            [not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan"])],
+        )
+    return options
+
+
+async def delete(ctx: Context) -> Reply:
+    options = delete_options(ctx, await ctx.request.read_body())
+    policy = options.get("propagationPolicy")
+    obj, gone = await ctx.registry.delete(
+        ctx.namespace,
+        ctx.name,
+        preconditions=options.get("preconditions"),
+        grace_period=options.get("gracePeriodSeconds"),
+        dry_run=ctx.dry_run or options.get("dryRun") == ["All"],
+        orphan=policy == "Orphan" or options.get("orphanDependents") is True,
+        foreground=policy == "Foreground",
+    )
+    if ctx.accept.table:
+        return Reply(200 if gone else 202, _render_one(ctx, obj))
+    # upstream handlers/delete.go: 200 once gone, 202 Accepted while finalizers or a grace period run
+    return Reply(200 if gone else 202, dumps(obj))
+
+
+async def delete_collection(ctx: Context) -> Reply:
+    options = delete_options(ctx, await ctx.request.read_body())
+    matches = build_filter(ctx)
+    namespace = ctx.namespace if ctx.rtype.namespaced else None
+    result = await ctx.store.range(ctx.rtype.prefix(namespace))
+    deleted: list[Object] = []
+    for kv in result.kvs:
+        obj = decode(kv)
+        if matches is not None and not matches(obj):
+            continue
+        meta = obj["metadata"]
+        try:
+            gone_obj, _ = await ctx.registry.delete(
+                meta.get("namespace", ""),
+                meta["name"],
+                grace_period=options.get("gracePeriodSeconds"),
+                dry_run=ctx.dry_run,
+                orphan=options.get("propagationPolicy") == "Orphan",
+                foreground=options.get("propagationPolicy") == "Foreground",
+            )
+        except errors.StatusError as error:
+            if error.code == 404:
+                continue
+            raise
+        deleted.append(gone_obj)
+    return _list_reply(ctx, deleted, None, await ctx.store.current_revision(), None, None)
+
+
+__all__ = [
+    "Context",
+    "Reply",
+    "create",
+    "delete",
+    "delete_collection",
+    "get",
+    "json",
+    "list_",
+    "patch",
+    "update",
+]

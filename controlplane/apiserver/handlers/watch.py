@@ -1,0 +1,201 @@
+"""Watch: a long-lived response that streams every change to the objects a client is interested in.
+
+``GET /api/v1/namespaces/default/pods?watch=true&resourceVersion=1234`` answers 200 and then never
+finishes on its own: each change is one line of JSON, ``{"type":"ADDED","object":{...}}``, sent as a
+chunk of a chunked response. This is how the scheduler sees new pods, how a kubelet sees the pods bound
+to it and how ``kubectl get -w`` prints updates.
+
+The details clients rely on (apiserver ``endpoints/handlers/watch.go``, ``storage/cacher``):
+
+- from a resourceVersion, every change after it; without one (or ``"0"``), first the current objects
+  as ``ADDED``, then changes;
+- a resourceVersion older than the cache's window: the response is still 200, but its only event is
+  ``ERROR`` with a 410 Expired Status; the client must list again;
+- ``allowWatchBookmarks``: now and then a ``BOOKMARK`` carrying only a newer resourceVersion, so a
+  client that resumes later does not start from a too-old one;
+- ``sendInitialEvents=true`` (kubectl 1.35+): the current objects as ``ADDED``, then a bookmark
+  annotated ``k8s.io/initial-events-end: "true"``, then changes;
+- selectors apply to transitions: an object that starts matching arrives as ``ADDED``, one that stops
+  matching as ``DELETED``;
+- ``timeoutSeconds`` ends the stream cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from datetime import UTC, datetime
+from typing import Any
+
+from controlplane.apiserver import errors, pagination, tables
+from controlplane.apiserver.handlers.resources import CACHE_WAIT, Context, build_filter
+from controlplane.apiserver.http import Send, dumps
+from controlplane.apiserver.watchcache import CacheEvent, TooOldResourceVersion
+
+#: How often a watch with bookmarks gets one (upstream: about once a minute).
+BOOKMARK_INTERVAL = 60.0
+#: Upstream's default request timeout for watches: 1800 s, times a random factor in [1, 2).
+DEFAULT_TIMEOUT = 1800.0
+
+
+async def watch(ctx: Context, send: Send, *, bookmark_interval: float = BOOKMARK_INTERVAL) -> None:
+    """Stream events until the client leaves, the timeout passes or the watcher is closed."""
+    query = ctx.request.query
+    send_initial = query.get("sendInitialEvents")
+    bookmarks = ctx.request.flag("allowWatchBookmarks")
+    pagination.validate_list_options(
+        resource_version=query.get("resourceVersion"),
+        match=query.get("resourceVersionMatch"),
+        continue_=None,
+        watch=True,
+        send_initial_events=send_initial,
+        allow_bookmarks=bookmarks,
+    )
+    cache = ctx.cache
+    if cache is None:
+        raise errors.method_not_supported(ctx.rtype.plural, ctx.rtype.group, "watch")
+    matches = build_filter(ctx) or (lambda obj: True)
+    rv = pagination.parse_resource_version(query.get("resourceVersion"))
+    timeout = _timeout(query.get("timeoutSeconds"))
+    namespace = ctx.namespace if ctx.rtype.namespaced else None
+    initial = send_initial == "true" or (rv in (None, 0) and send_initial is None)
+
+    if rv and not await cache.wait_for(rv, CACHE_WAIT):
+        raise errors.StatusError(
+            504,
+            "Timeout",
+            f"Too large resource version: {rv}, current: {cache.revision}",
+            {
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1,
+            },
+        )
+    if rv is None:
+        await cache.wait_for(await ctx.store.current_revision(), CACHE_WAIT)
+
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"audit-id", ctx.request.audit_id.encode()),
+                (b"cache-control", b"no-cache, private"),
+            ],
+        }
+    )
+    try:
+        watcher = cache.watch(namespace, matches, None if initial else rv)
+    except TooOldResourceVersion as error:
+        status = errors.resource_expired(str(error)).status()
+        await _chunk(send, {"type": "ERROR", "object": status})
+        await send({"type": "http.response.body", "body": b""})
+        return
+
+    encoder = _Encoder(ctx)
+    disconnected = asyncio.ensure_future(_wait_disconnect(ctx))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    next_bookmark = loop.time() + bookmark_interval
+    initial_pending = initial and send_initial == "true"
+    try:
+        while True:
+            if initial_pending and watcher.queue.empty():
+                # Every initial ADDED is out: tell the client where the initial state ends.
+                await _chunk_raw(send, encoder.bookmark(cache.revision, initial_end=True))
+                initial_pending = False
+            now = loop.time()
+            wait = min(deadline, next_bookmark if bookmarks else deadline) - now
+            if wait <= 0:
+                if now >= deadline:
+                    break
+                await _chunk_raw(send, encoder.bookmark(cache.revision))
+                next_bookmark = now + bookmark_interval
+                continue
+            getter = asyncio.ensure_future(watcher.queue.get())
+            done, _ = await asyncio.wait(
+                {getter, disconnected}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
+            )
+            if disconnected in done:
+                getter.cancel()
+                return
+            if getter not in done:
+                getter.cancel()
+                continue
+            event = getter.result()
+            if event is None:
+                break  # the cache closed this watcher: the client will re-watch or re-list
+            await _chunk_raw(send, encoder.event(event))
+        if bookmarks and not disconnected.done():
+            await _chunk_raw(send, encoder.bookmark(cache.revision))
+    finally:
+        cache.forget(watcher)
+        disconnected.cancel()
+        with contextlib.suppress(Exception):
+            await send({"type": "http.response.body", "body": b""})
+
+
+def _timeout(value: str | None) -> float:
+    if value:
+        try:
+            return max(0.0, float(int(value)))
+        except ValueError:
+            raise errors.bad_request(f'invalid timeoutSeconds "{value}"') from None
+    return DEFAULT_TIMEOUT * (1 + random.random())
+
+
+async def _wait_disconnect(ctx: Context) -> None:
+    while True:
+        message = await ctx.request.receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def _chunk(send: Send, event: dict[str, Any]) -> None:
+    await _chunk_raw(send, dumps(event) + b"\n")
+
+
+async def _chunk_raw(send: Send, data: bytes) -> None:
+    await send({"type": "http.response.body", "body": data, "more_body": True})
+
+
+class _Encoder:
+    """Turns cache events into wire lines: plain objects, or one-row Tables for ``kubectl get -w``."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.first_table = True
+
+    def event(self, event: CacheEvent) -> bytes:
+        if self.ctx.accept.table:
+            now = datetime.fromtimestamp(self.ctx.registry.clock.now(), UTC)
+            table = tables.table(
+                self.ctx.rtype,
+                [event.object.obj],
+                self.ctx.accept,
+                resource_version={"resourceVersion": str(event.revision)},
+                now=now,
+                column_definitions=self.first_table,
+            )
+            if not self.first_table:
+                table.pop("columnDefinitions", None)
+            self.first_table = False
+            return dumps({"type": event.type, "object": table}) + b"\n"
+        return b'{"type":"' + event.type.encode() + b'","object":' + event.object.raw + b"}\n"
+
+    def bookmark(self, revision: int, *, initial_end: bool = False) -> bytes:
+        rtype = self.ctx.rtype
+        meta: dict[str, Any] = {"resourceVersion": str(revision)}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        if self.ctx.accept.table:
+            obj: dict[str, Any] = {
+                "kind": "Table",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": meta,
+                "rows": [],
+            }
+        else:
+            obj = {"kind": rtype.kind, "apiVersion": rtype.api_version, "metadata": meta}
+        return dumps({"type": "BOOKMARK", "object": obj}) + b"\n"

@@ -1,0 +1,171 @@
+"""HTTP plumbing for the API server: requests, responses and content negotiation over raw ASGI.
+
+The API server is an ASGI application of its own, routed beside Django rather than through it: a
+Kubernetes API server answers thousands of small requests a second (every kubelet, controller and
+``kubectl get -w``), and the Django request cycle would cost more than the work itself.
+
+Content negotiation follows kube-apiserver: request bodies may be JSON or YAML (and, for the one
+request kubectl sends that way, protobuf); responses are JSON. A client may ask for a ``Table``
+(``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``), which is how ``kubectl get`` gets its
+columns.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+import yaml
+
+from controlplane.apiserver import errors
+from controlplane.apiserver.requestinfo import RequestInfo
+from controlplane.identity import UserInfo
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+#: kube-apiserver refuses bodies over 3 MiB (``MaxRequestBodyBytes``).
+MAX_BODY = 3 * 1024 * 1024
+
+JSON = "application/json"
+
+
+@dataclass
+class Request:
+    """One API request, as the pipeline stages and handlers see it."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    receive: Receive
+    audit_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    info: RequestInfo | None = None
+    user: UserInfo | None = None
+    body: bytes | None = None
+    #: The diagram node the request comes from (``user:<name>``, ``scheduler``...).
+    source: str = ""
+
+    @classmethod
+    def from_scope(cls, scope: Scope, receive: Receive, path: str) -> Request:
+        raw_query = scope.get("query_string", b"").decode("latin-1")
+        query: dict[str, str] = {}
+        for key, value in parse_qsl(raw_query, keep_blank_values=True):
+            query[key] = value
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        return cls(scope["method"], path, query, headers, receive)
+
+    async def read_body(self) -> bytes:
+        if self.body is not None:
+            return self.body
+        declared = self.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > MAX_BODY:
+            raise errors.request_entity_too_large(MAX_BODY)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise errors.request_entity_too_large(MAX_BODY)
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
+        self.body = b"".join(chunks)
+        return self.body
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    def flag(self, name: str) -> bool:
+        return self.query.get(name, "").lower() in ("true", "1")
+
+
+def decode_body(body: bytes, content_type: str) -> Any:
+    """Parse a JSON or YAML body; 400 BadRequest with upstream's wording if it does not parse."""
+    if content_type in (
+        "",
+        JSON,
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+        "application/json-patch+json",
+    ):
+        try:
+            return json.loads(body)
+        except (ValueError, UnicodeDecodeError) as error:
+            raise errors.bad_request(f"error decoding JSON: {error}") from None
+    if content_type in ("application/yaml", "application/apply-patch+yaml", "application/x-yaml"):
+        try:
+            return yaml.safe_load(body)
+        except yaml.YAMLError as error:
+            line = ""
+            mark = getattr(error, "problem_mark", None)
+            if mark is not None:
+                line = f"line {mark.line + 1}: "
+            raise errors.bad_request(f"error converting YAML to JSON: yaml: {line}{error}") from None
+    raise errors.unsupported_media_type()
+
+
+@dataclass(frozen=True, slots=True)
+class Accept:
+    """What the client wants back: JSON, or a Table (with or without the objects inside)."""
+
+    table: bool = False
+    include_object: str = "Metadata"  # None | Metadata | Object (metav1.IncludeObjectPolicy)
+
+
+def negotiate(request: Request) -> Accept:
+    """Read ``Accept``: the first media type we can produce wins (406 if none)."""
+    header = request.headers.get("accept", "")
+    if not header:
+        return Accept()
+    for part in header.split(","):
+        media, *params = [p.strip() for p in part.split(";")]
+        options = dict(p.split("=", 1) for p in params if "=" in p)
+        if media in ("application/json", "application/*", "*/*", "application/yaml"):
+            if options.get("as") == "Table" and options.get("g") == "meta.k8s.io":
+                return Accept(table=True, include_object=request.query.get("includeObject", "Metadata"))
+            if options.get("as") in (None, "", "PartialObjectMetadata", "PartialObjectMetadataList"):
+                if options.get("as"):
+                    continue  # we do not serve partial metadata; let the client fall back
+                return Accept()
+    raise errors.not_acceptable(
+        "only the following media types are accepted: application/json, application/yaml"
+    )
+
+
+def dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+async def respond(
+    send: Send,
+    status: int,
+    body: bytes,
+    *,
+    content_type: str = JSON,
+    headers: dict[str, str] | None = None,
+    audit_id: str = "",
+) -> None:
+    """Send a complete response."""
+    raw = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]
+    if audit_id:
+        raw.append((b"audit-id", audit_id.encode()))
+    for key, value in (headers or {}).items():
+        raw.append((key.lower().encode(), value.encode()))
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def respond_error(send: Send, error: errors.StatusError, audit_id: str = "") -> None:
+    await respond(send, error.code, dumps(error.status()), headers=error.headers, audit_id=audit_id)

@@ -1,0 +1,72 @@
+"""Mounting: every cluster's API server under ``/clusters/<name>/`` of one HTTP port.
+
+A real cluster has one API server at the root of its own address. The lab serves many clusters from
+one process, so each API server is mounted under a path prefix and kubeconfigs point at
+``https://127.0.0.1:6443/clusters/<name>``; kubectl and the client libraries accept a server URL with
+a path and prepend it to every request. Requests for a cluster that does not exist (or has not
+started) are answered with a Status, not a Django 404 page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from controlplane.apiserver import errors
+from controlplane.apiserver.http import Receive, Scope, Send, respond_error
+
+PREFIX = "/clusters/"
+
+
+class _Cluster(Protocol):
+    @property
+    def apiserver(self) -> Any: ...
+
+
+class _Lab(Protocol):
+    def cluster(self, name: str) -> Any: ...
+
+
+ASGIApp = Callable[[Scope, Receive, Send], Any]
+
+
+class ClusterAPIRouter:
+    """Sends ``/clusters/<name>/...`` to the cluster's API server and the rest to ``fallback``."""
+
+    def __init__(self, lab: Callable[[], _Lab | None], fallback: ASGIApp) -> None:
+        self.lab = lab
+        self.fallback = fallback
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if scope["type"] != "http" or not path.startswith(PREFIX):
+            await self.fallback(scope, receive, send)
+            return
+        name, _, rest = path[len(PREFIX) :].partition("/")
+        lab = self.lab()
+        server = None
+        if lab is not None:
+            try:
+                server = lab.cluster(name).apiserver
+            except Exception:
+                server = None
+        if server is None:
+            await respond_error(
+                send,
+                errors.service_unavailable(f'cluster "{name}" is not running in this lab')
+                if lab is not None and _known(lab, name)
+                else errors.StatusError(404, "NotFound", f'cluster "{name}" not found'),
+            )
+            return
+        inner = dict(scope)
+        inner["path"] = "/" + rest
+        inner["root_path"] = scope.get("root_path", "") + PREFIX + name
+        await server(inner, receive, send)
+
+
+def _known(lab: _Lab, name: str) -> bool:
+    try:
+        lab.cluster(name)
+    except Exception:
+        return False
+    return True

@@ -1,0 +1,280 @@
+"""The API server of one cluster: an ASGI application running upstream's request pipeline.
+
+``APIServer`` is mounted at ``/clusters/<cluster>/`` (see ``config/asgi.py``). For each request it
+reads the request info, then runs the stages in kube-apiserver's order (``DefaultBuildHandlerChain``):
+
+    authentication -> audit -> impersonation -> flow control -> authorization -> handler
+                                                              (decode, admission, validation, storage)
+
+Every stage reports on the trace (``request.stage``) what it decided, so the diagram can light it up
+as the request passes, and stop a denied request at the stage that denied it. Failures are always a
+Status with upstream's code; an unexpected exception is logged and answered as 500 InternalError,
+never as a dropped connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from controlplane.api.resources import ResourceRegistry, ResourceType
+from controlplane.apiserver import errors, requestinfo
+from controlplane.apiserver.filters import authentication, authorization
+from controlplane.apiserver.handlers import discovery, resources, watch
+from controlplane.apiserver.http import (
+    Receive,
+    Request,
+    Scope,
+    Send,
+    dumps,
+    negotiate,
+    respond,
+    respond_error,
+)
+from controlplane.apiserver.registry import Registry
+from controlplane.apiserver.watchcache import WatchCache
+from controlplane.clock import SYSTEM_CLOCK, Clock
+from controlplane.store import Store
+from controlplane.trace import NULL_SINK, TraceSink, request_context
+
+logger = logging.getLogger(__name__)
+
+#: Paths anyone may read without credentials (upstream: system:public-info-viewer).
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+
+#: Verbs per HTTP method on a single object and on a collection.
+_SUBRESOURCE_VERBS = {"status": ("get", "update", "patch"), "scale": ("get", "update", "patch")}
+
+
+class APIServer:
+    """One cluster's API server."""
+
+    def __init__(
+        self,
+        cluster: str,
+        store: Store,
+        *,
+        resource_types: ResourceRegistry,
+        tokens: authentication.TokenAuthenticator,
+        clock: Clock = SYSTEM_CLOCK,
+        trace: TraceSink = NULL_SINK,
+        server_address: str = "127.0.0.1:6443",
+    ) -> None:
+        self.cluster = cluster
+        self.store = store
+        self.types = resource_types
+        self.tokens = tokens
+        self.clock = clock
+        self.trace = trace
+        self.server_address = server_address
+        self.registries: dict[tuple[str, str, str], Registry] = {}
+        self.caches: dict[str, WatchCache] = {}
+        for t in resource_types:
+            if t.storage_prefix is None:
+                continue
+            self.registries[(t.group, t.version, t.plural)] = Registry(store, t, clock)
+            if t.storage_prefix not in self.caches:
+                self.caches[t.storage_prefix] = WatchCache(store, t)
+        self.started = False
+
+    async def start(self) -> None:
+        """Fill every watch cache (list, then watch) before serving."""
+        await asyncio.gather(*(cache.start() for cache in self.caches.values()))
+        self.started = True
+
+    async def stop(self) -> None:
+        self.started = False
+        await asyncio.gather(*(cache.stop() for cache in self.caches.values()))
+
+    # -- ASGI ------------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        request = Request.from_scope(scope, receive, scope.get("path", "/") or "/")
+        started = time.perf_counter()
+        code = 500
+        with request_context(request.audit_id):
+            self._trace("request.received", request, method=request.method, path=request.path)
+            try:
+                code = await self._serve(request, send)
+            except errors.StatusError as error:
+                code = error.code
+                await respond_error(send, error, request.audit_id)
+            except Exception as error:  # a bug: answer like upstream's panic recovery, and log it
+                logger.exception("API request %s %s failed", request.method, request.path)
+                code = 500
+                with contextlib.suppress(Exception):
+                    await respond_error(send, errors.internal_error(error), request.audit_id)
+            finally:
+                self._trace(
+                    "request.completed",
+                    request,
+                    code=code,
+                    duration=round(time.perf_counter() - started, 6),
+                )
+
+    def _trace(self, type: str, request: Request, **fields: Any) -> None:
+        if self.trace.enabled:
+            self.trace.emit(
+                type,
+                cluster=self.cluster,
+                id=request.audit_id,
+                **{"from": request.source or "user:anonymous", "to": "apiserver"},
+                **fields,
+            )
+
+    def _stage(self, request: Request, stage: str, outcome: str, detail: str = "") -> None:
+        self._trace("request.stage", request, stage=stage, outcome=outcome, detail=detail)
+
+    # -- the pipeline ----------------------------------------------------------------------------
+
+    async def _serve(self, request: Request, send: Send) -> int:
+        info = requestinfo.parse(request.method, request.path, request.query)
+        request.info = info
+
+        if request.path in PUBLIC_PATHS and request.method == "GET":
+            return await self._public(request, send)
+
+        try:
+            request.user = authentication.authenticate(request, self.tokens)
+        except errors.StatusError:
+            self._stage(request, "authentication", "deny", "no valid credentials")
+            raise
+        request.source = f"user:{request.user.username}"
+        self._stage(request, "authentication", "pass", request.user.username)
+        self._stage(request, "audit", "pass")
+        self._stage(request, "impersonation", "pass")
+        self._stage(request, "flowcontrol", "pass")
+        allowed, reason = authorization.authorize(request)
+        self._stage(request, "authorization", "pass" if allowed else "deny", reason)
+
+        if not info.is_resource_request:
+            return await self._non_resource(request, send)
+        return await self._resource(request, send)
+
+    async def _public(self, request: Request, send: Send) -> int:
+        if request.path == "/version":
+            await respond(send, 200, dumps(discovery.version()), audit_id=request.audit_id)
+        else:
+            ok = self.started
+            body = b"ok" if ok else b"[-]watch caches not ready\nhealthz check failed"
+            await respond(
+                send,
+                200 if ok else 500,
+                body,
+                content_type="text/plain; charset=utf-8",
+                audit_id=request.audit_id,
+            )
+        return 200
+
+    async def _non_resource(self, request: Request, send: Send) -> int:
+        path = request.path.rstrip("/") or "/"
+        parts = [p for p in path.split("/") if p]
+        body: Any = None
+        if path == "/api":
+            body = discovery.api_versions(self.server_address)
+        elif path == "/apis":
+            body = discovery.api_group_list(self.types)
+        elif len(parts) == 2 and parts[0] == "api":
+            body = discovery.api_resource_list(self.types, "", parts[1])
+        elif len(parts) == 2 and parts[0] == "apis":
+            body = discovery.api_group(self.types, parts[1])
+        elif len(parts) == 3 and parts[0] == "apis":
+            body = discovery.api_resource_list(self.types, parts[1], parts[2])
+        elif parts[:2] == ["openapi", "v3"]:
+            from controlplane.apiserver.handlers import openapi
+
+            body = openapi.document(self.types, parts[2:])
+        elif path in ("/healthz", "/livez", "/readyz"):
+            return await self._public(request, send)
+        if body is None:
+            raise errors.StatusError(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+                {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]},
+            )
+        await respond(send, 200, dumps(body), audit_id=request.audit_id)
+        return 200
+
+    async def _resource(self, request: Request, send: Send) -> int:
+        info = request.info
+        assert info is not None
+        rtype = self.types.lookup(info.api_group, info.api_version, info.resource)
+        if rtype is None:
+            raise errors.StatusError(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+                {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]},
+            )
+        verb = info.verb
+        if info.subresource and rtype.subresource(info.subresource) is None:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        if not rtype.namespaced and info.namespace and info.resource != "namespaces":
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        allowed_verbs = rtype.verbs
+        sub = rtype.subresource(info.subresource) if info.subresource else None
+        if sub is not None:
+            allowed_verbs = sub.verbs
+        if verb not in allowed_verbs:
+            raise errors.method_not_supported(
+                info.resource + (f"/{info.subresource}" if info.subresource else ""), rtype.group, verb
+            )
+        registry = self.registries.get((rtype.group, rtype.version, rtype.plural))
+        if registry is None:
+            return await self._virtual(request, send, rtype)
+        namespace = info.namespace if rtype.namespaced else ""
+        if rtype.namespaced and not namespace and verb not in ("list", "watch"):
+            if verb == "create":
+                raise errors.bad_request("the namespace of the object must be set for namespaced resources")
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        name = info.name
+        if info.resource == "namespaces" and verb not in ("list", "watch", "create", "deletecollection"):
+            name = info.name
+        accept = negotiate(request)
+        ctx = resources.Context(
+            rtype=rtype,
+            registry=registry,
+            cache=self.caches.get(rtype.storage_prefix or ""),
+            store=self.store,
+            request=request,
+            namespace=namespace,
+            name=name,
+            subresource=info.subresource,
+            accept=accept,
+        )
+        if verb == "watch":
+            await watch.watch(ctx, send)
+            return 200
+        handler = {
+            "get": resources.get,
+            "list": resources.list_,
+            "create": resources.create,
+            "update": resources.update,
+            "patch": resources.patch,
+            "delete": resources.delete,
+            "deletecollection": resources.delete_collection,
+        }.get(verb)
+        if handler is None:
+            raise errors.method_not_supported(rtype.plural, rtype.group, verb)
+        if info.subresource and info.subresource != "status":
+            from controlplane.apiserver.handlers import subresources
+
+            reply = await subresources.handle(ctx, verb)
+        else:
+            reply = await handler(ctx)
+        await respond(send, reply.status, reply.body, headers=reply.headers, audit_id=request.audit_id)
+        return reply.status
+
+    async def _virtual(self, request: Request, send: Send, rtype: ResourceType) -> int:
+        """Resources that are never stored (reviews): answered by their own handlers."""
+        from controlplane.apiserver.handlers import reviews
+
+        reply = await reviews.handle(self, request, rtype)
+        await respond(send, reply.status, reply.body, audit_id=request.audit_id)
+        return reply.status

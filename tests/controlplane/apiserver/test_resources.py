@@ -1,0 +1,220 @@
+"""Resource semantics against upstream: status codes, Status reasons and messages, concurrency, paging."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+import pytest
+
+from tests.controlplane.apiserver.conftest import API
+
+PODS = "/api/v1/namespaces/default/pods"
+
+
+def pod(name: str, **labels: str) -> dict[str, object]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }
+
+
+def cm(name: str, data: dict[str, str] | None = None) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data or {}}
+
+
+CMS = "/api/v1/namespaces/default/configmaps"
+
+
+async def test_update_with_a_stale_resource_version_is_a_conflict_with_upstreams_message(api: API) -> None:
+    first = (await api.client.post(CMS, json=cm("a", {"k": "1"}))).json()
+    second = dict(first, data={"k": "2"})
+    assert (await api.client.put(f"{CMS}/a", json=second)).status_code == 200
+    stale = dict(first, data={"k": "3"})
+    response = await api.client.put(f"{CMS}/a", json=stale)
+    assert response.status_code == 409
+    status = response.json()
+    assert status["reason"] == "Conflict"
+    assert status["message"] == (
+        'Operation cannot be fulfilled on configmaps "a": the object has been modified; '
+        "please apply your changes to the latest version and try again"
+    )
+    assert (await api.client.get(f"{CMS}/a")).json()["data"] == {"k": "2"}
+
+
+async def test_get_of_a_missing_object_is_not_found(api: API) -> None:
+    response = await api.client.get(f"{CMS}/nope")
+    assert response.status_code == 404
+    assert response.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'configmaps "nope" not found',
+        "reason": "NotFound",
+        "details": {"name": "nope", "kind": "configmaps"},
+        "code": 404,
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "code", "fragment"),
+    [
+        (b"{not json", "application/json", 400, "error decoding"),
+        (b"a: [1, 2", "application/yaml", 400, "yaml"),
+        (
+            json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}}).encode(),
+            "application/json",
+            400,
+            "does not match the expected kind",
+        ),
+        (
+            json.dumps({"apiVersion": "apps/v1", "kind": "ConfigMap", "metadata": {"name": "x"}}).encode(),
+            "application/json",
+            400,
+            "does not match the expected API version",
+        ),
+        (
+            json.dumps({"kind": "ConfigMap", "metadata": {"name": "x", "namespace": "other"}}).encode(),
+            "application/json",
+            400,
+            "does not match the namespace",
+        ),
+        (b"{}", "text/plain", 415, "unknown format"),
+        (
+            json.dumps({"kind": "ConfigMap", "metadata": {"name": "Bad_Name"}}).encode(),
+            "application/json",
+            422,
+            '"Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"',
+        ),
+        (
+            json.dumps({"kind": "ConfigMap", "metadata": {}}).encode(),
+            "application/json",
+            422,
+            "name or generateName is required",
+        ),
+    ],
+)
+async def test_bad_requests_get_upstreams_status_and_write_nothing(
+    api: API, body: bytes, content_type: str, code: int, fragment: str
+) -> None:
+    before = await api.store.current_revision()
+    response = await api.client.post(CMS, content=body, headers={"Content-Type": content_type})
+    assert response.status_code == code, response.text
+    status = response.json()
+    assert status["kind"] == "Status" and status["code"] == code
+    assert fragment in status["message"]
+    assert await api.store.current_revision() == before
+
+
+async def test_a_body_over_3_mib_is_refused_with_413(api: API) -> None:
+    big = json.dumps(cm("big", {"k": "x" * (3 * 1024 * 1024)})).encode()
+    response = await api.client.post(CMS, content=big, headers={"Content-Type": "application/json"})
+    assert response.status_code == 413
+    assert response.json()["reason"] == "RequestEntityTooLarge"
+
+
+async def test_unknown_resources_and_bad_tokens(api: API) -> None:
+    assert (await api.client.get("/api/v1/namespaces/default/widgets")).status_code == 404
+    response = await api.client.get(CMS, headers={"Authorization": "Bearer wrong"})
+    assert response.status_code == 401
+    assert response.json()["reason"] == "Unauthorized"
+
+
+async def test_generate_name_and_dry_run(api: API) -> None:
+    body = {"kind": "ConfigMap", "metadata": {"generateName": "web-"}}
+    dry = await api.client.post(CMS + "?dryRun=All", json=body)
+    assert dry.status_code == 201
+    assert dry.json()["metadata"]["name"].startswith("web-")
+    assert (await api.client.get(CMS)).json()["items"] == []
+
+
+async def test_paged_list_with_continue_token_and_expiry_after_compaction(api: API) -> None:
+    for i in range(5):
+        await api.client.post(CMS, json=cm(f"c{i}"))
+    first = (await api.client.get(CMS, params={"limit": 2})).json()
+    assert [i["metadata"]["name"] for i in first["items"]] == ["c0", "c1"]
+    assert first["metadata"]["remainingItemCount"] == 3
+    token = first["metadata"]["continue"]
+    await api.client.post(CMS, json=cm("c5"))  # not in the snapshot the pages come from
+    second = (await api.client.get(CMS, params={"limit": 10, "continue": token})).json()
+    assert [i["metadata"]["name"] for i in second["items"]] == ["c2", "c3", "c4"]
+    assert "continue" not in second["metadata"]
+    await api.store.compact(await api.store.current_revision())
+    expired = await api.client.get(CMS, params={"limit": 10, "continue": token})
+    assert expired.status_code == 410
+    assert expired.json()["reason"] == "Expired"
+
+
+async def test_invalid_list_option_combinations_are_422(api: API) -> None:
+    response = await api.client.get(CMS, params={"resourceVersionMatch": "NotOlderThan"})
+    assert response.status_code == 422
+    message = response.json()["message"]
+    assert "resourceVersionMatch is forbidden unless resourceVersion is provided" in message
+
+
+async def test_label_and_field_selectors(api: API) -> None:
+    await api.client.post(PODS, json=pod("a", app="web"))
+    await api.client.post(PODS, json=pod("b", app="db"))
+    by_label = (await api.client.get(PODS, params={"labelSelector": "app=web"})).json()
+    assert [p["metadata"]["name"] for p in by_label["items"]] == ["a"]
+    by_field = (await api.client.get(PODS, params={"fieldSelector": "metadata.name=b"})).json()
+    assert [p["metadata"]["name"] for p in by_field["items"]] == ["b"]
+    bad = await api.client.get(PODS, params={"fieldSelector": "spec.bogus=x"})
+    assert bad.status_code == 400
+
+
+async def test_watch_replays_from_a_resource_version(api: API) -> None:
+    created = (await api.client.post(CMS, json=cm("w"))).json()
+    rv = created["metadata"]["resourceVersion"]
+    await api.client.put(f"{CMS}/w", json=dict(created, data={"k": "v"}))
+    params = {"watch": "true", "resourceVersion": rv, "timeoutSeconds": "1"}
+    response = await api.client.get(CMS, params=params)
+    lines = [json.loads(line) for line in response.text.splitlines()]
+    assert [e["type"] for e in lines] == ["MODIFIED"]
+    assert lines[0]["object"]["data"] == {"k": "v"}
+
+
+async def test_watch_from_before_the_cache_window_gets_410_expired_in_the_stream(api: API) -> None:
+    api.server.caches["/registry/configmaps"].events = collections.deque(maxlen=2)
+    first = (await api.client.post(CMS, json=cm("a"))).json()
+    for name in "bcd":
+        await api.client.post(CMS, json=cm(name))
+    rv = first["metadata"]["resourceVersion"]
+    params = {"watch": "true", "resourceVersion": rv, "timeoutSeconds": "1"}
+    response = await api.client.get(CMS, params=params)
+    assert response.status_code == 200
+    (event,) = [json.loads(line) for line in response.text.splitlines()]
+    assert event["type"] == "ERROR"
+    assert event["object"]["code"] == 410 and event["object"]["reason"] == "Expired"
+    assert event["object"]["message"].startswith(f"too old resource version: {rv} (")
+
+
+async def test_watch_with_send_initial_events_ends_the_initial_state_with_a_bookmark(api: API) -> None:
+    await api.client.post(CMS, json=cm("a"))
+    await api.client.post(CMS, json=cm("b"))
+    params = {
+        "watch": "true",
+        "sendInitialEvents": "true",
+        "resourceVersionMatch": "NotOlderThan",
+        "allowWatchBookmarks": "true",
+        "timeoutSeconds": "1",
+    }
+    response = await api.client.get(CMS, params=params)
+    events = [json.loads(line) for line in response.text.splitlines()]
+    assert [e["type"] for e in events[:3]] == ["ADDED", "ADDED", "BOOKMARK"]
+    assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+async def test_discovery_documents(api: API) -> None:
+    assert (await api.client.get("/api")).json()["versions"] == ["v1"]
+    groups = (await api.client.get("/apis")).json()["groups"]
+    assert {"apps", "rbac.authorization.k8s.io", "coordination.k8s.io"} <= {g["name"] for g in groups}
+    core = (await api.client.get("/api/v1")).json()
+    pods = next(r for r in core["resources"] if r["name"] == "pods")
+    assert pods["namespaced"] and pods["kind"] == "Pod" and "po" in pods["shortNames"]
+    assert any(r["name"] == "pods/status" for r in core["resources"])
+    version = (await api.client.get("/version")).json()
+    assert version["major"] == "1" and version["minor"] == "37"
