@@ -58,6 +58,15 @@ def _env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def _env_address(name: str, default: str) -> str:
+    """A ``HOST:PORT`` (``[IPv6]:PORT``, ``:PORT``, ``PORT``) from the environment, checked, as given."""
+    raw = os.environ.get(name, "").strip() or default
+    port = raw.rpartition(":")[2]
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(f"{name}={raw!r}: expected HOST:PORT with a port from 1 to 65535, e.g. {default}")
+    return raw
+
+
 def data_dir_from_env() -> Path:
     """The data directory: ``KUBELAB_DATA_DIR``, or ``<repo>/var``; absolute."""
     raw = os.environ.get("KUBELAB_DATA_DIR", "").strip()
@@ -243,3 +252,6 @@ KUBELAB_STORE_RETAIN_REVISIONS: int | None = _env_int("KUBELAB_STORE_RETAIN_REVI
 KUBELAB_STORE_RETAIN_SECONDS: float | None = _env_float("KUBELAB_STORE_RETAIN_SECONDS")
 #: The cluster created on the lab's first start; empty for none.
 KUBELAB_DEMO_CLUSTER = os.environ.get("KUBELAB_DEMO_CLUSTER", "demo").strip()
+#: Where the Kubernetes API port (HTTPS) listens: ``runlab --api``'s default, and the address
+#: ``manage.py kubeconfig`` puts in its server URLs unless told ``--server``.
+KUBELAB_API_ADDRESS = _env_address("KUBELAB_API_ADDRESS", "127.0.0.1:6443")

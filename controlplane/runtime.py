@@ -5,7 +5,12 @@ and the components (scheduler, controller-manager, kubelets) that watch the API 
 Kubelab a cluster is the same parts as asyncio tasks in one process: ``Cluster`` owns them, starts them
 in dependency order (the store first, because everything else reads and writes through the API server
 and the API server keeps its state in the store) and stops them in reverse. For now a cluster is its
-store; the API server and the components join it in their own issues.
+identities and its store; the API server and the components join it in their own issues.
+
+A cluster's **identities** are files in its directory, made on its first start and kept after: its
+client CA and ServiceAccount signing key (``<cluster dir>/pki/``, see ``controlplane.pki``) and the
+registry of its people's bearer tokens (``<cluster dir>/tokens.json``, see ``controlplane.tokens``).
+No token is made here: ``manage.py kubeconfig`` issues one (for ``admin`` too) each time it runs.
 
 A **lab** (``Lab``) is every cluster of this process. It keeps the list of clusters in
 ``<data dir>/clusters.json``, a small file that works whatever the store backend, and for the embedded
@@ -20,6 +25,7 @@ the web UI (and later the API server) can find its clusters; ``active_lab`` retu
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import enum
 import json
@@ -31,11 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from controlplane.api.kinds import builtin_types
+from controlplane.apiserver.server import APIServer
 from controlplane.clock import SYSTEM_CLOCK, Clock
+from controlplane.pki import ClusterPKI
 from controlplane.store.compaction import RetentionPolicy
 from controlplane.store.errors import UnknownCluster
 from controlplane.store.factory import open_store, store_path
 from controlplane.store.interface import Store
+from controlplane.tokens import TokenRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -140,8 +150,13 @@ class ClusterState(enum.Enum):
     FAILED = "failed"
 
 
+def load_identities(cluster_dir: Path) -> tuple[ClusterPKI, TokenRegistry]:
+    """A cluster's PKI (made on first use) and token registry. Blocking file I/O and key generation."""
+    return ClusterPKI.load_or_create(cluster_dir), TokenRegistry.load(cluster_dir)
+
+
 class Cluster:
-    """One simulated Kubernetes cluster: for now its store; the API server and components follow."""
+    """One simulated Kubernetes cluster: its identities and store; the API server and components follow."""
 
     def __init__(self, name: str, *, data_dir: Path, store: Store) -> None:
         self.name = check_cluster_name(name)
@@ -150,18 +165,44 @@ class Cluster:
         self.state = ClusterState.NEW
         #: Why the cluster failed to start, for the UI and the log.
         self.error: str | None = None
+        self._pki: ClusterPKI | None = None
+        self._tokens: TokenRegistry | None = None
+        #: The cluster's API server, mounted at /clusters/<name>/ while the cluster runs.
+        self.apiserver: APIServer | None = None
 
     def __repr__(self) -> str:
         return f"<Cluster {self.name} {self.state.value} store={self.store.backend or '?'}>"
 
+    @property
+    def pki(self) -> ClusterPKI:
+        """The cluster's client CA and ServiceAccount key (loaded by ``start``)."""
+        if self._pki is None:
+            raise RuntimeError(f"cluster {self.name!r} has not started: its PKI is not loaded")
+        return self._pki
+
+    @property
+    def tokens(self) -> TokenRegistry:
+        """The cluster's bearer tokens, for the API server's authentication (loaded by ``start``)."""
+        if self._tokens is None:
+            raise RuntimeError(f"cluster {self.name!r} has not started: its tokens are not loaded")
+        return self._tokens
+
     async def start(self) -> None:
-        """Start the store (and, in later issues, the API server and the components). Idempotent."""
+        """Load the identities, start the store, then the API server (later the components). Idempotent."""
         if self.state in (ClusterState.STARTING, ClusterState.RUNNING):
             return
         self.state = ClusterState.STARTING
         self.error = None
         try:
+            if self._pki is None or self._tokens is None:
+                # Off the event loop: the first start generates keys (an RSA key takes a while).
+                self._pki, self._tokens = await asyncio.to_thread(load_identities, self.data_dir)
             await self.store.start()
+            apiserver = APIServer(
+                self.name, self.store, resource_types=builtin_types(), tokens=self.tokens.authenticate
+            )
+            await apiserver.start()
+            self.apiserver = apiserver
         except BaseException as error:
             self.state = ClusterState.FAILED
             self.error = str(error) or type(error).__name__
@@ -178,9 +219,14 @@ class Cluster:
             return
         self.state = ClusterState.STOPPING
         try:
-            await self.store.close()
+            apiserver, self.apiserver = self.apiserver, None
+            if apiserver is not None:
+                await apiserver.stop()
         finally:
-            self.state = ClusterState.STOPPED
+            try:
+                await self.store.close()
+            finally:
+                self.state = ClusterState.STOPPED
 
 
 # -- the lab -------------------------------------------------------------------------------------------

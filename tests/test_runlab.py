@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import sqlite3
+import ssl
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from config.settings import BASE_DIR
@@ -152,7 +154,7 @@ def test_runlab_serves_stops_cleanly_and_resumes(
     first.wait_for_output("Lab running.")
     out = first.output()
     assert f"http://127.0.0.1:{first.web}/" in out
-    assert f"http://127.0.0.1:{first.api}/" in out
+    assert f"https://127.0.0.1:{first.api}/clusters/" in out
     assert str(data_dir) in out
     assert "Store backend:   sqlite" in out
     assert "cluster demo: running" in out
@@ -162,8 +164,6 @@ def test_runlab_serves_stops_cleanly_and_resumes(
     assert "state-running" in page
     assert first.get("/static/vendor/htmx/htmx.min.js")[0] == 200
     assert first.get("/lab/demo/")[0] == 200
-    # Until the API server issue, the API port serves the same application.
-    assert first.get("/", port=first.api)[0] == 200
 
     assert first.stop(signal.SIGINT) == 0
     assert "Lab stopped." in first.output()
@@ -288,3 +288,38 @@ def test_bad_addresses(text: str) -> None:
 
     with pytest.raises(argparse.ArgumentTypeError):
         parse_address(text)
+
+
+def test_the_api_port_serves_https_with_the_serving_ca_and_the_web_port_http(
+    runlabs: list[Runlab], data_dir: Path, tmp_path: Path
+) -> None:
+    runlab = start(runlabs, data_dir, tmp_path)
+    assert runlab.wait_for_http()[0] == 200  # the web port: plain HTTP
+    runlab.wait_for_output("Lab running.")
+    assert f"https://127.0.0.1:{runlab.api}/clusters/<cluster>" in runlab.output()
+    ca = data_dir / "pki" / "serving-ca.crt"
+    assert str(ca) in runlab.output()
+
+    # The handshake verifies against the serving CA, and the certificate names 127.0.0.1.
+    trust = ssl.create_default_context(cafile=str(ca))
+    with (
+        socket.create_connection(("127.0.0.1", runlab.api), timeout=10) as raw,
+        trust.wrap_socket(raw, server_hostname="127.0.0.1") as tls,
+    ):
+        peer = tls.getpeercert()
+    assert peer is not None
+    assert ("IP Address", "127.0.0.1") in peer["subjectAltName"]
+    with httpx.Client(verify=trust, timeout=10) as client:
+        response = client.get(f"https://127.0.0.1:{runlab.api}/")
+    assert response.status_code == 200
+
+    # Nothing but the serving CA vouches for it; and the API port speaks no plain HTTP.
+    with httpx.Client(timeout=10) as client, pytest.raises(httpx.ConnectError):
+        client.get(f"https://127.0.0.1:{runlab.api}/")
+    with httpx.Client(timeout=10) as client, pytest.raises(httpx.HTTPError):
+        client.get(f"http://127.0.0.1:{runlab.api}/")
+
+    # The web port is still plain HTTP.
+    with httpx.Client(timeout=10) as client:
+        assert client.get(f"http://127.0.0.1:{runlab.web}/").status_code == 200
+    assert runlab.stop() == 0

@@ -103,7 +103,7 @@ _LABEL_VALUE_RE = re.compile(f"^{_LABEL_VALUE}$")
 def is_dns1123_label(value: str) -> list[str]:
     errors = []
     if len(value) > 63:
-        errors.append("must be no more than 63 characters")
+        errors.append("must be no more than 63 bytes")
     if not _DNS1123_LABEL_RE.match(value):
         errors.append(
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
@@ -116,7 +116,7 @@ def is_dns1123_label(value: str) -> list[str]:
 def is_dns1123_subdomain(value: str) -> list[str]:
     errors = []
     if len(value) > 253:
-        errors.append("must be no more than 253 characters")
+        errors.append("must be no more than 253 bytes")
     if not _DNS1123_SUBDOMAIN_RE.match(value):
         errors.append(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
@@ -148,7 +148,7 @@ def is_qualified_name(value: str) -> list[str]:
     if not name:
         errors.append("name part must be non-empty")
     elif len(name) > 63:
-        errors.append("name part must be no more than 63 characters")
+        errors.append("name part must be no more than 63 bytes")
     if name and not _QUALIFIED_NAME_RE.match(name):
         errors.append(
             "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
@@ -161,7 +161,7 @@ def is_qualified_name(value: str) -> list[str]:
 def is_label_value(value: str) -> list[str]:
     errors = []
     if len(value) > 63:
-        errors.append("must be no more than 63 characters")
+        errors.append("must be no more than 63 bytes")
     if not _LABEL_VALUE_RE.match(value):
         errors.append(
             "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "

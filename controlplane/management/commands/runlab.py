@@ -10,6 +10,12 @@ threads between them (Django's sync views still run in Django's worker thread, a
 daphne has no ASGI lifespan events, which is why the lab is started here and not on import: importing
 ``config.asgi`` (``migrate``, tests, a second daphne for scale-out) never starts a cluster.
 
+Two ports. The web port speaks plain HTTP, for the browser. The API port speaks HTTPS, because kubectl
+sends no credentials to an ``http://`` server: daphne listens there through Twisted's ``ssl:``
+endpoint with the certificate of the lab's serving CA (``controlplane.pki.ServingPKI``), made or
+renewed before daphne starts, for the ``--api`` host, 127.0.0.1, ::1, localhost and any ``--tls-san``.
+One certificate serves every cluster, at ``https://HOST:PORT/clusters/<name>``.
+
 Stopping. Twisted turns SIGINT (Ctrl-C) and SIGTERM into ``reactor.stop()``, which fires the
 *before shutdown* triggers and waits for the Deferreds they return. The lab's trigger cancels a start
 still in progress and stops every cluster; the stores are closed (for SQLite: the WAL checkpointed)
@@ -22,6 +28,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import socket
 import sys
 import threading
 from argparse import ArgumentTypeError
@@ -34,6 +41,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
+from controlplane.pki import WILDCARD_HOSTS, PKIError, ServingPKI
 from controlplane.runtime import Lab, LabConfig, activate
 from controlplane.store.compaction import RetentionPolicy
 
@@ -55,10 +63,42 @@ class Address:
         """The Twisted endpoint description daphne listens on (colons of IPv6 hosts escaped)."""
         return f"tcp:port={self.port}:interface={self.host.replace(':', chr(92) + ':')}"
 
+    def tls_endpoint(self, certificate: Path, key: Path) -> str:
+        """The Twisted endpoint description of a TLS listener with this certificate and key (PEM files)."""
+        return (
+            f"ssl:port={self.port}:interface={_escape(self.host)}"
+            f":privateKey={_escape(str(key))}:certKey={_escape(str(certificate))}"
+        )
+
     def url(self, scheme: str = "http") -> str:
         host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
         host = f"[{host}]" if ":" in host else host
         return f"{scheme}://{host}:{self.port}/"
+
+
+def _escape(value: str) -> str:
+    """``value`` as one argument of a Twisted endpoint description (``:`` and ``\\`` escaped)."""
+    return value.replace("\\", "\\\\").replace(":", "\\:")
+
+
+def serving_hosts(api: Address, extra: list[str]) -> list[str]:
+    """The names the API port's certificate must carry (``ServingPKI`` adds the loopback ones).
+
+    The ``--api`` host, unless it is a wildcard (``0.0.0.0``, ``::``): no client connects to that, so the
+    machine's host name stands in for it. ``--tls-san`` adds names and addresses clients use.
+    """
+    hosts = [socket.gethostname()] if api.host in WILDCARD_HOSTS else [api.host]
+    return [*hosts, *extra]
+
+
+def kubeconfig_hint(cluster: str, data_dir: Path, api: Address) -> str:
+    """The command that prints an admin kubeconfig for ``cluster`` of this lab, as the banner shows it."""
+    words = ["python manage.py kubeconfig", f"--cluster {cluster}", "--user admin"]
+    if data_dir != settings.BASE_DIR / "var":
+        words.append(f"--data-dir {data_dir}")
+    if api != parse_address(settings.KUBELAB_API_ADDRESS):
+        words.append(f"--server {api.url('https').rstrip('/')}")
+    return " ".join([*words, "> kubeconfig"])
 
 
 def parse_address(value: str) -> Address:
@@ -90,11 +130,21 @@ def _daphne_reactor() -> Any:
 class LabServer:
     """daphne plus the lab: starts the lab when the reactor runs, stops it before the reactor stops."""
 
-    def __init__(self, command: BaseCommand, lab: Lab, *, web: Address, api: Address, verbosity: int) -> None:
+    def __init__(
+        self,
+        command: BaseCommand,
+        lab: Lab,
+        *,
+        web: Address,
+        api: Address,
+        serving: ServingPKI,
+        verbosity: int,
+    ) -> None:
         self.command = command
         self.lab = lab
         self.web = web
         self.api = api
+        self.serving = serving
         self.verbosity = verbosity
         self.failure: BaseException | None = None
         self._reactor = _daphne_reactor()
@@ -111,11 +161,11 @@ class LabServer:
             from daphne.access import AccessLogGenerator
 
             action_logger = AccessLogGenerator(sys.stdout)
-        endpoints = [self.web.endpoint()]
-        if self.api != self.web:
-            # TODO(issue 3, the API server): serve the Kubernetes API here over HTTPS with the cluster
-            # CA. Until then the API port answers with the same application as the web port.
-            endpoints.append(self.api.endpoint())
+        # One application behind both ports: config.asgi routes /clusters/<name>/ to the API server.
+        endpoints = [
+            self.web.endpoint(),
+            self.api.tls_endpoint(self.serving.certificate_path, self.serving.key_path),
+        ]
         server = Server(
             application=get_default_application(),
             endpoints=endpoints,
@@ -131,7 +181,9 @@ class LabServer:
         self._reactor.addSystemEventTrigger("before", "shutdown", self._before_shutdown)
         server.run()
         if len(server.listening_addresses) < len(endpoints):
-            raise CommandError(f"could not listen on {', '.join(endpoints)} (see the log above)")
+            raise CommandError(
+                f"could not listen on http://{self.web} and https://{self.api} (see the log above)"
+            )
         if self.failure is not None:
             raise CommandError(f"the lab failed: {self.failure}")
 
@@ -189,10 +241,13 @@ class LabServer:
         config = self.lab.config
         out.write("Kubelab is serving.")
         out.write(f"  Web UI:          {self.web.url()}")
-        out.write(f"  Kubernetes API:  {self.api.url()}  (HTTPS arrives with the API server)")
+        out.write(f"  Kubernetes API:  {self.api.url('https')}clusters/<cluster>")
+        out.write(f"  Serving CA:      {self.serving.ca_path} (for {', '.join(self.serving.hosts)})")
         out.write(f"  Data directory:  {config.data_dir}")
         out.write(f"  Store backend:   {_redact(config.store_url)}")
         out.write(f"  Demo cluster:    {config.demo_cluster or '(none)'}")
+        hint = kubeconfig_hint(config.demo_cluster or "<cluster>", config.data_dir, self.api)
+        out.write(f"  kubeconfig:      {hint}")
         out.write("Starting clusters ...")
         out.flush()
 
@@ -221,9 +276,18 @@ class Command(BaseCommand):
         parser.add_argument(
             "--api",
             type=parse_address,
-            default=parse_address("127.0.0.1:6443"),
+            default=settings.KUBELAB_API_ADDRESS,
             metavar="HOST:PORT",
-            help="where the Kubernetes API listens (default 127.0.0.1:6443)",
+            help="where the Kubernetes API listens, over HTTPS "
+            f"(default: KUBELAB_API_ADDRESS, else 127.0.0.1:6443; now {settings.KUBELAB_API_ADDRESS})",
+        )
+        parser.add_argument(
+            "--tls-san",
+            action="append",
+            default=[],
+            metavar="HOST",
+            help="another host name or IP address that clients use to reach the API port (repeatable); "
+            "the API port's certificate names it",
         )
         parser.add_argument(
             "--data-dir",
@@ -247,9 +311,18 @@ class Command(BaseCommand):
             )
         web: Address = options["web"]
         api: Address = options["api"]
+        if web.port == api.port and (web.host == api.host or {web.host, api.host} & WILDCARD_HOSTS):
+            raise CommandError(
+                f"--web {web} and --api {api} must differ: the web port is HTTP, the API port HTTPS"
+            )
         self._allow_hosts(web, api)
         if not options["no_migrate"]:
             self._migrate()
+        try:
+            # Before daphne starts: the API port's TLS listener reads these files as it opens.
+            serving = ServingPKI.load_or_create(data_dir, serving_hosts(api, options["tls_san"]))
+        except (OSError, PKIError) as error:
+            raise CommandError(f"cannot set up the API port's certificate: {error}") from error
         lab = Lab(
             LabConfig(
                 data_dir=data_dir,
@@ -258,7 +331,7 @@ class Command(BaseCommand):
                 demo_cluster=settings.KUBELAB_DEMO_CLUSTER,
             )
         )
-        LabServer(self, lab, web=web, api=api, verbosity=options["verbosity"]).run()
+        LabServer(self, lab, web=web, api=api, serving=serving, verbosity=options["verbosity"]).run()
 
     def _allow_hosts(self, *addresses: Address) -> None:
         """Accept requests for the host the lab was asked to listen on, unless the hosts were set."""
