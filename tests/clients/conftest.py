@@ -1,0 +1,19 @@
+"""One live lab per test session for the real-client tests (starting one takes a few seconds)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.lab import LiveLab
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveLab]:
+    live = LiveLab(Path(tmp_path_factory.mktemp("lab")))
+    try:
+        yield live
+    finally:
+        live.stop()

@@ -1,0 +1,99 @@
+"""A live lab for the real-client tests: ``manage.py runlab`` on free ports, and a kubeconfig for it.
+
+The clients under test (kubectl 1.37, the official ``kubernetes`` client, lightkube) are unmodified and
+talk HTTPS to the API port, exactly as a student's would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.support.services import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+KUBECTL = Path(sys.executable).parent / "kubectl"
+START_TIMEOUT = 90.0
+
+
+class LiveLab:
+    """A running ``runlab`` with a kubeconfig for the demo cluster's admin."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.web = free_port()
+        self.api = free_port()
+        self.log = data_dir / "runlab.log"
+        self.kubeconfig = data_dir / "kubeconfig"
+        self.cache_dir = data_dir / "kube-cache"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KUBELAB_")}
+        env.update(PYTHONUNBUFFERED="1", DJANGO_SETTINGS_MODULE="config.settings")
+        self.env = env
+        command = [
+            sys.executable, "manage.py", "runlab",
+            "--web", f"127.0.0.1:{self.web}", "--api", f"127.0.0.1:{self.api}", "--data-dir", str(data_dir),
+        ]  # fmt: skip
+        with self.log.open("w") as out:
+            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        self._wait_for("Lab running.")
+        made = subprocess.run(
+            [
+                sys.executable, "manage.py", "kubeconfig", "--cluster", "demo", "--user", "admin",
+                "--server", f"https://127.0.0.1:{self.api}", "--data-dir", str(data_dir),
+            ],  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        self.kubeconfig.write_text(made.stdout)
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.api}/clusters/demo"
+
+    def _wait_for(self, text: str) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while text not in self.log.read_text():
+            if self.process.poll() is not None:
+                raise AssertionError(f"runlab exited with {self.process.returncode}:\n{self.log.read_text()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"runlab never printed {text!r}:\n{self.log.read_text()}")
+            time.sleep(0.1)
+
+    def kubectl(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the real kubectl 1.37 against the lab; fails the test (with output) if it fails."""
+        result = subprocess.run(
+            [str(KUBECTL), "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache_dir), *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(
+                f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+            )
+        return result
+
+    def kubectl_json(self, *args: str) -> Any:
+        return json.loads(self.kubectl(*args, "-o", "json").stdout)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
