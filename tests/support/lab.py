@@ -43,11 +43,12 @@ class LiveLab:
         with self.log.open("w") as out:
             self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
         self._wait_for("Lab running.")
+        kubeconfig_command = [
+            sys.executable, "manage.py", "kubeconfig", "--cluster", "demo", "--user", "admin",
+            "--server", f"https://127.0.0.1:{self.api}", "--data-dir", str(data_dir),
+        ]  # fmt: skip
         made = subprocess.run(
-            [
-                sys.executable, "manage.py", "kubeconfig", "--cluster", "demo", "--user", "admin",
-                "--server", f"https://127.0.0.1:{self.api}", "--data-dir", str(data_dir),
-            ],  # fmt: skip
+            kubeconfig_command,
             cwd=ROOT,
             env=env,
             capture_output=True,
