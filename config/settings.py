@@ -250,6 +250,9 @@ KUBELAB_STORE = os.environ.get("KUBELAB_STORE", "").strip() or "sqlite"
 KUBELAB_STORE_RETAIN_REVISIONS: int | None = _env_int("KUBELAB_STORE_RETAIN_REVISIONS")
 #: ... and at least this many seconds of history (None: the store's default, 300).
 KUBELAB_STORE_RETAIN_SECONDS: float | None = _env_float("KUBELAB_STORE_RETAIN_SECONDS")
+#: Recent events each API server's watch cache keeps per resource for resuming watches; a watch from
+#: an older resourceVersion gets 410 Gone (upstream sizes this window between 100 and 100 000).
+KUBELAB_WATCH_CACHE_WINDOW: int = _env_int("KUBELAB_WATCH_CACHE_WINDOW") or 10_000
 #: The cluster created on the lab's first start; empty for none.
 KUBELAB_DEMO_CLUSTER = os.environ.get("KUBELAB_DEMO_CLUSTER", "demo").strip()
 #: Where the Kubernetes API port (HTTPS) listens: ``runlab --api``'s default, and the address

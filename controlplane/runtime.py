@@ -158,8 +158,9 @@ def load_identities(cluster_dir: Path) -> tuple[ClusterPKI, TokenRegistry]:
 class Cluster:
     """One simulated Kubernetes cluster: its identities and store; the API server and components follow."""
 
-    def __init__(self, name: str, *, data_dir: Path, store: Store) -> None:
+    def __init__(self, name: str, *, data_dir: Path, store: Store, watch_cache_window: int = 10_000) -> None:
         self.name = check_cluster_name(name)
+        self.watch_cache_window = watch_cache_window
         self.data_dir = data_dir
         self.store = store
         self.state = ClusterState.NEW
@@ -199,7 +200,11 @@ class Cluster:
                 self._pki, self._tokens = await asyncio.to_thread(load_identities, self.data_dir)
             await self.store.start()
             apiserver = APIServer(
-                self.name, self.store, resource_types=builtin_types(), tokens=self.tokens.authenticate
+                self.name,
+                self.store,
+                resource_types=builtin_types(),
+                tokens=self.tokens.authenticate,
+                watch_cache_window=self.watch_cache_window,
             )
             await apiserver.start()
             self.apiserver = apiserver
@@ -246,6 +251,8 @@ class LabConfig:
     #: Created on the lab's first start in ``data_dir``; empty for none.
     demo_cluster: str = "demo"
     clock: Clock = SYSTEM_CLOCK
+    #: Events per resource each API server's watch cache keeps for resuming watches.
+    watch_cache_window: int = 10_000
 
 
 class LabState(enum.Enum):
@@ -338,7 +345,12 @@ class Lab:
         return cluster
 
     async def _start_cluster(self, name: str) -> Cluster:
-        cluster = Cluster(name, data_dir=cluster_dir(self.data_dir, name), store=self._open_store(name))
+        cluster = Cluster(
+            name,
+            data_dir=cluster_dir(self.data_dir, name),
+            store=self._open_store(name),
+            watch_cache_window=self.config.watch_cache_window,
+        )
         self._clusters = MappingProxyType({**self._clusters, name: cluster})
         try:
             await cluster.start()

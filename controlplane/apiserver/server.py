@@ -45,8 +45,9 @@ logger = logging.getLogger(__name__)
 #: Paths anyone may read without credentials (upstream: system:public-info-viewer).
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 
-#: Verbs per HTTP method on a single object and on a collection.
-_SUBRESOURCE_VERBS = {"status": ("get", "update", "patch"), "scale": ("get", "update", "patch")}
+#: Namespaces every cluster has (upstream's metav1.NamespaceDefault, NamespaceSystem, NamespacePublic,
+#: and the node lease namespace).
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 class APIServer:
@@ -62,6 +63,7 @@ class APIServer:
         clock: Clock = SYSTEM_CLOCK,
         trace: TraceSink = NULL_SINK,
         server_address: str = "127.0.0.1:6443",
+        watch_cache_window: int = 10_000,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -77,13 +79,27 @@ class APIServer:
                 continue
             self.registries[(t.group, t.version, t.plural)] = Registry(store, t, clock)
             if t.storage_prefix not in self.caches:
-                self.caches[t.storage_prefix] = WatchCache(store, t)
+                self.caches[t.storage_prefix] = WatchCache(store, t, window=watch_cache_window)
         self.started = False
 
     async def start(self) -> None:
-        """Fill every watch cache (list, then watch) before serving."""
+        """Create the system namespaces, fill every watch cache (list, then watch), then serve."""
+        await self._ensure_system_namespaces()
         await asyncio.gather(*(cache.start() for cache in self.caches.values()))
         self.started = True
+
+    async def _ensure_system_namespaces(self) -> None:
+        """kube-apiserver's system-namespaces controller: these four always exist.
+
+        (``pkg/controlplane/controller/systemnamespaces``; the API server recreates them if deleted.)
+        """
+        registry = self.registries.get(("", "v1", "namespaces"))
+        if registry is None:
+            return
+        for name in SYSTEM_NAMESPACES:
+            obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+            with contextlib.suppress(errors.StatusError):  # already there
+                await registry.create(obj, "")
 
     async def stop(self) -> None:
         self.started = False

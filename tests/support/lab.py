@@ -25,7 +25,7 @@ START_TIMEOUT = 90.0
 class LiveLab:
     """A running ``runlab`` with a kubeconfig for the demo cluster's admin."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, **settings: str) -> None:
         self.data_dir = data_dir
         self.web = free_port()
         self.api = free_port()
@@ -34,7 +34,7 @@ class LiveLab:
         self.cache_dir = data_dir / "kube-cache"
         data_dir.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith("KUBELAB_")}
-        env.update(PYTHONUNBUFFERED="1", DJANGO_SETTINGS_MODULE="config.settings")
+        env.update(PYTHONUNBUFFERED="1", DJANGO_SETTINGS_MODULE="config.settings", **settings)
         self.env = env
         command = [
             sys.executable, "manage.py", "runlab",

@@ -329,6 +329,7 @@ class Command(BaseCommand):
                 store_url=settings.KUBELAB_STORE,
                 retention=retention_from_settings(),
                 demo_cluster=settings.KUBELAB_DEMO_CLUSTER,
+                watch_cache_window=settings.KUBELAB_WATCH_CACHE_WINDOW,
             )
         )
         LabServer(self, lab, web=web, api=api, serving=serving, verbosity=options["verbosity"]).run()

@@ -1,0 +1,123 @@
+"""The official ``kubernetes`` Python client and lightkube, unmodified, against the lab."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes import client, config, watch
+from kubernetes.client.rest import ApiException
+
+from tests.support.lab import LiveLab
+
+
+@pytest.fixture(scope="module")
+def core(lab: LiveLab) -> Iterator[client.CoreV1Api]:
+    api_client = config.new_client_from_config(config_file=str(lab.kubeconfig))
+    try:
+        yield client.CoreV1Api(api_client)
+    finally:
+        api_client.close()
+
+
+def configmap(name: str, **data: str) -> client.V1ConfigMap:
+    return client.V1ConfigMap(metadata=client.V1ObjectMeta(name=name), data=data)
+
+
+def test_create_read_list(core: client.CoreV1Api) -> None:
+    created = core.create_namespaced_config_map("default", configmap("py-a", k="v"))
+    assert created.metadata.resource_version
+    read = core.read_namespaced_config_map("py-a", "default")
+    assert read.data == {"k": "v"}
+    names = [c.metadata.name for c in core.list_namespaced_config_map("default").items]
+    assert "py-a" in names
+
+
+def test_replace_with_a_stale_resource_version_is_409(core: client.CoreV1Api) -> None:
+    first = core.create_namespaced_config_map("default", configmap("py-stale", k="1"))
+    first.data = {"k": "2"}
+    core.replace_namespaced_config_map("py-stale", "default", first)
+    first.data = {"k": "3"}  # still carries the old resourceVersion
+    with pytest.raises(ApiException) as caught:
+        core.replace_namespaced_config_map("py-stale", "default", first)
+    assert caught.value.status == 409
+    assert "the object has been modified" in caught.value.body
+
+
+def test_pagination_with_continue(core: client.CoreV1Api) -> None:
+    for i in range(5):
+        core.create_namespaced_config_map("default", configmap(f"py-page-{i}"))
+    seen: list[str] = []
+    token = None
+    while True:
+        page = core.list_namespaced_config_map("default", limit=2, _continue=token, label_selector="")
+        seen += [c.metadata.name for c in page.items]
+        token = page.metadata._continue
+        if not token:
+            break
+    assert [n for n in seen if n.startswith("py-page-")] == [f"py-page-{i}" for i in range(5)]
+
+
+def test_watch_sees_a_change_made_after_it_started(core: client.CoreV1Api) -> None:
+    start = core.list_namespaced_config_map("default").metadata.resource_version
+    created = threading.Event()
+
+    def make() -> None:
+        created.wait(5)
+        core.create_namespaced_config_map("default", configmap("py-watched"))
+
+    maker = threading.Thread(target=make)
+    maker.start()
+    w = watch.Watch()
+    try:
+        for event in w.stream(
+            core.list_namespaced_config_map, "default", resource_version=start, timeout_seconds=10
+        ):
+            created.set()
+            if event["object"].metadata.name == "py-watched":
+                assert event["type"] == "ADDED"
+                break
+        else:
+            pytest.fail("the watch never delivered the new ConfigMap")
+    finally:
+        created.set()
+        w.stop()
+        maker.join()
+
+
+def test_watch_from_a_too_old_resource_version_raises_410(tmp_path: Path) -> None:
+    small = LiveLab(tmp_path / "lab", KUBELAB_WATCH_CACHE_WINDOW="3")
+    try:
+        api_client = config.new_client_from_config(config_file=str(small.kubeconfig))
+        api = client.CoreV1Api(api_client)
+        first = api.create_namespaced_config_map("default", configmap("old"))
+        for i in range(5):
+            api.create_namespaced_config_map("default", configmap(f"newer-{i}"))
+        w = watch.Watch()
+        with pytest.raises(ApiException) as caught:
+            for _ in w.stream(
+                api.list_namespaced_config_map,
+                "default",
+                resource_version=first.metadata.resource_version,
+                timeout_seconds=5,
+            ):
+                pass
+        assert caught.value.status == 410
+        api_client.close()
+    finally:
+        small.stop()
+
+
+def test_lightkube_lists_and_gets(lab: LiveLab) -> None:
+    from lightkube import Client, KubeConfig
+    from lightkube.models.meta_v1 import ObjectMeta
+    from lightkube.resources.core_v1 import ConfigMap, Namespace
+
+    kube = Client(KubeConfig.from_file(str(lab.kubeconfig)))
+    names = {ns.metadata.name for ns in kube.list(Namespace)}
+    assert "default" in names
+    made = kube.create(ConfigMap(metadata=ObjectMeta(name="lk-a"), data={"x": "y"}), namespace="default")
+    assert made.metadata.resourceVersion
+    assert kube.get(ConfigMap, "lk-a", namespace="default").data == {"x": "y"}
