@@ -54,7 +54,18 @@ def apply(kind: str, current: Object, document: Any, rtype: ResourceType, reques
                 base, document, group=rtype.group, version=rtype.version, kind=rtype.kind
             )
     except patches.PatchError as error:
-        raise errors.StatusError(error.status_code, error.reason, str(error)) from None
+        status = error.status()
+        if error.status_code >= 500:
+            # Upstream answers most strategic-merge failures as a bare 500; a malformed patch is the
+            # client's fault, and the lab never answers bad input with a 500: 400 with the same text.
+            raise errors.bad_request(error.detail) from None
+        details = status.get("details") or {}
+        if error.status_code == 422:
+            # Upstream's 422 message hides the reason; keep its text and add the reason as a cause.
+            details = {**details, "causes": [{"message": error.detail}]}
+        raise errors.StatusError(
+            error.status_code, status.get("reason", "BadRequest"), status["message"], details or None
+        ) from None
     if not isinstance(result, dict):
         raise errors.bad_request("the patch did not produce an object")
     return result
