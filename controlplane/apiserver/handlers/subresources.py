@@ -12,11 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from controlplane.api.resources import ResourceType
 from controlplane.apiserver import errors
 from controlplane.apiserver.handlers.resources import Context, Reply
 from controlplane.apiserver.http import decode_body, dumps
 
 Object = dict[str, Any]
+
+#: The autoscaling/v1 Scale kind, for patching the scale view (its schema drives strategic merge).
+SCALE_TYPE = ResourceType("autoscaling", "v1", "Scale", "scale", "scale", True)
 
 
 def _scale(obj: Object) -> Object:
@@ -52,9 +56,21 @@ async def _handle_scale(ctx: Context, verb: str) -> Reply:
     if verb == "get":
         obj, _ = await ctx.registry.read(ctx.namespace, ctx.name)
         return Reply(200, dumps(_scale(obj)))
-    if verb != "update":
+    if verb == "patch":
+        # kubectl scale sends a merge patch of the Scale: apply it to the Scale view of the object.
+        from controlplane.apiserver import patching
+        from controlplane.apiserver.handlers.resources import PATCH_TYPES
+
+        kind = PATCH_TYPES.get(ctx.request.content_type)
+        if kind is None or kind == "apply":
+            raise errors.unsupported_media_type()
+        document = decode_body(await ctx.request.read_body(), ctx.request.content_type)
+        obj, _ = await ctx.registry.read(ctx.namespace, ctx.name)
+        body = patching.apply(kind, _scale(obj), document, SCALE_TYPE, ctx.request)
+    elif verb == "update":
+        body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
+    else:
         raise errors.method_not_supported(f"{ctx.rtype.plural}/scale", ctx.rtype.group, verb)
-    body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
     if not isinstance(body, dict) or body.get("kind") not in (None, "Scale"):
         raise errors.bad_request("the body of a scale update must be a Scale object")
     replicas = (body.get("spec") or {}).get("replicas")
