@@ -4,10 +4,10 @@ The API server is an ASGI application of its own, routed beside Django rather th
 Kubernetes API server answers thousands of small requests a second (every kubelet, controller and
 ``kubectl get -w``), and the Django request cycle would cost more than the work itself.
 
-Content negotiation follows kube-apiserver: request bodies may be JSON or YAML (and, for the one
-request kubectl sends that way, protobuf); responses are JSON. A client may ask for a ``Table``
-(``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``), which is how ``kubectl get`` gets its
-columns.
+Content negotiation follows kube-apiserver: request bodies may be JSON, YAML or, for the kinds
+:mod:`protobuf_schema` describes, protobuf (what kubectl's typed commands send); responses are JSON.
+A client may ask for a ``Table`` (``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``), which is
+how ``kubectl get`` gets its columns.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl
 
 import yaml
 
-from controlplane.apiserver import errors
+from controlplane.apiserver import errors, protobuf
 from controlplane.apiserver.requestinfo import RequestInfo
 from controlplane.identity import UserInfo
 
@@ -34,6 +34,12 @@ Send = Callable[[Message], Awaitable[None]]
 MAX_BODY = 3 * 1024 * 1024
 
 JSON = "application/json"
+
+#: Upstream's 415 for a protobuf body of a kind without a protobuf schema (a custom resource).
+PROTOBUF_UNSUPPORTED = (
+    "the body of the request was in an unknown format - accepted media types include: "
+    "application/json, application/yaml"
+)
 
 
 @dataclass
@@ -92,7 +98,18 @@ class Request:
 
 
 def decode_body(body: bytes, content_type: str) -> Any:
-    """Parse a JSON or YAML body; 400 BadRequest with upstream's wording if it does not parse."""
+    """Parse a JSON, YAML or protobuf body; 400 BadRequest with upstream's wording if it does not parse.
+
+    A protobuf body comes out as the same object's JSON form. A kind without a protobuf schema here is
+    415, as upstream answers protobuf for its custom resources.
+    """
+    if content_type == protobuf.MEDIA_TYPE:
+        try:
+            return protobuf.decode(body)[2]
+        except protobuf.UnsupportedKind:
+            raise errors.unsupported_media_type(PROTOBUF_UNSUPPORTED) from None
+        except protobuf.ProtobufError as error:
+            raise errors.bad_request(f"unable to decode protobuf body: {error}") from None
     if content_type in (
         "",
         JSON,

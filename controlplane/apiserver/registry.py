@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from controlplane.api.resources import ResourceType
-from controlplane.apiserver import errors
+from controlplane.apiserver import admission, errors, pipeline
 from controlplane.clock import Clock
 from controlplane.store import (
     Compare,
@@ -124,11 +124,18 @@ class Registry:
         meta.pop("selfLink", None)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = timestamp(self.clock)
-        self.strategy.prepare_for_create(obj)
+        # Upstream's order: defaults while decoding, mutating admission, PrepareForCreate and
+        # validation (BeforeCreate), validating admission, storage.
         self.strategy.default(obj)
+        obj = admission.mutate("CREATE", obj, None)
+        self.strategy.prepare_for_create(obj)
         problems = self.strategy.validate(obj, namespaced=self.rtype.namespaced)
         if problems:
-            raise self.invalid(meta.get("name") or meta.get("generateName") or "", problems)
+            error = self.invalid(meta.get("name") or meta.get("generateName") or "", problems)
+            pipeline.stage("validation", "deny", error.message)
+            raise error
+        pipeline.stage("validation", "pass")
+        admission.validate("CREATE", obj, None)
         return obj
 
     async def create(self, obj: Object, namespace: str, *, dry_run: bool = False) -> Object:
@@ -143,7 +150,9 @@ class Registry:
             Txn(compares=(Compare.absent(key),), success=(Put(key, encode(obj)),), failure=(Get(key),))
         )
         if not result.succeeded:
+            pipeline.stage("storage", "deny", f"{key} already exists")
             raise errors.already_exists(self.rtype.plural, self.rtype.group, name)
+        pipeline.stage("storage", "pass", f"created {key} at revision {result.revision}")
         obj["metadata"]["resourceVersion"] = str(result.revision)
         return obj
 
@@ -193,16 +202,22 @@ class Registry:
                 meta["namespace"] = namespace
             self._keep_server_fields(desired, current)
             if subresource == "status":
+                desired = admission.mutate("UPDATE", desired, current)
                 self.strategy.prepare_for_status_update(desired, current)
                 problems = self.strategy.validate_status_update(
                     desired, current, namespaced=self.rtype.namespaced
                 )
             else:
-                self.strategy.prepare_for_update(desired, current)
                 self.strategy.default(desired)
+                desired = admission.mutate("UPDATE", desired, current)
+                self.strategy.prepare_for_update(desired, current)
                 problems = self.strategy.validate_update(desired, current, namespaced=self.rtype.namespaced)
             if problems:
-                raise self.invalid(name, problems)
+                error = self.invalid(name, problems)
+                pipeline.stage("validation", "deny", error.message)
+                raise error
+            pipeline.stage("validation", "pass")
+            admission.validate("UPDATE", desired, current)
             if self._unchanged(desired, current):
                 return Written(current)  # upstream skips the write: same resourceVersion back
             if dry_run:
@@ -220,9 +235,11 @@ class Registry:
                     )
                 )
             if result.succeeded:
+                pipeline.stage("storage", "pass", f"updated {key} at revision {result.revision}")
                 desired["metadata"]["resourceVersion"] = str(result.revision)
                 return Written(desired)
             if sent_rv not in (None, ""):
+                pipeline.stage("storage", "deny", f"{key} was modified since revision {sent_rv}")
                 raise errors.conflict(self.rtype.plural, self.rtype.group, name, errors.OBJECT_MODIFIED)
             # Someone wrote between our read and our write, and the client did not pin a version:
             # read again and re-apply its change.

@@ -21,8 +21,8 @@ import time
 from typing import Any
 
 from controlplane.api.resources import ResourceRegistry, ResourceType
-from controlplane.apiserver import errors, requestinfo
-from controlplane.apiserver.filters import authentication, authorization
+from controlplane.apiserver import errors, pipeline, requestinfo
+from controlplane.apiserver.filters import audit, authentication, authorization, flowcontrol, impersonation
 from controlplane.apiserver.handlers import discovery, resources, watch
 from controlplane.apiserver.http import (
     Receive,
@@ -155,22 +155,25 @@ class APIServer:
         if request.path in PUBLIC_PATHS and request.method == "GET":
             return await self._public(request, send)
 
-        try:
-            request.user = authentication.authenticate(request, self.tokens)
-        except errors.StatusError:
-            self._stage(request, "authentication", "deny", "no valid credentials")
-            raise
-        request.source = f"user:{request.user.username}"
-        self._stage(request, "authentication", "pass", request.user.username)
-        self._stage(request, "audit", "pass")
-        self._stage(request, "impersonation", "pass")
-        self._stage(request, "flowcontrol", "pass")
-        allowed, reason = authorization.authorize(request)
-        self._stage(request, "authorization", "pass" if allowed else "deny", reason)
+        with pipeline.reporting(lambda name, outcome, detail: self._stage(request, name, outcome, detail)):
+            try:
+                request.user = authentication.authenticate(request, self.tokens)
+            except errors.StatusError:
+                pipeline.stage("authentication", "deny", "no valid credentials")
+                raise
+            request.source = f"user:{request.user.username}"
+            pipeline.stage("authentication", "pass", request.user.username)
+            audit.record_received(request)
+            impersonation.impersonate(request)
+            flowcontrol.admit(request)
+            allowed, reason = authorization.authorize(request)
+            pipeline.stage("authorization", "pass" if allowed else "deny", reason)
+            if not allowed:
+                raise errors.forbidden(info.resource, info.api_group, info.name, reason)
 
-        if not info.is_resource_request:
-            return await self._non_resource(request, send)
-        return await self._resource(request, send)
+            if not info.is_resource_request:
+                return await self._non_resource(request, send)
+            return await self._resource(request, send)
 
     async def _public(self, request: Request, send: Send) -> int:
         if request.path == "/version":

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from controlplane.api.resources import ResourceType
-from controlplane.apiserver import errors, protobuf
+from controlplane.apiserver import errors
 from controlplane.apiserver.handlers.resources import Reply
 from controlplane.apiserver.http import Request, decode_body, dumps
 
@@ -23,11 +23,7 @@ if TYPE_CHECKING:
 
 
 async def handle(server: APIServer, request: Request, rtype: ResourceType) -> Reply:
-    raw = await request.read_body()
-    if request.content_type == protobuf.MEDIA_TYPE:
-        body: Any = protobuf.decode_review(raw, rtype)
-    else:
-        body = decode_body(raw, request.content_type)
+    body: Any = decode_body(await request.read_body(), request.content_type)  # JSON, YAML or protobuf
     if not isinstance(body, dict):
         raise errors.bad_request(f"the body of the request must be a {rtype.kind} object")
     body["apiVersion"] = rtype.api_version

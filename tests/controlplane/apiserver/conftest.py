@@ -29,9 +29,9 @@ class API:
 
 @pytest.fixture
 async def api(tmp_path: Path) -> AsyncIterator[API]:
-    store = SqliteStore("test", path=tmp_path / "store.sqlite3")
-    await store.start()
     trace = ListSink()
+    store = SqliteStore("test", path=tmp_path / "store.sqlite3", trace=trace)
+    await store.start()
     server = APIServer(
         "test",
         store,

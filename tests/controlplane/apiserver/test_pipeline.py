@@ -1,0 +1,45 @@
+"""The pipeline reports every stage of every request on the trace, in upstream's order."""
+
+from __future__ import annotations
+
+from controlplane.apiserver.pipeline import STAGES
+from tests.controlplane.apiserver.conftest import API
+
+CMS = "/api/v1/namespaces/default/configmaps"
+
+
+def stages_of(api: API, request_id: str) -> list[tuple[str, str]]:
+    return [(e["stage"], e["outcome"]) for e in api.trace.of_type("request.stage") if e["id"] == request_id]
+
+
+async def test_a_create_passes_every_stage_in_order_and_names_its_revision(api: API) -> None:
+    response = await api.client.post(CMS, json={"kind": "ConfigMap", "metadata": {"name": "traced"}})
+    assert response.status_code == 201
+    request_id = response.headers["audit-id"]
+    assert stages_of(api, request_id) == [(stage, "pass") for stage in STAGES]
+    (write,) = [
+        e for e in api.trace.of_type("store.txn") if e.get("op") == "txn" and e["request_id"] == request_id
+    ]
+    assert write["revision"] == int(response.json()["metadata"]["resourceVersion"])
+    (done,) = [e for e in api.trace.of_type("request.completed") if e["id"] == request_id]
+    assert done["code"] == 201 and done["from"] == "user:admin" and done["to"] == "apiserver"
+
+
+async def test_an_invalid_object_stops_at_validation(api: API) -> None:
+    response = await api.client.post(CMS, json={"kind": "ConfigMap", "metadata": {"name": "Not_Valid"}})
+    assert response.status_code == 422
+    stages = stages_of(api, response.headers["audit-id"])
+    assert stages[-1] == ("validation", "deny")
+    assert ("storage", "pass") not in stages
+
+
+async def test_a_request_without_credentials_stops_at_authentication(api: API) -> None:
+    response = await api.client.get(CMS, headers={"Authorization": ""})
+    assert response.status_code == 401
+    assert stages_of(api, response.headers["audit-id"]) == [("authentication", "deny")]
+
+
+async def test_impersonation_is_refused_until_it_can_be_authorized(api: API) -> None:
+    response = await api.client.get(CMS, headers={"Impersonate-User": "bob"})
+    assert response.status_code == 403
+    assert stages_of(api, response.headers["audit-id"])[-1] == ("impersonation", "deny")
