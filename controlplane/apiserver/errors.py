@@ -149,6 +149,19 @@ def timeout(message: str, retry_after: int = 0) -> StatusError:
     return StatusError(504, "Timeout", message, details)
 
 
+def too_large_resource_version(wanted: int, current: int) -> StatusError:
+    """504 for a resourceVersion the server has not reached (apiserver ``storage/errors.go``)."""
+    return StatusError(
+        504,
+        "Timeout",
+        f"Too large resource version: {wanted}, current: {current}",
+        {
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1,
+        },
+    )
+
+
 def too_many_requests(message: str, retry_after: int) -> StatusError:
     return StatusError(
         429,

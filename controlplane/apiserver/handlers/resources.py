@@ -139,7 +139,7 @@ async def list_(ctx: Context) -> Reply:
         wanted = await ctx.store.current_revision() if rv is None else rv
         fresh = rv == 0 or await ctx.cache.wait_for(wanted, CACHE_WAIT if rv else 0.05)
         if not fresh and rv is not None:
-            raise _too_large(rv, ctx.cache.revision)
+            raise errors.too_large_resource_version(rv, ctx.cache.revision)
         if fresh:
             items = ctx.cache.list(namespace, matches)
             revision = ctx.cache.revision
@@ -155,19 +155,6 @@ def _limit(value: str | None) -> int:
     except ValueError:
         raise errors.bad_request(f'invalid limit "{value}"') from None
     return max(limit, 0)
-
-
-def _too_large(wanted: int, current: int) -> errors.StatusError:
-    # apiserver storage/errors.go NewTooLargeResourceVersionError
-    return errors.StatusError(
-        504,
-        "Timeout",
-        f"Too large resource version: {wanted}, current: {current}",
-        {
-            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
-            "retryAfterSeconds": 1,
-        },
-    )
 
 
 async def _list_from_store(
@@ -214,7 +201,7 @@ async def _list_from_store(
             f"The resourceVersion for the provided list is too old. (requested {rv})"
         ) from None
     except FutureRevision:
-        raise _too_large(rv or 0, await ctx.store.current_revision()) from None
+        raise errors.too_large_resource_version(rv or 0, await ctx.store.current_revision()) from None
     assert revision is not None
     continue_token = None
     if next_start is not None:

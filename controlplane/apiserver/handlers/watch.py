@@ -62,15 +62,7 @@ async def watch(ctx: Context, send: Send, *, bookmark_interval: float = BOOKMARK
     initial = send_initial == "true" or (rv in (None, 0) and send_initial is None)
 
     if rv and not await cache.wait_for(rv, CACHE_WAIT):
-        raise errors.StatusError(
-            504,
-            "Timeout",
-            f"Too large resource version: {rv}, current: {cache.revision}",
-            {
-                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
-                "retryAfterSeconds": 1,
-            },
-        )
+        raise errors.too_large_resource_version(rv, cache.revision)
     if rv is None:
         await cache.wait_for(await ctx.store.current_revision(), CACHE_WAIT)
 
