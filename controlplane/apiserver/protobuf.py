@@ -74,6 +74,8 @@ def decode(body: bytes) -> tuple[str, str, dict[str, Any]]:
     kind: str = type_meta.get("kind", "")
     if envelope.get("contentEncoding"):
         raise ProtobufError(f"unsupported content encoding {envelope['contentEncoding']!r}")
+    if envelope.get("contentType", MEDIA_TYPE) != MEDIA_TYPE:
+        raise ProtobufError(f"unsupported content type {envelope['contentType']!r} in the envelope")
     if not kind:
         raise ProtobufError("Object 'Kind' is missing in the protobuf envelope")
     expected_version, message = KINDS.get(kind, (None, ""))
