@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 #: Every key of a cluster lives under this prefix, as in kube-apiserver (``--etcd-prefix``).
 KEY_PREFIX = "/registry/"
@@ -24,9 +24,13 @@ KEY_PREFIX = "/registry/"
 MAX_REQUEST_BYTES = 1536 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class KeyValue:
-    """A key as stored at some revision."""
+class KeyValue(NamedTuple):
+    """A key as stored at some revision.
+
+    (Immutable, like every value the store hands out: one event object is shared by all watchers. The
+    hot types are named tuples rather than frozen dataclasses because they are created for every
+    write and a named tuple is three times cheaper to build.)
+    """
 
     key: str
     value: bytes
@@ -41,8 +45,7 @@ class EventType(enum.Enum):
     DELETE = "DELETE"
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
     """One change seen by a watch.
 
     For a DELETE, ``kv`` carries the key and the deleting revision as ``mod_revision`` (value empty,
@@ -131,19 +134,16 @@ class Txn:
     failure: tuple[Op, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class PutResponse:
+class PutResponse(NamedTuple):
     prev_kv: KeyValue | None
 
 
-@dataclass(frozen=True, slots=True)
-class DeleteResponse:
+class DeleteResponse(NamedTuple):
     deleted: int
     prev_kv: KeyValue | None
 
 
-@dataclass(frozen=True, slots=True)
-class GetResponse:
+class GetResponse(NamedTuple):
     kv: KeyValue | None
 
 

@@ -106,39 +106,35 @@ def evaluate(txn: Txn, read: ReadKey, revision: int, has_lease: HasLease | None 
     ``revision`` must be the current revision + 1. Operations apply in order, and a later operation
     sees the effect of an earlier one (a Get after a Put reads the Put), as in etcd.
     """
-    succeeded = all(cmp.holds(read(cmp.key)) for cmp in txn.compares)
+    succeeded = True
+    for cmp in txn.compares:
+        if not cmp.holds(read(cmp.key)):
+            succeeded = False
+            break
     ops: Iterable[Op] = txn.success if succeeded else txn.failure
     overlay: dict[str, KeyValue | None] = {}
-
-    def current(key: str) -> KeyValue | None:
-        return overlay[key] if key in overlay else read(key)
-
     responses: list[OpResponse] = []
     events: list[Event] = []
     for op in ops:
-        prev = current(op.key)
-        if isinstance(op, Get):
-            responses.append(GetResponse(prev))
-        elif isinstance(op, Put):
+        key = op.key
+        prev = overlay[key] if key in overlay else read(key)
+        if isinstance(op, Put):
             if op.lease and has_lease is not None and not has_lease(op.lease):
                 raise LeaseNotFound(op.lease)
-            kv = KeyValue(
-                key=op.key,
-                value=op.value,
-                create_revision=prev.create_revision if prev else revision,
-                mod_revision=revision,
-                version=prev.version + 1 if prev else 1,
-                lease=op.lease,
-            )
-            overlay[op.key] = kv
+            if prev is None:
+                kv = KeyValue(key, op.value, revision, revision, 1, op.lease)
+            else:
+                kv = KeyValue(key, op.value, prev.create_revision, revision, prev.version + 1, op.lease)
+            overlay[key] = kv
             events.append(Event(EventType.PUT, kv, prev))
             responses.append(PutResponse(prev))
+        elif isinstance(op, Get):
+            responses.append(GetResponse(prev))
+        elif prev is None:
+            responses.append(DeleteResponse(0, None))
         else:
-            if prev is None:
-                responses.append(DeleteResponse(0, None))
-                continue
-            overlay[op.key] = None
-            events.append(Event(EventType.DELETE, tombstone(op.key, revision), prev))
+            overlay[key] = None
+            events.append(Event(EventType.DELETE, tombstone(key, revision), prev))
             responses.append(DeleteResponse(1, prev))
     return Outcome(succeeded, tuple(responses), tuple(events))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from kubernetes import client, config, watch
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from tests.support.lab import LiveLab
 
@@ -43,13 +43,13 @@ def test_replace_with_a_stale_resource_version_is_409(core: client.CoreV1Api) ->
     with pytest.raises(ApiException) as caught:
         core.replace_namespaced_config_map("py-stale", "default", first)
     assert caught.value.status == 409
-    assert "the object has been modified" in caught.value.body
+    assert "the object has been modified" in str(caught.value.body)
 
 
 def test_pagination_with_continue(core: client.CoreV1Api) -> None:
     for i in range(5):
         core.create_namespaced_config_map("default", configmap(f"py-page-{i}"))
-    seen: list[str] = []
+    seen: list[str | None] = []
     token = None
     while True:
         page = core.list_namespaced_config_map("default", limit=2, _continue=token, label_selector="")
@@ -57,7 +57,7 @@ def test_pagination_with_continue(core: client.CoreV1Api) -> None:
         token = page.metadata._continue
         if not token:
             break
-    assert [n for n in seen if n.startswith("py-page-")] == [f"py-page-{i}" for i in range(5)]
+    assert [n for n in seen if n and n.startswith("py-page-")] == [f"py-page-{i}" for i in range(5)]
 
 
 def test_watch_sees_a_change_made_after_it_started(core: client.CoreV1Api) -> None:
