@@ -1,54 +1,43 @@
 """The built-in kinds this API server serves, with upstream's names, scopes, verbs and storage keys.
 
 Each entry is what discovery publishes for the resource (compare ``kubectl api-resources`` against a
-real cluster) plus where it is stored. Per-kind rules are strategies; kinds without special rules use
-the plain ``Strategy``.
+real cluster) plus where it is stored. Per-kind rules (defaults, validation, what an update may change)
+are the strategies in ``controlplane.api.strategies``; kinds without special rules use the plain
+``Strategy``.
 """
 
 from __future__ import annotations
 
 from controlplane.api.resources import CREATE_ONLY, CRUD, ResourceRegistry, ResourceType, Subresource
+from controlplane.api.strategies import (
+    ClusterRoleBindingStrategy,
+    ClusterRoleStrategy,
+    ConfigMapStrategy,
+    DeploymentStrategy,
+    EndpointSliceStrategy,
+    EndpointsStrategy,
+    EventStrategy,
+    EventsV1EventStrategy,
+    LeaseStrategy,
+    NamespaceStrategy,
+    NodeStrategy,
+    PodStrategy,
+    ReplicaSetStrategy,
+    RoleBindingStrategy,
+    RoleStrategy,
+    SecretStrategy,
+    ServiceAccountStrategy,
+    ServiceStrategy,
+)
 from controlplane.api.strategy import Strategy
-from controlplane.api.validation import is_dns1123_label
 
 RW = ("get", "patch", "update")
 
 
 class StatusStrategy(Strategy):
-    """Kinds whose ``status`` is written only through ``/status`` (by controllers and kubelets)."""
+    """Kinds whose ``status`` is written only through ``/status`` (by controllers), without own rules."""
 
     status_subresource = True
-
-
-class WorkloadStrategy(StatusStrategy):
-    """Deployments, ReplicaSets: status subresource and a generation that counts spec changes."""
-
-    tracks_generation = True
-
-
-class PodStrategy(StatusStrategy):
-    """Pods: graceful deletion; status from the kubelet only (``pkg/registry/core/pod/strategy.go``)."""
-
-    graceful_deletion = True
-
-    def reset_status(self, obj: dict[str, object]) -> None:
-        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
-
-
-class NamespaceStrategy(StatusStrategy):
-    """Namespaces: DNS-label names, phase Active, and the ``kubernetes`` finalizer."""
-
-    name_validator = staticmethod(is_dns1123_label)
-
-    def reset_status(self, obj: dict[str, object]) -> None:
-        obj["status"] = {"phase": "Active"}
-        spec = obj.setdefault("spec", {})
-        if isinstance(spec, dict):
-            spec.setdefault("finalizers", ["kubernetes"])
-
-
-class ServiceStrategy(StatusStrategy):
-    name_validator = staticmethod(is_dns1123_label)
 
 
 def builtin_types() -> ResourceRegistry:
@@ -99,7 +88,7 @@ def builtin_types() -> ResourceRegistry:
             ("no",),
             subresources=(Subresource("status", RW),),
             storage_prefix="/registry/minions",
-            strategy=StatusStrategy(),
+            strategy=NodeStrategy(),
         ),
         ResourceType(
             "",
@@ -125,6 +114,7 @@ def builtin_types() -> ResourceRegistry:
             CRUD,
             ("ep",),
             storage_prefix="/registry/services/endpoints",
+            strategy=EndpointsStrategy(),
         ),
         ResourceType(
             "",
@@ -136,8 +126,19 @@ def builtin_types() -> ResourceRegistry:
             CRUD,
             ("cm",),
             storage_prefix="/registry/configmaps",
+            strategy=ConfigMapStrategy(),
         ),
-        ResourceType("", "v1", "Secret", "secrets", "secret", True, CRUD, storage_prefix="/registry/secrets"),
+        ResourceType(
+            "",
+            "v1",
+            "Secret",
+            "secrets",
+            "secret",
+            True,
+            CRUD,
+            storage_prefix="/registry/secrets",
+            strategy=SecretStrategy(),
+        ),
         ResourceType(
             "",
             "v1",
@@ -153,9 +154,19 @@ def builtin_types() -> ResourceRegistry:
                 ),
             ),
             storage_prefix="/registry/serviceaccounts",
+            strategy=ServiceAccountStrategy(),
         ),
         ResourceType(
-            "", "v1", "Event", "events", "event", True, CRUD, ("ev",), storage_prefix="/registry/events"
+            "",
+            "v1",
+            "Event",
+            "events",
+            "event",
+            True,
+            CRUD,
+            ("ev",),
+            storage_prefix="/registry/events",
+            strategy=EventStrategy(),
         ),
     ]
     apps = [
@@ -171,7 +182,7 @@ def builtin_types() -> ResourceRegistry:
             ("all",),
             (Subresource("status", RW), scale),
             "/registry/deployments",
-            WorkloadStrategy(),
+            DeploymentStrategy(),
         ),
         ResourceType(
             "apps",
@@ -185,7 +196,7 @@ def builtin_types() -> ResourceRegistry:
             ("all",),
             (Subresource("status", RW), scale),
             "/registry/replicasets",
-            WorkloadStrategy(),
+            ReplicaSetStrategy(),
         ),
     ]
     others = [
@@ -198,6 +209,7 @@ def builtin_types() -> ResourceRegistry:
             True,
             CRUD,
             storage_prefix="/registry/leases",
+            strategy=LeaseStrategy(),
         ),
         ResourceType(
             "events.k8s.io",
@@ -209,6 +221,7 @@ def builtin_types() -> ResourceRegistry:
             CRUD,
             ("ev",),
             storage_prefix="/registry/events",
+            strategy=EventsV1EventStrategy(),
         ),
         ResourceType(
             "discovery.k8s.io",
@@ -219,6 +232,7 @@ def builtin_types() -> ResourceRegistry:
             True,
             CRUD,
             storage_prefix="/registry/endpointslices",
+            strategy=EndpointSliceStrategy(),
         ),
         ResourceType(
             "rbac.authorization.k8s.io",
@@ -229,6 +243,7 @@ def builtin_types() -> ResourceRegistry:
             True,
             CRUD,
             storage_prefix="/registry/roles",
+            strategy=RoleStrategy(),
         ),
         ResourceType(
             "rbac.authorization.k8s.io",
@@ -239,6 +254,7 @@ def builtin_types() -> ResourceRegistry:
             True,
             CRUD,
             storage_prefix="/registry/rolebindings",
+            strategy=RoleBindingStrategy(),
         ),
         ResourceType(
             "rbac.authorization.k8s.io",
@@ -249,6 +265,7 @@ def builtin_types() -> ResourceRegistry:
             False,
             CRUD,
             storage_prefix="/registry/clusterroles",
+            strategy=ClusterRoleStrategy(),
         ),
         ResourceType(
             "rbac.authorization.k8s.io",
@@ -259,6 +276,7 @@ def builtin_types() -> ResourceRegistry:
             False,
             CRUD,
             storage_prefix="/registry/clusterrolebindings",
+            strategy=ClusterRoleBindingStrategy(),
         ),
         ResourceType(
             "authorization.k8s.io",

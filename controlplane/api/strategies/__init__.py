@@ -1,0 +1,68 @@
+"""Per-kind strategies: what the API server fills in, checks and refuses for each kind of object.
+
+Upstream keeps one ``strategy.go`` per kind (``pkg/registry/<group>/<kind>/``), with the defaulting
+in ``pkg/apis/<group>/v1/defaults.go`` and the rules in ``pkg/apis/<group>/validation``. The lab keeps
+one module per *group of related kinds*, each opening with what its kinds are for and why their rules
+are what they are:
+
+- ``pods``: pod defaults, the pod-spec rules (shared with workload templates), why a pod's spec is
+  (mostly) immutable, QoS classes;
+- ``workloads``: Deployments and ReplicaSets (selectors, templates, rollout strategy, generation);
+- ``services``: Services (cluster IP and node port allocation), Endpoints, EndpointSlices;
+- ``namespaces``, ``nodes``, ``serviceaccounts``, ``leases``;
+- ``config``: ConfigMaps and Secrets (keys, base64, 1 MiB, secret types, ``immutable``);
+- ``rbac``: Roles, ClusterRoles and their bindings;
+- ``events``: core ``v1`` and ``events.k8s.io/v1`` Events.
+
+``common`` holds what they share: the base class (defaults before prepare), field paths, and values
+rendered the way upstream's field errors print them, so that a 422 reads exactly like kube-apiserver's.
+"""
+
+from __future__ import annotations
+
+from controlplane.api.strategies.common import UndecodableObject
+from controlplane.api.strategies.config import ConfigMapStrategy, SecretStrategy
+from controlplane.api.strategies.events import EventStrategy, EventsV1EventStrategy
+from controlplane.api.strategies.leases import LeaseStrategy
+from controlplane.api.strategies.namespaces import NamespaceFinalizeStrategy, NamespaceStrategy
+from controlplane.api.strategies.nodes import NodeStrategy
+from controlplane.api.strategies.pods import PodBindingStrategy, PodStrategy
+from controlplane.api.strategies.rbac import (
+    ClusterRoleBindingStrategy,
+    ClusterRoleStrategy,
+    RoleBindingStrategy,
+    RoleStrategy,
+)
+from controlplane.api.strategies.serviceaccounts import ServiceAccountStrategy
+from controlplane.api.strategies.services import (
+    Claim,
+    EndpointSliceStrategy,
+    EndpointsStrategy,
+    ServiceStrategy,
+)
+from controlplane.api.strategies.workloads import DeploymentStrategy, ReplicaSetStrategy
+
+__all__ = [
+    "Claim",
+    "ClusterRoleBindingStrategy",
+    "ClusterRoleStrategy",
+    "ConfigMapStrategy",
+    "DeploymentStrategy",
+    "EndpointSliceStrategy",
+    "EndpointsStrategy",
+    "EventStrategy",
+    "EventsV1EventStrategy",
+    "LeaseStrategy",
+    "NamespaceFinalizeStrategy",
+    "NamespaceStrategy",
+    "NodeStrategy",
+    "PodBindingStrategy",
+    "PodStrategy",
+    "ReplicaSetStrategy",
+    "RoleBindingStrategy",
+    "RoleStrategy",
+    "SecretStrategy",
+    "ServiceAccountStrategy",
+    "ServiceStrategy",
+    "UndecodableObject",
+]

@@ -1,0 +1,253 @@
+"""Strict decoding: unknown and duplicate fields in a request body, found with upstream's schemas.
+
+kube-apiserver decodes every body into Go structs. A JSON field the struct does not have is dropped
+by the decoder, and so is the first of two fields with the same name. Since Kubernetes 1.25 the
+client chooses what happens then, with the ``fieldValidation`` query parameter
+(apiserver ``pkg/endpoints/handlers``, KEP-2885 "server-side unknown field validation"):
+
+* ``Strict`` (what ``kubectl apply``/``create`` send by default, ``--validate=strict``): the request
+  fails with 400 BadRequest, ``strict decoding error: unknown field "spec.replicaz"``;
+* ``Warn`` (the server's default): the request succeeds without those fields and the response
+  carries one ``Warning: 299 - "unknown field \\"spec.replicaz\\""`` header per field, which kubectl
+  prints as ``Warning: unknown field "spec.replicaz"``;
+* ``Ignore``: the fields are dropped silently, as before 1.25.
+
+Without Go structs, the lab asks upstream's schemas (:mod:`controlplane.api.schema`) which fields
+exist: an object schema with ``properties`` and no ``additionalProperties`` is a struct; a schema
+with ``additionalProperties`` is a map (``labels``: any key); a schema with neither is free-form
+(``RawExtension``). Paths are written as the Go decoder writes them:
+``spec.template.spec.containers[0].foo``.
+
+Pure functions only: the API server's handlers decide what to do with the errors.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+import yaml
+
+from controlplane.api import schema as schemas
+
+Schema = schemas.Schema
+
+STRICT: Final = "Strict"
+WARN: Final = "Warn"
+IGNORE: Final = "Ignore"
+DIRECTIVES: Final = ("", IGNORE, STRICT, WARN)
+"""Accepted ``fieldValidation`` values, sorted as upstream lists them in its 422 message."""
+
+_FREE_FORM: Final = frozenset(
+    {
+        "io.k8s.apimachinery.pkg.runtime.RawExtension",
+        "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
+        "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
+        "io.k8s.apimachinery.pkg.api.resource.Quantity",
+    }
+)
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object as the list of its members, duplicates kept (``object_pairs_hook``)."""
+
+
+def _shape(node: Schema, definitions: Mapping[str, Schema] | None) -> tuple[str, Any]:
+    """("struct", properties) | ("map", value schema) | ("list", item schema) | ("any", None)."""
+    name = schemas.ref_name(node)
+    if name in _FREE_FORM:
+        return "any", None
+    target = schemas.resolve(node, definitions) if name else node
+    types = schemas.json_types(target)
+    if "array" in types:
+        items = target.get("items")
+        return ("list", items) if isinstance(items, Mapping) else ("any", None)
+    properties = target.get("properties")
+    additional = target.get("additionalProperties")
+    if target.get("x-kubernetes-preserve-unknown-fields"):
+        return "any", None
+    if isinstance(properties, Mapping):
+        if isinstance(additional, Mapping) or additional is True:
+            return "any", None  # a struct that also takes free keys: nothing is unknown
+        return "struct", properties
+    if isinstance(additional, Mapping):
+        return "map", additional
+    return "any", None
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _walk(
+    value: Any, node: Schema, path: str, errors: list[str], definitions: Mapping[str, Schema] | None
+) -> None:
+    """Collect strict errors in document order; ``value`` may hold :class:`_Pairs` for raw JSON."""
+    kind, sub = _shape(node, definitions)
+    if kind == "any":
+        return
+    if kind == "list":
+        if isinstance(value, list) and not isinstance(value, _Pairs):
+            for position, item in enumerate(value):
+                _walk(item, sub, f"{path}[{position}]", errors, definitions)
+        return
+    pairs = _members(value)
+    if pairs is None:
+        return
+    seen: set[str] = set()
+    for name, child in pairs:
+        here = _join(path, name)
+        if name in seen:
+            errors.append(f'duplicate field "{here}"')
+            continue
+        seen.add(name)
+        if kind == "map":
+            _walk(child, sub, here, errors, definitions)
+        elif name in sub:
+            _walk(child, sub[name], here, errors, definitions)
+        else:
+            errors.append(f'unknown field "{here}"')
+
+
+def _members(value: Any) -> list[tuple[str, Any]] | None:
+    if isinstance(value, _Pairs):
+        return list(value)
+    if isinstance(value, Mapping):
+        return list(value.items())
+    return None
+
+
+def _parse_pairs(raw: bytes) -> Any:
+    """The body as JSON with duplicates kept, or None if it is not JSON."""
+    try:
+        return json.loads(raw, object_pairs_hook=_Pairs)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def unknown_and_duplicate_fields(
+    document: Any,
+    node: Schema,
+    *,
+    raw: bytes | None = None,
+    definitions: Mapping[str, Schema] | None = None,
+) -> list[str]:
+    """Upstream's strict decoding errors for a body, in document order.
+
+    ``document`` is the decoded body; ``raw``, when given and JSON, is read again to find the
+    duplicate fields that decoding collapsed. Returns ``unknown field "spec.foo"`` and
+    ``duplicate field "spec.replicas"`` texts (``sigs.k8s.io/json``'s wording).
+    """
+    errors: list[str] = []
+    parsed = _parse_pairs(raw) if raw is not None else None
+    _walk(parsed if parsed is not None else document, node, "", errors, definitions)
+    return errors
+
+
+def unknown_fields(
+    document: Any, node: Schema, *, definitions: Mapping[str, Schema] | None = None
+) -> list[str]:
+    """``unknown field "..."`` errors of a decoded object (``FromUnstructuredWithValidation``'s)."""
+    errors: list[str] = []
+    _walk(document, node, "", errors, definitions)
+    return errors
+
+
+def duplicate_fields(raw: bytes) -> list[str]:
+    """``duplicate field "..."`` errors of a JSON document read without a schema (a patch body)."""
+    parsed = _parse_pairs(raw)
+    errors: list[str] = []
+    _duplicates(parsed, "", errors)
+    return errors
+
+
+def _duplicates(value: Any, path: str, errors: list[str]) -> None:
+    if isinstance(value, list) and not isinstance(value, _Pairs):
+        for position, item in enumerate(value):
+            _duplicates(item, f"{path}[{position}]", errors)
+        return
+    if not isinstance(value, _Pairs):
+        return
+    seen: set[str] = set()
+    for name, child in value:
+        here = _join(path, name)
+        if name in seen:
+            errors.append(f'duplicate field "{here}"')
+            continue
+        seen.add(name)
+        _duplicates(child, here, errors)
+
+
+def prune_unknown(document: Any, node: Schema, *, definitions: Mapping[str, Schema] | None = None) -> Any:
+    """A copy of ``document`` without its unknown fields: what the Go decoder would have kept."""
+    kind, sub = _shape(node, definitions)
+    if kind == "any":
+        return document
+    if kind == "list":
+        if not isinstance(document, list):
+            return document
+        return [prune_unknown(item, sub, definitions=definitions) for item in document]
+    if not isinstance(document, dict):
+        return document
+    if kind == "map":
+        return {k: prune_unknown(v, sub, definitions=definitions) for k, v in document.items()}
+    return {k: prune_unknown(v, sub[k], definitions=definitions) for k, v in document.items() if k in sub}
+
+
+class _DuplicateKeyLoader(yaml.SafeLoader):
+    """A YAML loader that records ``key "x" already set in map`` as yaml.v2's strict mode reports it."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self.duplicates: list[str] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                if key in seen:
+                    self.duplicates.append(
+                        f"line {key_node.start_mark.line + 1}: key {json.dumps(key)} already set in map"
+                    )
+                seen.add(key)
+            except TypeError:
+                continue
+        return super().construct_mapping(node, deep=deep)
+
+
+def yaml_duplicate_keys(raw: bytes) -> str | None:
+    """The ``yaml.UnmarshalStrict`` error of an apply body with duplicate keys, or None.
+
+    (apiserver ``handlers/patch.go`` ``applyPatcher``: ``error strict decoding YAML: ...``.)
+    """
+    loader = _DuplicateKeyLoader(raw)
+    try:
+        loader.get_single_data()
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    if not loader.duplicates:
+        return None
+    return "error converting YAML to JSON: yaml: unmarshal errors:\n  " + "\n  ".join(loader.duplicates)
+
+
+def strict_decoding_message(errors: list[str]) -> str:
+    """``runtime.NewStrictDecodingError(...).Error()``."""
+    return "strict decoding error: " + ", ".join(errors)
+
+
+__all__ = [
+    "DIRECTIVES",
+    "IGNORE",
+    "STRICT",
+    "WARN",
+    "duplicate_fields",
+    "prune_unknown",
+    "strict_decoding_message",
+    "unknown_and_duplicate_fields",
+    "unknown_fields",
+    "yaml_duplicate_keys",
+]
