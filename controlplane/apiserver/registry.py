@@ -42,6 +42,8 @@ from controlplane.store import (
 )
 
 Object = dict[str, Any]
+#: Records a write in ``metadata.managedFields``: (live object or None on create, new object) -> new object.
+Track = Callable[[Object | None, Object], Object]
 
 #: Letters upstream's name generator uses (no vowels, so generated names spell no words).
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -107,8 +109,12 @@ class Registry:
 
     # -- create ----------------------------------------------------------------------------------
 
-    def prepare_create(self, obj: Object, namespace: str) -> Object:
-        """Fill in what the server owns and check the result (no I/O). Raises 422 on problems."""
+    def prepare_create(self, obj: Object, namespace: str, *, track: Track | None = None) -> Object:
+        """Fill in what the server owns and check the result (no I/O). Raises 422 on problems.
+
+        ``track`` records the write in ``metadata.managedFields`` (the field manager, which upstream
+        runs after decoding and defaulting, before admission); None leaves them as they are.
+        """
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise errors.bad_request("metadata must be an object")
@@ -127,6 +133,8 @@ class Registry:
         # Upstream's order: defaults while decoding, mutating admission, PrepareForCreate and
         # validation (BeforeCreate), validating admission, storage.
         self.strategy.default(obj)
+        if track is not None:
+            obj = track(None, obj)
         obj = admission.mutate("CREATE", obj, None)
         self.strategy.prepare_for_create(obj)
         problems = self.strategy.validate(obj, namespaced=self.rtype.namespaced)
@@ -138,8 +146,10 @@ class Registry:
         admission.validate("CREATE", obj, None)
         return obj
 
-    async def create(self, obj: Object, namespace: str, *, dry_run: bool = False) -> Object:
-        obj = self.prepare_create(obj, namespace)
+    async def create(
+        self, obj: Object, namespace: str, *, dry_run: bool = False, track: Track | None = None
+    ) -> Object:
+        obj = self.prepare_create(obj, namespace, track=track)
         name = obj["metadata"]["name"]
         if dry_run:
             if await self.store.get(self.key(namespace, name)) is not None:
@@ -167,6 +177,7 @@ class Registry:
         subresource: str = "",
         dry_run: bool = False,
         create_if_missing: bool = False,
+        track: Track | None = None,
     ) -> Written:
         """Read-modify-write with optimistic concurrency (upstream's ``GuaranteedUpdate``).
 
@@ -183,7 +194,7 @@ class Registry:
                     raise self.not_found(name)
                 desired = mutate({})
                 desired.setdefault("metadata", {})["name"] = name
-                created = await self.create(desired, namespace, dry_run=dry_run)
+                created = await self.create(desired, namespace, dry_run=dry_run, track=track)
                 return Written(created, created=True)
             current = decode(kv)
             desired = mutate(copy.deepcopy(current))
@@ -201,14 +212,23 @@ class Registry:
             if self.rtype.namespaced:
                 meta["namespace"] = namespace
             self._keep_server_fields(desired, current)
-            if subresource == "status":
+            if subresource == "binding":
+                # pods/binding: the handler made the one change a binding may make (spec.nodeName and
+                # the PodScheduled condition) and checked it; no strategy applies (upstream's
+                # BindingREST writes it directly).
+                problems = []
+            elif subresource == "status":
                 desired = admission.mutate("UPDATE", desired, current)
                 self.strategy.prepare_for_status_update(desired, current)
+                if track is not None:
+                    desired = track(current, desired)
                 problems = self.strategy.validate_status_update(
                     desired, current, namespaced=self.rtype.namespaced
                 )
             else:
                 self.strategy.default(desired)
+                if track is not None:
+                    desired = track(current, desired)
                 desired = admission.mutate("UPDATE", desired, current)
                 self.strategy.prepare_for_update(desired, current)
                 problems = self.strategy.validate_update(desired, current, namespaced=self.rtype.namespaced)

@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from controlplane.api.resources import ResourceRegistry, ResourceType
+from controlplane.api.strategies.common import UndecodableObject
 from controlplane.apiserver import errors, pipeline, requestinfo
 from controlplane.apiserver.filters import audit, authentication, authorization, flowcontrol, impersonation
 from controlplane.apiserver.handlers import discovery, resources, watch
@@ -207,7 +208,9 @@ class APIServer:
         elif parts[:2] == ["openapi", "v3"]:
             from controlplane.apiserver.handlers import openapi
 
-            body = openapi.document(self.types, parts[2:])
+            reply = openapi.serve(self.types, parts[2:], request)  # cached bytes, ETag, immutable caching
+            await respond(send, reply.status, reply.body, headers=reply.headers, audit_id=request.audit_id)
+            return reply.status
         elif path in ("/healthz", "/livez", "/readyz"):
             return await self._public(request, send)
         if body is None:
@@ -281,12 +284,17 @@ class APIServer:
         }.get(verb)
         if handler is None:
             raise errors.method_not_supported(rtype.plural, rtype.group, verb)
-        if info.subresource and info.subresource != "status":
-            from controlplane.apiserver.handlers import subresources
+        try:
+            if info.subresource and info.subresource != "status":
+                from controlplane.apiserver.handlers import subresources
 
-            reply = await subresources.handle(ctx, verb)
-        else:
-            reply = await handler(ctx)
+                reply = await subresources.handle(ctx, verb)
+            else:
+                reply = await handler(ctx)
+        except UndecodableObject as error:
+            # A value that cannot become the kind's Go type (a bad quantity, bad base64): upstream's
+            # decoder refuses it before validation, with 400 BadRequest.
+            raise errors.bad_request(error.message(rtype.kind, rtype.version)) from None
         await respond(send, reply.status, reply.body, headers=reply.headers, audit_id=request.audit_id)
         return reply.status
 

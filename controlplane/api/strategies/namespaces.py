@@ -55,10 +55,9 @@ class NamespaceStrategy(CoreKindStrategy):
 
     status_subresource = True
     name_validator = staticmethod(is_dns1123_label)
-    #: The lab's registry sends ``namespaces/<n>/finalize`` through the plain update path, so a plain
-    #: update must still be able to change ``spec.finalizers`` (upstream keeps the stored ones and only
-    #: ``NamespaceFinalizeStrategy`` may change them). Set False once the registry routes finalize.
-    finalize_through_update = True
+    #: Whether a plain update may change ``spec.finalizers`` (upstream: no; only
+    #: ``namespaces/<n>/finalize``, with ``NamespaceFinalizeStrategy``).
+    finalize_through_update = False
 
     def default(self, obj: Object) -> None:
         """``SetDefaults_Namespace`` (and ``Canonicalize`` on update): the name label."""

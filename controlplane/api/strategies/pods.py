@@ -1594,10 +1594,9 @@ class PodStrategy(CoreKindStrategy):
     status_subresource = True
     tracks_generation = True
     graceful_deletion = True
-    #: Tolerate ``spec.nodeName`` going from empty to set in a plain update, because the lab's registry
-    #: still sends ``pods/binding`` through ``prepare_for_update``/``validate_update``. Set to False once
-    #: the registry uses ``PodBindingStrategy`` for the binding subresource.
-    binding_through_update = True
+    #: Whether a plain update may set ``spec.nodeName`` (upstream: never; only ``pods/binding`` may,
+    #: and the registry applies a binding without this strategy).
+    binding_through_update = False
 
     def default(self, obj: Object) -> None:
         spec = spec_of(obj)

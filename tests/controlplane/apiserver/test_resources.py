@@ -218,3 +218,29 @@ async def test_discovery_documents(api: API) -> None:
     assert any(r["name"] == "pods/status" for r in core["resources"])
     version = (await api.client.get("/version")).json()
     assert version["major"] == "1" and version["minor"] == "37"
+
+
+async def test_a_binding_assigns_a_pod_once(api: API) -> None:
+    await api.client.post(PODS, json=pod("bound"))
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "bound"},
+        "target": {"name": "node-1"},
+    }
+    first = await api.client.post(f"{PODS}/bound/binding", json=binding)
+    assert first.status_code == 201, first.text
+    stored = (await api.client.get(f"{PODS}/bound")).json()
+    assert stored["spec"]["nodeName"] == "node-1"
+    assert {"type": "PodScheduled", "status": "True"}.items() <= stored["status"]["conditions"][0].items()
+    again = await api.client.post(f"{PODS}/bound/binding", json=dict(binding, target={"name": "node-2"}))
+    assert again.status_code == 409
+    assert 'is already assigned to node "node-1"' in again.json()["message"]
+
+
+async def test_a_pod_cannot_move_nodes_through_a_plain_update(api: API) -> None:
+    created = (await api.client.post(PODS, json=pod("stay"))).json()
+    created["spec"]["nodeName"] = "node-9"
+    response = await api.client.put(f"{PODS}/stay", json=created)
+    assert response.status_code == 422
+    assert "pod updates may not change fields" in response.json()["message"]
