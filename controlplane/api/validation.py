@@ -35,18 +35,22 @@ class FieldError:
     value: Any = None
     has_value: bool = False
 
-    def message(self) -> str:
-        """The text upstream prints: ``<field>: <type>[: <value>][: <detail>]``."""
-        text = f"{self.field}: {self.type}" if self.field else self.type
+    def body(self) -> str:
+        """Upstream's ``ErrorBody``: ``<type>[: <value>][: <detail>]``, without the field path."""
+        text = self.type
         if self.has_value:
             text += f": {_render(self.value)}"
         if self.detail:
             text += f": {self.detail}"
         return text
 
+    def message(self) -> str:
+        """The text upstream prints (``Error()``): ``<field>: <body>``."""
+        return f"{self.field}: {self.body()}" if self.field else self.body()
+
     def cause(self) -> dict[str, str]:
-        """The Status ``details.causes`` entry."""
-        return {"reason": self.reason, "message": self.message(), "field": self.field}
+        """The Status ``details.causes`` entry (apimachinery ``errors.NewInvalid``: the body only)."""
+        return {"reason": self.reason, "message": self.body(), "field": self.field}
 
 
 def _render(value: Any) -> str:

@@ -97,7 +97,8 @@ OBJECT_MODIFIED = (
 def invalid(kind: str, group: str, name: str, errors: list[FieldError]) -> StatusError:
     """422 Invalid: ``Pod "web" is invalid: spec.containers: Required value``."""
     qualified = f"{kind}.{group}" if group else kind
-    messages = [e.message() for e in errors]
+    # ToAggregate drops repeated messages, keeping the first of each.
+    messages = list(dict.fromkeys(e.message() for e in errors))
     summary = messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
     details = _details(name, group, kind)
     details["causes"] = [e.cause() for e in errors]
