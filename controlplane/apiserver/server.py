@@ -38,6 +38,7 @@ from controlplane.apiserver.http import (
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK, Clock
+from controlplane.identity import KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, NODE_USER_PREFIX
 from controlplane.store import Store
 from controlplane.trace import NULL_SINK, TraceSink, request_context
 
@@ -49,6 +50,17 @@ PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 #: Namespaces every cluster has (upstream's metav1.NamespaceDefault, NamespaceSystem, NamespacePublic,
 #: and the node lease namespace).
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def diagram_node(username: str) -> str:
+    """The topology diagram's node for a user: components by role, people as ``user:<name>``."""
+    if username == KUBE_SCHEDULER:
+        return "scheduler"
+    if username == KUBE_CONTROLLER_MANAGER:
+        return "controller-manager"
+    if username.startswith(NODE_USER_PREFIX):
+        return "kubelet:" + username[len(NODE_USER_PREFIX) :]
+    return f"user:{username}"
 
 
 class APIServer:
@@ -162,7 +174,7 @@ class APIServer:
             except errors.StatusError:
                 pipeline.stage("authentication", "deny", "no valid credentials")
                 raise
-            request.source = f"user:{request.user.username}"
+            request.source = diagram_node(request.user.username)
             pipeline.stage("authentication", "pass", request.user.username)
             audit.record_received(request)
             impersonation.impersonate(request)

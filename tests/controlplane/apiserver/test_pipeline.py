@@ -43,3 +43,12 @@ async def test_impersonation_is_refused_until_it_can_be_authorized(api: API) -> 
     response = await api.client.get(CMS, headers={"Impersonate-User": "bob"})
     assert response.status_code == 403
     assert stages_of(api, response.headers["audit-id"])[-1] == ("impersonation", "deny")
+
+
+def test_components_appear_as_their_diagram_nodes() -> None:
+    from controlplane.apiserver.server import diagram_node
+
+    assert diagram_node("system:kube-scheduler") == "scheduler"
+    assert diagram_node("system:kube-controller-manager") == "controller-manager"
+    assert diagram_node("system:node:worker-1") == "kubelet:worker-1"
+    assert diagram_node("alice") == "user:alice"
