@@ -18,7 +18,8 @@ module needs nothing but an HTTP client:
 =========================================  ======================================================
 
 In that JSON, keys and values are base64 (they are bytes) and 64-bit integers are strings
-(``"revision": "42"``); fields equal to zero or false are left out altogether.
+(``"revision": "42"``); fields equal to zero, false or empty are left out altogether: a PUT event has
+no ``"type"``, an empty value no ``"value"``, a DELETE event's ``kv`` only a key and a revision.
 
 **Revisions are etcd's own.** Every write transaction etcd commits gets the next revision, and that
 number is what Kubernetes shows as ``resourceVersion``. Several Kubelab clusters may share one etcd:
@@ -36,10 +37,21 @@ ignored).
   compacted``); etcd has no request that returns the mark, so ``compact_revision`` finds it by
   probing reads at revisions (a binary search, normally a single read, since the mark only moves
   forward);
-- a watch is one streaming HTTP request. Its ``start_revision`` is the revision *after* the one the
-  caller has seen (``from_revision + 1``), with ``prev_kv`` so every event carries the key's previous
+- a watch is one streaming HTTP request, with ``prev_kv`` so every event carries the key's previous
   value. etcd reports a compacted start revision only some time after it created the watch, so
-  ``watch()`` checks the revision with a read first and raises ``Compacted`` itself;
+  ``watch()`` checks the revision with a read first and raises ``Compacted`` itself. A compaction may
+  still land between that read and etcd's replay of the history (which runs up to 100 ms later), and
+  etcd releases without the fix for etcd issue #18089 (3.4.23 among them) then *silently drop* the
+  DELETE events at exactly the compaction revision from the replay (compaction removes a tombstone
+  at its revision, and the replay starts there). So the watch starts one revision early, at
+  ``from_revision`` itself, and drops the events of that revision: a compaction up to
+  ``from_revision`` costs nothing the caller needs, and one beyond it makes etcd cancel the watch
+  with ``compact_revision``, which ends it with ``Compacted``;
+- etcd reads an event's previous value (at the event's revision - 1) only when it sends the event, and
+  leaves ``prev_kv`` out if a compaction has removed it meanwhile. An event that must have one (a PUT
+  of version 2 or more, every DELETE) and arrives without it is completed with a read at that
+  revision; if that read is compacted too, the watch ends with ``Compacted``: never an event with a
+  wrong previous value;
 - leases run on etcd's wall clock: the cluster clock (which a lesson may speed up) does not apply to
   this backend, and etcd may round a very short TTL up to its minimum. When a lease expires etcd
   deletes all of its keys in one revision;
@@ -417,9 +429,13 @@ class EtcdStore(Store):
             "key": self._key(prefix),
             "range_end": self._key(mvcc.prefix_end(prefix)),
             "prev_kv": True,
+            # A replay larger than etcd's request limit comes in several messages, not one huge line.
+            "fragment": True,
         }
         if from_revision is not None:
-            create["start_revision"] = str(from_revision + 1)
+            # One revision early (see the module docstring): events of from_revision are dropped.
+            # Revision 0 would mean "now" to etcd; revision 1 is its empty initial state.
+            create["start_revision"] = str(max(from_revision, 1))
         request = client.build_request("POST", "/v3/watch", json={"create_request": create})
         try:
             response = await client.send(request, stream=True)
@@ -461,27 +477,44 @@ class EtcdStore(Store):
         raise BackendUnavailable("etcd ended the watch stream before creating the watch")
 
     async def _feed(self, watch: Watch, response: httpx.Response, lines: AsyncIterator[str]) -> None:
-        """Push the events of etcd's watch stream into ``watch`` until either ends."""
+        """Push the events of etcd's watch stream into ``watch`` until either ends.
+
+        Every way out ends the watch: etcd cancelling it (``Compacted`` when a compaction overtook it),
+        the stream ending or failing (``BackendUnavailable``), or an event that cannot be completed.
+        """
         seen = watch.from_revision
         try:
             async for line in lines:
                 if not line.strip():
                     continue
                 result = self._watch_result(line)
-                events = [self._event(e) for e in result.get("events", ())]
-                if events:
-                    watch.push(events)
-                    seen = events[-1].revision
+                # Fragments of a large response are consecutive messages whose events are in order:
+                # each is delivered as it comes.
+                events: list[Event] = []
+                try:
+                    for data in result.get("events", ()):
+                        event = await self._event(data, after=watch.from_revision)
+                        if event is not None:
+                            events.append(event)
+                finally:
+                    # The events completed before one that could not be are right: deliver them.
+                    if events:
+                        watch.push(events)
+                        seen = events[-1].revision
                 if result.get("canceled"):
                     watch.fail(self._canceled(result, seen))
                     return
             watch.fail(BackendUnavailable("etcd ended the watch stream"))
+        except Compacted as error:
+            watch.fail(Compacted(seen, error.compact_revision))
         except httpx.TransportError as error:
             watch.fail(self._unreachable(error))
         except StoreError as error:
             watch.fail(error)
-        except (ValueError, KeyError, TypeError) as error:
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
             watch.fail(BackendUnavailable(f"malformed watch message from etcd: {error!r}"))
+        except Exception as error:  # never leave the consumer waiting for a feeder that died
+            watch.fail(BackendUnavailable(f"the etcd watch failed: {error!r}"))
         finally:
             await response.aclose()
 
@@ -509,15 +542,45 @@ class EtcdStore(Store):
         if task is not None and task is not asyncio.current_task():
             task.cancel()
 
-    def _event(self, data: JSON) -> Event:
+    async def _event(self, data: JSON, *, after: int) -> Event | None:
+        """The store event for etcd's ``data``, or None if its revision is not after ``after``.
+
+        A missing ``prev_kv`` is read back when the event must have one; ``Compacted`` if it is gone.
+        """
         kv = data["kv"]
-        prev = self._kv(data["prev_kv"]) if data.get("prev_kv") else None
-        if data.get("type") == "DELETE":
+        revision = _int(kv, "mod_revision")
+        if revision <= after:
+            return None
+        # Present even when every field but the key is zero: only an absent prev_kv means "none".
+        prev_data = data.get("prev_kv")
+        prev = self._kv(prev_data) if prev_data is not None else None
+        kind = data.get("type", "PUT")  # PUT is enum value 0, which the gateway leaves out
+        if kind == "DELETE":
             # etcd's DELETE event carries only the key and the deleting revision: a tombstone.
-            return Event(
-                EventType.DELETE, mvcc.tombstone(self._strip(kv["key"]), _int(kv, "mod_revision")), prev
+            event = Event(EventType.DELETE, mvcc.tombstone(self._strip(kv["key"]), revision), prev)
+        elif kind == "PUT":
+            event = Event(EventType.PUT, self._kv(kv), prev)
+        else:
+            raise BackendUnavailable(f"etcd sent a watch event of unknown type {kind!r}")
+        if prev is None and (event.type is EventType.DELETE or event.kv.version > 1):
+            # The key existed just before this event, so etcd omitted its previous version only
+            # because a compaction removed it before etcd read it.
+            event = Event(event.type, event.kv, await self._previous(event.key, revision))
+        return event
+
+    async def _previous(self, key: str, revision: int) -> KeyValue:
+        """``key`` as it was just before ``revision``, which changed it; ``Compacted`` if that is gone."""
+        body = {"key": self._key(key), "revision": str(revision - 1)}
+        try:
+            data = await self._call("/v3/kv/range", body)
+        except EtcdError as error:
+            raise await self._revision_error(error, revision - 1) from None
+        kvs = data.get("kvs", ())
+        if not kvs:
+            raise BackendUnavailable(
+                f"etcd has no version of {key!r} at revision {revision - 1}, before its event at {revision}"
             )
-        return Event(EventType.PUT, self._kv(kv), prev)
+        return self._kv(kvs[0])
 
     # -- leases ----------------------------------------------------------------------------------
 

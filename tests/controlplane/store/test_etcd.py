@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -235,6 +236,261 @@ async def test_a_compaction_by_another_cluster_on_the_same_etcd_is_seen() -> Non
         assert caught.value.compact_revision == mark
         with pytest.raises(Compacted):
             await a.compact(mark - 1)
+
+
+# -- watches racing a compaction ------------------------------------------------------------------
+#
+# etcd replays a watch's history some time (up to 100 ms) after it created the watch, and reads each
+# event's previous value only when it sends the event. A compaction can land in between. The store's
+# check that ``from_revision`` is not compacted runs before both, so these tests compact right after
+# that check: the race the property test (test_properties.py) hits by chance, made certain.
+
+
+def compact_after_the_watch_check(monkeypatch: pytest.MonkeyPatch, store: EtcdStore, revision: int) -> None:
+    """Make ``store`` compact at ``revision`` just after its next readability check has answered."""
+    check: Callable[[int], Awaitable[bool]] = store._readable
+
+    async def check_then_compact(at: int) -> bool:
+        readable = await check(at)
+        monkeypatch.setattr(store, "_readable", check)
+        await store.compact(revision)
+        return readable
+
+    monkeypatch.setattr(store, "_readable", check_then_compact)
+
+
+async def events_until_compacted(watch: Watch, n: int, seconds: float = 5.0) -> tuple[list[Event], Compacted]:
+    """The events ``watch`` delivers before it ends with ``Compacted`` (at most ``n``, as it must)."""
+    events: list[Event] = []
+    try:
+        async with asyncio.timeout(seconds):
+            while True:
+                events.append(await anext(watch))
+    except Compacted as error:
+        assert len(events) <= n
+        return events, error
+    except TimeoutError:
+        pytest.fail(f"the watch delivered {events} and then nothing for {seconds} s")
+
+
+async def test_a_compaction_at_a_deletes_revision_during_the_replay_cannot_drop_the_delete(
+    store: EtcdStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # etcd (before the fix of its issue #18089) removes a tombstone at the compaction revision, and a
+    # watch whose start revision is that revision replays without the DELETE. A watch from `before`
+    # that started etcd at before + 1 skipped the DELETE and waited for it forever.
+    await store.put(P + "a", b"1")
+    before = await store.current_revision()
+    _, deleted_at = await store.delete(P + "a")
+    await store.put(P + "b", b"2")
+    compact_after_the_watch_check(monkeypatch, store, deleted_at)
+    async with await store.watch(P, from_revision=before) as watch:
+        events, ended = await events_until_compacted(watch, 2)
+    assert events == []  # the history after `before` is no longer whole: nothing of it, and Compacted
+    assert ended.compact_revision == deleted_at == await store.compact_revision()
+
+
+async def test_a_compaction_during_the_replay_cannot_deliver_an_event_without_its_previous_value(
+    store: EtcdStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Once the history before the update is compacted, etcd sends the update without prev_kv; delivered
+    # as it came, the event said the key had no previous value.
+    created = await store.put(P + "a", b"")
+    updated = await store.put(P + "a", b"2")
+    compact_after_the_watch_check(monkeypatch, store, updated.mod_revision)
+    async with await store.watch(P, from_revision=created.mod_revision) as watch:
+        events, ended = await events_until_compacted(watch, 1)
+    assert [(e.kv, e.prev_kv) for e in events] in ([], [(updated, created)])  # never a prev_kv of None
+    assert ended.compact_revision == updated.mod_revision
+
+
+async def test_a_watch_from_the_compaction_mark_sees_a_delete_right_after_it(store: EtcdStore) -> None:
+    kv = await store.put(P + "a", b"1")
+    await store.compact(kv.mod_revision)
+    async with await store.watch(P, from_revision=kv.mod_revision) as watch:
+        _, deleted_at = await store.delete(P + "a")
+        (deleted,) = await next_events(watch, 1)
+    assert (deleted.type, deleted.kv.mod_revision, deleted.prev_kv) == (EventType.DELETE, deleted_at, kv)
+
+
+async def test_a_replay_larger_than_a_message_arrives_whole_and_in_order(store: EtcdStore) -> None:
+    before = await store.current_revision()
+    big = b"x" * (600 * 1024)  # together more than etcd's 1.5 MiB: etcd sends the replay in fragments
+    written = [await store.put(P + name, big + name.encode()) for name in ("a", "b", "c", "a")]
+    async with await store.watch(P, from_revision=before) as watch:
+        events = await next_events(watch, 4)
+    assert [e.kv for e in events] == written
+    assert [e.prev_kv for e in events] == [None, None, None, written[0]]
+
+
+# -- watch messages as the JSON gateway sends them ------------------------------------------------
+#
+# Not every message shape can be timed from a test with a real etcd, so these tests script the watch
+# stream (the gateway's JSON, one message a line) while every other request goes to the real etcd:
+# that is where the store reads back what a message lacks.
+
+
+def gateway_kv(store: EtcdStore, kv: KeyValue) -> dict[str, Any]:
+    """``kv`` as the gateway writes it: base64 key and value, int64 as strings, zero fields left out."""
+    data: dict[str, Any] = {"key": base64.b64encode((store.namespace + kv.key).encode()).decode()}
+    for name in ("create_revision", "mod_revision", "version", "lease"):
+        if getattr(kv, name):
+            data[name] = str(getattr(kv, name))
+    if kv.value:
+        data["value"] = base64.b64encode(kv.value).decode()
+    return data
+
+
+def put_event(store: EtcdStore, kv: KeyValue, prev: KeyValue | None = None) -> dict[str, Any]:
+    event = {"kv": gateway_kv(store, kv)}
+    if prev is not None:
+        event["prev_kv"] = gateway_kv(store, prev)
+    return event
+
+
+def delete_event(store: EtcdStore, key: str, revision: int) -> dict[str, Any]:
+    return {"type": "DELETE", "kv": gateway_kv(store, KeyValue(key, b"", 0, revision, 0))}
+
+
+def message(revision: int, **result: Any) -> dict[str, Any]:
+    return {"result": {"header": {"revision": str(revision)}, **result}}
+
+
+async def scripted_watch(
+    store: EtcdStore,
+    messages: list[dict[str, Any]],
+    *,
+    from_revision: int,
+    end: bool = False,
+    gate: asyncio.Event | None = None,
+    requests: list[dict[str, Any]] | None = None,
+) -> Watch:
+    """A watch of ``P`` whose etcd stream is "created", then ``messages`` (once ``gate`` is set, if
+    given); the stream then stays open, or ends. The watch request is appended to ``requests``."""
+    requests = [] if requests is None else requests
+
+    async def stream() -> AsyncIterator[bytes]:
+        yield json.dumps(message(from_revision, created=True)).encode() + b"\n"
+        if gate is not None:
+            await gate.wait()
+        for each in messages:
+            yield json.dumps(each).encode() + b"\n"
+        if not end:
+            await asyncio.Event().wait()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert requests is not None
+        requests.append(json.loads(request.content))
+        return httpx.Response(200, content=stream())
+
+    real = store._watch_client
+    assert real is not None
+    await real.aclose()
+    store._watch_client = httpx.AsyncClient(base_url=store.endpoint, transport=httpx.MockTransport(handler))
+    watch = await store.watch(P, from_revision=from_revision)
+    (create,) = [r["create_request"] for r in requests]
+    assert create["prev_kv"] is True
+    return watch
+
+
+async def test_an_event_without_its_previous_value_gets_it_from_etcd(store: EtcdStore) -> None:
+    v1 = await store.put(P + "a", b"")  # an empty value: the gateway leaves "value" out
+    v2 = await store.put(P + "a", b"2")
+    v3 = await store.put(P + "a", b"")
+    _, deleted_at = await store.delete(P + "a")
+    events = [put_event(store, v2), put_event(store, v3), delete_event(store, P + "a", deleted_at)]
+    messages = [message(deleted_at, events=events)]
+    async with await scripted_watch(store, messages, from_revision=v1.mod_revision) as watch:
+        got = await next_events(watch, 3)
+    assert [(e.type, e.kv, e.prev_kv) for e in got] == [
+        (EventType.PUT, v2, v1),
+        (EventType.PUT, v3, v2),
+        (EventType.DELETE, KeyValue(P + "a", b"", 0, deleted_at, 0), v3),
+    ]
+    assert v1.value == v3.value == b""
+
+
+async def test_an_event_whose_previous_value_is_compacted_ends_the_watch_with_compacted(
+    store: EtcdStore,
+) -> None:
+    created = await store.put(P + "a", b"1")
+    other = await store.put(P + "b", b"1")
+    updated = await store.put(P + "a", b"2")
+    events = [put_event(store, other), put_event(store, updated)]  # etcd could not read updated's prev
+    messages = [message(updated.mod_revision, events=events)]
+    compacted = asyncio.Event()
+    async with await scripted_watch(
+        store, messages, from_revision=created.mod_revision, gate=compacted
+    ) as watch:
+        await store.compact(updated.mod_revision)  # after the watch was created, before etcd sent it
+        compacted.set()
+        delivered, ended = await events_until_compacted(watch, 2)
+    assert [(e.kv, e.prev_kv) for e in delivered] == [(other, None)]  # the events before it are right
+    assert (ended.revision, ended.compact_revision) == (other.mod_revision, updated.mod_revision)
+
+
+async def test_events_of_the_start_revision_are_neither_delivered_nor_completed(store: EtcdStore) -> None:
+    # The watch starts etcd at from_revision itself; etcd's events there (whose previous values may be
+    # compacted) are history the caller already has.
+    await store.put(P + "a", b"1")
+    again = await store.put(P + "a", b"2")
+    later = await store.put(P + "b", b"1")
+    await store.compact(again.mod_revision)
+    messages = [message(later.mod_revision, events=[put_event(store, again), put_event(store, later)])]
+    requests: list[dict[str, Any]] = []
+    async with await scripted_watch(
+        store, messages, from_revision=again.mod_revision, requests=requests
+    ) as watch:
+        (event,) = await next_events(watch, 1)
+    assert (event.kv, event.prev_kv) == (later, None)
+    assert requests[0]["create_request"]["start_revision"] == str(again.mod_revision)
+
+
+async def test_every_event_of_several_messages_and_fragments_is_delivered_in_order(store: EtcdStore) -> None:
+    before = await store.current_revision()
+    kvs = [await store.put(P + name, name.encode()) for name in ("a", "b", "c", "d", "e")]
+    txn = await store.txn(Txn(success=(Put(P + "a", b"A"), Put(P + "f", b""))))
+    messages = [
+        message(kvs[1].mod_revision, events=[put_event(store, kv) for kv in kvs[:2]]),
+        message(txn.revision, fragment=True, events=[put_event(store, kv) for kv in kvs[2:4]]),
+        message(txn.revision, fragment=True, events=[put_event(store, kvs[4])]),
+        message(txn.revision, events=[put_event(store, e.kv, e.prev_kv) for e in txn.events]),
+    ]
+    async with await scripted_watch(store, messages, from_revision=before) as watch:
+        events = await next_events(watch, 7)
+    assert [(e.kv, e.prev_kv) for e in events] == [(kv, None) for kv in kvs] + [
+        (e.kv, e.prev_kv) for e in txn.events
+    ]
+
+
+async def test_etcd_cancelling_a_watch_for_compaction_ends_it_with_compacted(store: EtcdStore) -> None:
+    before = await store.current_revision()
+    kv = await store.put(P + "a", b"1")
+    messages = [
+        message(kv.mod_revision, events=[put_event(store, kv)]),
+        {"result": {"header": {}, "canceled": True, "compact_revision": str(kv.mod_revision + 5)}},
+    ]
+    async with await scripted_watch(store, messages, from_revision=before) as watch:
+        delivered, ended = await events_until_compacted(watch, 1)
+    assert [e.kv for e in delivered] == [kv]
+    assert (ended.revision, ended.compact_revision) == (kv.mod_revision, kv.mod_revision + 5)
+
+
+async def test_a_watch_stream_that_ends_or_breaks_ends_the_watch_with_an_error(store: EtcdStore) -> None:
+    before = await store.current_revision()
+    kv = await store.put(P + "a", b"1")
+    messages = [message(kv.mod_revision, events=[put_event(store, kv)])]
+    async with await scripted_watch(store, messages, from_revision=before, end=True) as watch:
+        (event,) = await next_events(watch, 1)
+        with pytest.raises(BackendUnavailable, match="ended the watch stream"):
+            async with asyncio.timeout(5):
+                await anext(watch)
+    assert event.kv == kv
+    messages = [message(kv.mod_revision, events=[{"type": "PUT", "kv": "not a kv"}])]
+    async with await scripted_watch(store, messages, from_revision=before) as watch:
+        with pytest.raises(BackendUnavailable, match="malformed"):
+            async with asyncio.timeout(5):
+                await anext(watch)
 
 
 # -- leases ----------------------------------------------------------------------------------------
