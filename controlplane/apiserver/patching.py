@@ -1,34 +1,175 @@
-"""Patching: applying the four patch types kube-apiserver accepts to a stored object.
+"""Patching, server-side apply, field validation and managed fields: the write-path glue.
+
+kube-apiserver accepts four patch types (apiserver ``pkg/endpoints/handlers/patch.go``):
 
 - JSON patch (RFC 6902): a list of operations at JSON pointers;
 - JSON merge patch (RFC 7386): a partial object, ``null`` deletes;
 - strategic merge patch: a merge patch that knows Kubernetes' lists (containers merge by ``name``),
   the format kubectl's client-side ``apply`` sends;
-- server-side apply (``application/apply-patch+yaml``): the desired fields of one *field manager*.
+- server-side apply (``application/apply-patch+yaml``): the configuration one *field manager* wants.
+  The server merges it into the live object, records that the manager owns exactly those fields,
+  removes fields the manager applied before and no longer applies, and refuses (409 Conflict) to
+  change fields other managers own unless ``force=true``; an apply to a missing object creates it.
 
-The patch algorithms themselves are pure code in ``controlplane.api.patch``; this module picks one by
-content type and turns its errors into Statuses (apiserver ``pkg/endpoints/handlers/patch.go``).
+The algorithms are pure code elsewhere: the first three in :mod:`controlplane.api.patch`, server-side
+apply and ``metadata.managedFields`` in :mod:`controlplane.api.fieldmanager`, unknown and duplicate
+fields in :mod:`controlplane.api.strict`. This module picks them per request, reads the query options
+the way upstream validates them (``fieldManager``, ``fieldValidation``, ``force``: 422 for bad values,
+apimachinery ``pkg/apis/meta/v1/validation``), and turns their errors into Statuses.
 
-Server-side apply is reduced here to its simplest reading (the applied configuration merged into the
-live object, created if absent); ownership of fields, conflicts between managers and removal of fields
-a manager stopped applying are not modelled yet.
+Every create, update and patch is recorded in ``metadata.managedFields`` under a manager: the
+``fieldManager`` query parameter, or the User-Agent's first word (``kubectl`` for ``kubectl scale``,
+``kubectl-client-side-apply`` and ``kubectl-edit`` are sent by kubectl as ``fieldManager``).
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Final
 
 from controlplane.api import patch as patches
+from controlplane.api import strict
+from controlplane.api.fieldmanager import (
+    ApplyError,
+    ConflictError,
+    FieldManager,
+    manager_from_user_agent,
+    typed,
+)
+from controlplane.api.fieldmanager.fieldpath import Set, make_path
 from controlplane.api.resources import ResourceType
+from controlplane.api.validation import FieldError, forbidden, invalid, not_supported, required, too_long
 from controlplane.apiserver import errors
 from controlplane.apiserver.http import Request
+from controlplane.clock import Clock
 
 Object = dict[str, Any]
+Track = Callable[[Object | None, Object], Object]
+
+CREATE_OPTIONS: Final = "CreateOptions"
+UPDATE_OPTIONS: Final = "UpdateOptions"
+PATCH_OPTIONS: Final = "PatchOptions"
+MAX_FIELD_MANAGER_LENGTH: Final = 128
+
+
+# -- request options --------------------------------------------------------------------------------
+
+
+def _options_error(options: str, problems: list[FieldError]) -> errors.StatusError:
+    """422 ``PatchOptions.meta.k8s.io "" is invalid: ...`` (apiserver handlers: ``errors.NewInvalid``)."""
+    return errors.invalid(options, "meta.k8s.io", "", problems)
+
+
+def validation_directive(request: Request, options: str) -> str:
+    """The ``fieldValidation`` of a write: Strict, Warn (the default since 1.27) or Ignore."""
+    value = request.query.get("fieldValidation", "")
+    if value not in strict.DIRECTIVES:
+        raise _options_error(options, [not_supported("fieldValidation", value, list(strict.DIRECTIVES))])
+    return value or strict.WARN
+
+
+def manager_name(request: Request, options: str) -> str:
+    """``managerOrUserAgent``: ``?fieldManager=`` if given (validated), else the User-Agent's prefix."""
+    manager = request.query.get("fieldManager", "")
+    problems: list[FieldError] = []
+    if len(manager.encode()) > MAX_FIELD_MANAGER_LENGTH:
+        problems.append(too_long("fieldManager", MAX_FIELD_MANAGER_LENGTH))
+    elif not manager.isprintable():
+        problems.append(invalid("fieldManager", manager, "must only contain printable characters"))
+    if problems:
+        raise _options_error(options, problems)
+    return manager or manager_from_user_agent(request.headers.get("user-agent", ""))
+
+
+def warning_headers(warnings: list[str]) -> dict[str, str] | None:
+    """``Warning: 299 - "<text>"`` headers (RFC 7234), one value per warning, comma-joined."""
+    if not warnings:
+        return None
+    return {"Warning": ", ".join(f"299 - {json.dumps(w)}" for w in warnings)}
+
+
+# -- schemas and field managers ---------------------------------------------------------------------
+
+
+def _schema(rtype: ResourceType) -> Any:
+    return typed.root_for_kind(rtype.group, rtype.version, rtype.kind)
+
+
+def _reset_fields(rtype: ResourceType, subresource: str) -> Set | None:
+    """Upstream strategies' ``GetResetFields``: what this endpoint may not change, so nobody owns it."""
+    if not rtype.strategy.status_subresource:
+        return None
+    if subresource == "status":
+        return Set([make_path("spec"), make_path("metadata")])
+    if not subresource:
+        return Set([make_path("status")])
+    return None
+
+
+def field_manager(rtype: ResourceType, subresource: str, clock: Clock) -> FieldManager | None:
+    """The field manager of a resource's endpoint, or None for kinds without an upstream schema."""
+    node = _schema(rtype)
+    if node is None:
+        return None
+    return FieldManager(
+        group=rtype.group,
+        version=rtype.version,
+        kind=rtype.kind,
+        node=node,
+        now=lambda: datetime.fromtimestamp(clock.now(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        subresource=subresource,
+        reset_fields=_reset_fields(rtype, subresource),
+    )
+
+
+def tracker(
+    rtype: ResourceType, request: Request, subresource: str, clock: Clock, *, options: str = UPDATE_OPTIONS
+) -> Track | None:
+    """The ``track`` hook the registry calls after defaulting: records an Update in managedFields."""
+    manager = manager_name(request, options)
+    fm = field_manager(rtype, subresource, clock)
+    if fm is None:
+        return None
+    return lambda live, new: fm.update(live, new, manager)
+
+
+# -- strict decoding of create and update bodies ----------------------------------------------------
+
+
+def decode_strictly(
+    rtype: ResourceType, obj: Object, raw: bytes, request: Request, options: str
+) -> tuple[Object, list[str]]:
+    """The object as upstream's decoder keeps it, and the warnings to send.
+
+    Unknown fields are dropped; under ``Strict`` they (and duplicate fields) fail the request with
+    upstream's ``<Kind> in version "v1" cannot be handled as a <Kind>: strict decoding error: ...``.
+    """
+    directive = validation_directive(request, options)
+    node = _schema(rtype)
+    if node is None:
+        return obj, []
+    problems = [] if directive == strict.IGNORE else strict.unknown_and_duplicate_fields(obj, node, raw=raw)
+    if problems and directive == strict.STRICT:
+        raise errors.bad_request(
+            f'{rtype.kind} in version "{rtype.version}" cannot be handled as a {rtype.kind}: '
+            f"{strict.strict_decoding_message(problems)}"
+        )
+    pruned = strict.prune_unknown(obj, node)
+    return (pruned if isinstance(pruned, dict) else obj), (problems if directive == strict.WARN else [])
+
+
+# -- patches ----------------------------------------------------------------------------------------
 
 
 def apply(kind: str, current: Object, document: Any, rtype: ResourceType, request: Request) -> Object:
-    """The object after applying a patch of ``kind`` ("json", "merge", "strategic", "apply")."""
+    """The object after a patch of ``kind`` ("json", "merge", "strategic", "apply"), without ownership.
+
+    The patch algorithms alone, errors turned into Statuses; "apply" here is the structured merge of
+    the configuration into ``current`` with no managed fields (see :class:`Patcher` for the real thing).
+    """
     try:
         if kind == "json":
             if not isinstance(document, list):
@@ -43,16 +184,13 @@ def apply(kind: str, current: Object, document: Any, rtype: ResourceType, reques
                 current, document, group=rtype.group, version=rtype.version, kind=rtype.kind
             )
         else:
-            if not request.query.get("fieldManager"):
-                raise errors.bad_request(
-                    "PATCH, application/apply-patch+yaml requests must set the fieldManager query parameter"
-                )
             if not isinstance(document, dict):
                 raise errors.bad_request("error decoding YAML: the applied configuration must be an object")
-            base = copy.deepcopy(current) if current else {}
-            result = patches.apply_strategic_merge_patch(
-                base, document, group=rtype.group, version=rtype.version, kind=rtype.kind
-            )
+            node = _schema(rtype)
+            if node is None:
+                raise errors.unsupported_media_type()
+            merged = typed.merge(copy.deepcopy(current) if current else {}, document, node)
+            result = merged if isinstance(merged, dict) else {}
     except patches.PatchError as error:
         status = error.status()
         if error.status_code >= 500:
@@ -69,3 +207,121 @@ def apply(kind: str, current: Object, document: Any, rtype: ResourceType, reques
     if not isinstance(result, dict):
         raise errors.bad_request("the patch did not produce an object")
     return result
+
+
+def _flag(value: str | None) -> bool | None:
+    if value is None:
+        return None
+    return value.lower() in ("true", "1")
+
+
+class Patcher:
+    """One PATCH request: its options checked, then :meth:`mutate` for the registry's read-modify-write.
+
+    ``mutate`` may run more than once (the registry retries after a concurrent write); each run
+    starts its warnings afresh. For ``json``/``merge``/``strategic`` patches :attr:`track` records
+    the Update in managedFields; server-side apply computes them itself and has no ``track``.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        document: Any,
+        raw: bytes,
+        rtype: ResourceType,
+        request: Request,
+        *,
+        subresource: str,
+        namespace: str,
+        clock: Clock,
+    ) -> None:
+        self.kind = kind
+        self.document = document
+        self.raw = raw
+        self.rtype = rtype
+        self.request = request
+        self.namespace = namespace
+        self.warnings: list[str] = []
+        force = _flag(request.query.get("force"))
+        problems: list[FieldError] = []
+        if kind != "apply" and force is not None:
+            problems.append(forbidden("force", "may not be specified for non-apply patch"))
+        if kind == "apply" and not request.query.get("fieldManager"):
+            # kubectl defaults it to "kubectl"; controllers HAVE to set it explicitly.
+            problems.append(required("fieldManager", "is required for apply patch"))
+        if problems:
+            raise _options_error(PATCH_OPTIONS, problems)
+        self.directive = validation_directive(request, PATCH_OPTIONS)
+        self.manager = manager_name(request, PATCH_OPTIONS)
+        self.force = bool(force)
+        self.fm = field_manager(rtype, subresource, clock)
+        self.node = _schema(rtype)
+        self.track: Track | None = None
+        if kind != "apply" and self.fm is not None:
+            fm, manager = self.fm, self.manager
+            self.track = lambda live, new: fm.update(live, new, manager)
+
+    def headers(self) -> dict[str, str] | None:
+        return warning_headers(self.warnings)
+
+    def mutate(self, current: Object) -> Object:
+        """The object to store, from the current one (``{}`` when an apply creates it)."""
+        self.warnings = []
+        if self.kind == "apply":
+            return self._apply(current)
+        patched = apply(self.kind, current, self.document, self.rtype, self.request)
+        if self.node is None or self.directive == strict.IGNORE:
+            return self._prune(patched)
+        # Duplicates are looked for in the patch (merge and strategic patches are JSON objects);
+        # unknown fields in the patched object, as upstream's decoder finds them.
+        problems = strict.duplicate_fields(self.raw) if self.kind in ("merge", "strategic") else []
+        problems += strict.unknown_fields(patched, self.node)
+        if problems and self.directive == strict.STRICT:
+            raise errors.bad_request(strict.strict_decoding_message(problems))
+        self.warnings = problems
+        return self._prune(patched)
+
+    def _prune(self, obj: Object) -> Object:
+        if self.node is None:
+            return obj
+        pruned = strict.prune_unknown(obj, self.node)
+        return pruned if isinstance(pruned, dict) else obj
+
+    def _apply(self, current: Object) -> Object:
+        if not isinstance(self.document, dict):
+            raise errors.bad_request("error decoding YAML: the applied configuration must be an object")
+        if self.fm is None:
+            raise errors.unsupported_media_type()
+        live = current or None
+        try:
+            result = self.fm.apply(
+                live, self.document, self.manager, force=self.force, namespace=self.namespace
+            )
+        except ConflictError as error:
+            status = error.status()
+            raise errors.StatusError(409, "Conflict", status["message"], status["details"]) from None
+        except ApplyError as error:
+            # Upstream answers typed-conversion failures as a bare 500; bad input is a 400 here.
+            raise errors.bad_request(str(error)) from None
+        if self.directive in (strict.STRICT, strict.WARN):
+            duplicates = strict.yaml_duplicate_keys(self.raw)
+            if duplicates is not None:
+                if self.directive == strict.STRICT:
+                    raise errors.bad_request(f"error strict decoding YAML: {duplicates}")
+                self.warnings = [duplicates]
+        return result
+
+
+__all__ = [
+    "CREATE_OPTIONS",
+    "PATCH_OPTIONS",
+    "UPDATE_OPTIONS",
+    "Patcher",
+    "apply",
+    "decode_strictly",
+    "field_manager",
+    "manager_name",
+    "tracker",
+    "validation_directive",
+    "warning_headers",
+]

@@ -32,6 +32,18 @@ The package is pure (no I/O) and ports kubernetes-sigs/structured-merge-diff and
 * :mod:`.merge`: the updater: ownership after an update, merging and pruning on apply;
 * :mod:`.conflicts`: conflicts and their 409 Status;
 * :mod:`.managedfields`: ``metadata.managedFields`` entries and the field manager stack.
+
+Where the lab differs from upstream, and why:
+
+* Upstream compares Go objects, whose zero values carry non-pointer structs (``spec``,
+  ``template``) and ``null`` for non-``omitempty`` lists. JSON has no such record, so here a named
+  field holding a struct is never itself added or removed by an update (upstream's ``"."`` on
+  ``f:rollingUpdate`` is missing), while map keys and list items are, as upstream.
+* Each kind is served in one version, so conversions between manager versions are the identity.
+* kubernetes-validate drops the ``default`` of list-map keys; the two that matter (``protocol``
+  of container and service ports, ``TCP``) are in :data:`.typed.KEY_DEFAULTS`.
+* Values of the wrong type are walked as leaves instead of failing the whole update; only an
+  applied configuration is validated (:func:`.typed.validate`), with upstream's messages.
 """
 
 from __future__ import annotations

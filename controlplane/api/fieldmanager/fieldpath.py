@@ -196,6 +196,7 @@ class FieldsV1Error(ValueError):
     """A ``fieldsV1`` document that is not a field set."""
 
 
+@functools.lru_cache(maxsize=65536)
 def parse_path_element(text: str) -> PathElement:
     """Read a FieldsV1 key (``f:x``, ``k:{...}``, ``v:...``, ``i:N``); raises :class:`FieldsV1Error`.
 

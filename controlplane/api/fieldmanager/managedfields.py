@@ -42,7 +42,7 @@ from typing import Any, Final
 
 from controlplane.api.fieldmanager import typed
 from controlplane.api.fieldmanager.conflicts import Conflict, ConflictError
-from controlplane.api.fieldmanager.fieldpath import FieldsV1Error, Set, make_path, path_string
+from controlplane.api.fieldmanager.fieldpath import FieldsV1Error, Set, make_path
 from controlplane.api.fieldmanager.merge import ManagedFields, Updater, VersionedSet
 
 Object = dict[str, Any]
@@ -279,12 +279,15 @@ class FieldManager:
         if is_reset(sent):
             managed = Managed()
         else:
-            try:
-                managed = decode(sent)
-            except ManagedFieldsError:
-                managed = Managed()
-            if not managed.fields or self.subresource:
-                # A client that does not know managedFields must not erase them: keep the live ones.
+            managed = Managed()
+            if sent and not self.subresource and sent != live_entries:
+                try:
+                    managed = decode(sent)  # a client may set managedFields directly
+                except ManagedFieldsError:
+                    managed = Managed()
+            if not managed.fields:
+                # A client that does not know managedFields must not erase them: keep the live ones
+                # (always so through a subresource).
                 try:
                     managed = decode(live_entries)
                 except ManagedFieldsError:
@@ -316,26 +319,37 @@ class FieldManager:
         return out
 
     def _cap(self, managed: Managed) -> Managed:
-        """``capManagersManager``: merge the oldest Update managers into ``ancient-changes`` buckets."""
+        """``capManagersManager``: merge the oldest Update managers into ``ancient-changes`` buckets.
+
+        As upstream: the oldest manager of each API version becomes that version's bucket, and the
+        next oldest are merged into it (the bucket taking the newest merged time) until at most
+        :data:`MAX_UPDATE_MANAGERS` Update managers are left.
+        """
         updaters = [m for m, owned in managed.fields.items() if not owned.applied]
         if len(updaters) <= MAX_UPDATE_MANAGERS:
             return managed
         updaters.sort(key=lambda m: (managed.times.get(m) or "", m))
         out = managed.copy()
-        remaining = len(updaters)
+        first_of_version: dict[str, str] = {}
+        length = len(updaters)
         for identifier in updaters:
-            if remaining <= MAX_UPDATE_MANAGERS:
+            if length <= MAX_UPDATE_MANAGERS:
                 break
-            owned = out.fields.pop(identifier)
-            time = out.times.pop(identifier, None)
+            owned = out.fields[identifier]
             bucket = manager_identifier(ANCIENT_CHANGES, UPDATE, owned.api_version)
-            previous = out.fields.get(bucket)
-            if previous is not None:
-                owned = VersionedSet(previous.set.union(owned.set), owned.api_version, False)
-            remaining -= 1
-            out.fields[bucket] = owned
-            bucket_time = out.times.get(bucket)
-            out.times[bucket] = max(t for t in (time, bucket_time) if t) if (time or bucket_time) else None
+            first = first_of_version.get(owned.api_version)
+            if first is None or identifier == bucket:
+                first_of_version.setdefault(owned.api_version, identifier)
+                continue
+            if bucket not in out.fields:
+                out.fields[bucket] = out.fields.pop(first)
+                out.times.pop(first, None)
+            out.fields[bucket] = VersionedSet(
+                out.fields[bucket].set.union(owned.set), owned.api_version, False
+            )
+            del out.fields[identifier]
+            out.times[bucket] = out.times.pop(identifier, None)
+            length -= 1
         return out
 
     def _keep_timestamps_if_unchanged(self, live: Mapping[str, Any] | None, new: Object) -> Object:
@@ -534,5 +548,4 @@ __all__ = [
     "is_reset",
     "manager_from_user_agent",
     "manager_identifier",
-    "path_string",
 ]

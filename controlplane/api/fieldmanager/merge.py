@@ -135,6 +135,8 @@ class Updater:
         out = dict(managers)
         out[manager] = VersionedSet(applied, version, True)
         new = self._prune(new, out, manager, last)
+        if new is None:
+            new = {}  # everything was pruned: an empty object, not "unchanged"
         out, _ = self._update(live, new, out, manager, force=force)
         if applied.empty():
             out.pop(manager, None)

@@ -409,8 +409,8 @@ def compare(lhs: Any, rhs: Any, node: Schema, definitions: Mapping[str, Schema] 
     """Fields added, modified and removed from ``lhs`` (the old object) to ``rhs`` (the new one).
 
     A list item or map entry that appears or disappears is itself added or removed, besides the
-    leaves below it. Named struct fields are not (see the module's deviations: upstream's decision
-    there depends on whether the Go field is a pointer, which the schema does not record).
+    leaves below it. Named struct fields are not: upstream's answer depends on whether the Go
+    field is a pointer (absent from a zero object) or not, which the schema does not record.
     """
     out = Comparison()
     _compare(lhs, rhs, node, (), out, definitions)
@@ -652,8 +652,9 @@ def ensure_named_fields_are_members(
     """``Set.EnsureNamedFieldsAreMembers``: ``s`` plus every named struct field below which it has a path.
 
     ``.spec.strategy.rollingUpdate.maxSurge`` then also owns ``.spec``, ``.spec.strategy`` and
-    ``.spec.strategy.rollingUpdate``, but ``.metadata.labels.app`` does not own ``labels`` (a map).
-    Pruning uses it so that a struct a manager stopped applying goes away as a whole.
+    ``.spec.strategy.rollingUpdate``; a key of a map or an item of a list is never added this way,
+    only named fields of structs. Pruning uses it so that a struct a manager stopped applying goes
+    away as a whole.
     """
     out = Set()
     out.members = set(s.members)

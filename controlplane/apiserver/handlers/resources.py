@@ -264,15 +264,26 @@ def check_body_object(ctx: Context, obj: Any, *, kind: str | None = None) -> Obj
 
 
 async def create(ctx: Context) -> Reply:
-    body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
+    from controlplane.apiserver import patching  # field validation and managed fields
+
+    raw = await ctx.request.read_body()
+    body = decode_body(raw, ctx.request.content_type)
     obj = check_body_object(ctx, body)
-    created = await ctx.registry.create(obj, ctx.namespace, dry_run=ctx.dry_run)
-    return Reply(201, _render_one(ctx, created))
+    obj, warnings = patching.decode_strictly(ctx.rtype, obj, raw, ctx.request, patching.CREATE_OPTIONS)
+    track = patching.tracker(
+        ctx.rtype, ctx.request, ctx.subresource, ctx.registry.clock, options=patching.CREATE_OPTIONS
+    )
+    created = await ctx.registry.create(obj, ctx.namespace, dry_run=ctx.dry_run, track=track)
+    return Reply(201, _render_one(ctx, created), patching.warning_headers(warnings))
 
 
 async def update(ctx: Context) -> Reply:
-    body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
+    from controlplane.apiserver import patching  # field validation and managed fields
+
+    raw = await ctx.request.read_body()
+    body = decode_body(raw, ctx.request.content_type)
     obj = check_body_object(ctx, body)
+    obj, warnings = patching.decode_strictly(ctx.rtype, obj, raw, ctx.request, patching.UPDATE_OPTIONS)
     name_in_body = obj["metadata"].get("name")
     if name_in_body and name_in_body != ctx.name:
         raise errors.bad_request(
@@ -285,8 +296,11 @@ async def update(ctx: Context) -> Reply:
         lambda current: copy.deepcopy(obj),
         subresource=ctx.subresource,
         dry_run=ctx.dry_run,
+        track=patching.tracker(ctx.rtype, ctx.request, ctx.subresource, ctx.registry.clock),
     )
-    return Reply(201 if written.created else 200, _render_one(ctx, written.obj))
+    return Reply(
+        201 if written.created else 200, _render_one(ctx, written.obj), patching.warning_headers(warnings)
+    )
 
 
 PATCH_TYPES = {
@@ -309,10 +323,19 @@ async def patch(ctx: Context) -> Reply:
         )
     raw = await ctx.request.read_body()
     document = decode_body(raw, content_type)
+    patcher = patching.Patcher(
+        kind,
+        document,
+        raw,
+        ctx.rtype,
+        ctx.request,
+        subresource=ctx.subresource,
+        namespace=ctx.namespace,
+        clock=ctx.registry.clock,
+    )
 
     def mutate(current: Object) -> Object:
-        patched = patching.apply(kind, current, document, ctx.rtype, ctx.request)
-        return check_body_object(ctx, patched)
+        return check_body_object(ctx, patcher.mutate(current))
 
     written = await ctx.registry.update(
         ctx.namespace,
@@ -321,8 +344,9 @@ async def patch(ctx: Context) -> Reply:
         subresource=ctx.subresource,
         dry_run=ctx.dry_run,
         create_if_missing=kind == "apply",
+        track=patcher.track,
     )
-    return Reply(201 if written.created else 200, _render_one(ctx, written.obj))
+    return Reply(201 if written.created else 200, _render_one(ctx, written.obj), patcher.headers())
 
 
 def delete_options(ctx: Context, body: bytes) -> dict[str, Any]:

@@ -87,7 +87,10 @@ async def _handle_scale(ctx: Context, verb: str) -> Reply:
         current.setdefault("spec", {})["replicas"] = replicas
         return current
 
-    written = await ctx.registry.update(ctx.namespace, ctx.name, mutate, dry_run=ctx.dry_run)
+    from controlplane.apiserver import patching  # managedFields: the write is the manager's, via "scale"
+
+    track = patching.tracker(ctx.rtype, ctx.request, "scale", ctx.registry.clock)
+    written = await ctx.registry.update(ctx.namespace, ctx.name, mutate, dry_run=ctx.dry_run, track=track)
     return Reply(200, dumps(_scale(written.obj)))
 
 
