@@ -14,7 +14,7 @@ These mirror etcd's v3 API (``mvccpb.KeyValue``, ``mvccpb.Event``, ``etcdserverp
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 #: Every key of a cluster lives under this prefix, as in kube-apiserver (``--etcd-prefix``).
@@ -69,8 +69,7 @@ CompareTarget = Literal["mod_revision", "create_revision", "version"]
 CompareOp = Literal["=", "!=", "<", ">"]
 
 
-@dataclass(frozen=True, slots=True)
-class Compare:
+class Compare(NamedTuple):
     """One condition of a transaction; a key that does not exist has all three targets equal to 0."""
 
     key: str
@@ -99,8 +98,7 @@ class Compare:
         return bool(actual > self.value)
 
 
-@dataclass(frozen=True, slots=True)
-class Put:
+class Put(NamedTuple):
     """Write ``value`` at ``key``, optionally attached to a lease (the key dies with the lease)."""
 
     key: str
@@ -108,15 +106,13 @@ class Put:
     lease: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Delete:
+class Delete(NamedTuple):
     """Delete ``key`` (a no-op, writing nothing, when it does not exist)."""
 
     key: str
 
 
-@dataclass(frozen=True, slots=True)
-class Get:
+class Get(NamedTuple):
     """Read ``key`` inside the transaction, e.g. to return the current object after a failed compare."""
 
     key: str
@@ -125,8 +121,7 @@ class Get:
 Op = Put | Delete | Get
 
 
-@dataclass(frozen=True, slots=True)
-class Txn:
+class Txn(NamedTuple):
     """``if all(compares) then success else failure``, committed as one revision if it writes."""
 
     compares: tuple[Compare, ...] = ()
@@ -150,8 +145,7 @@ class GetResponse(NamedTuple):
 OpResponse = PutResponse | DeleteResponse | GetResponse
 
 
-@dataclass(frozen=True, slots=True)
-class TxnResult:
+class TxnResult(NamedTuple):
     """The outcome of a transaction.
 
     ``revision`` is the store's revision after it: the new revision if it wrote, else the current one.
@@ -161,7 +155,7 @@ class TxnResult:
     succeeded: bool
     revision: int
     responses: tuple[OpResponse, ...] = ()
-    events: tuple[Event, ...] = field(default=(), repr=False)
+    events: tuple[Event, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ holds every backend to the same answers.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from controlplane.store.errors import (
     Compacted,
@@ -88,8 +88,7 @@ def check_txn(txn: Txn, *, prefix: str = KEY_PREFIX, max_bytes: int = MAX_REQUES
         raise RequestTooLarge(size, max_bytes)
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What a transaction does: which branch ran, its responses, and the versions it writes.
 
     ``events`` is empty when the transaction writes nothing; then it takes no revision.
