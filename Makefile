@@ -60,8 +60,9 @@ run: $(VENV)/.requirements.stamp
 
 # -- test ----------------------------------------------------------------------------------------
 
-# Debian packages the tests need. Installed when we are root; otherwise we say what to install (the
-# tests that need them are skipped locally and fail in CI).
+# Debian packages the tests need: etcd-server, and wrk (the load generator of `python -m bench api`,
+# whose smoke test runs it). Installed when we are root; otherwise we say what to install (the tests
+# that need them are skipped locally and fail in CI).
 debian-packages:
 	@if [ ! -x /usr/bin/etcd ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -70,6 +71,15 @@ debian-packages:
 				|| echo "Could not install etcd-server; the etcd tests will fail in CI" >&2; \
 		else \
 			echo "etcd is missing: sudo apt-get install etcd-server (the etcd tests need it)"; \
+		fi; \
+	fi
+	@if ! command -v wrk >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "Installing wrk ..."; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; } \
+				|| echo "Could not install wrk; python -m bench api will report its GET and LIST lines as errors" >&2; \
+		else \
+			echo "wrk is missing: sudo apt-get install wrk (python -m bench api needs it)"; \
 		fi; \
 	fi
 
