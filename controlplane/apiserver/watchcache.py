@@ -23,7 +23,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from controlplane.api.resources import ResourceType
@@ -77,54 +77,78 @@ class CacheEvent:
 Filter = Callable[[Object], bool]
 
 
-@dataclass(eq=False)
 class CacheWatcher:
-    """One client's watch on the cache; ``events`` yields ``CacheEvent``s or raises ``WatcherClosed``."""
+    """One client's watch on the cache: a buffer of events the watch handler takes in batches.
 
-    namespace_prefix: str
-    matches: Filter
-    queue: asyncio.Queue[CacheEvent | None] = field(default_factory=lambda: asyncio.Queue(WATCHER_BUFFER))
-    closed_reason: str | None = None
+    The cache ``offer``s every change; the watcher keeps what matches its filter (translating selector
+    transitions into ADDED/DELETED) without ever blocking the cache. A watcher that falls
+    ``WATCHER_BUFFER`` events behind is closed, like upstream's cacher terminating a slow watcher, and
+    its client re-watches or re-lists.
+    """
+
+    def __init__(self, namespace_prefix: str, matches: Filter, *, capacity: int = WATCHER_BUFFER) -> None:
+        self.namespace_prefix = namespace_prefix
+        self.matches = matches
+        self.capacity = capacity
+        self.buffer: collections.deque[CacheEvent] = collections.deque()
+        self.closed_reason: str | None = None
+        #: How many of the first buffered events are the initial state (sendInitialEvents).
+        self.initial = 0
+        self._waiter: asyncio.Future[None] | None = None
 
     def offer(self, event: CacheEvent) -> None:
-        """Translate a change for this watcher (selector transitions) and queue it without blocking."""
-        if not event.key.startswith(self.namespace_prefix):
+        """Translate a change for this watcher (selector transitions) and buffer it without blocking."""
+        if self.closed_reason is not None or not event.key.startswith(self.namespace_prefix):
             return
-        now = self.matches(event.object.obj) if event.type != "DELETED" else False
         before = event.previous is not None and self.matches(event.previous.obj)
         if event.type == "DELETED":
-            out = (
-                CacheEvent("DELETED", event.key, event.revision, event.previous or event.object, None)
-                if (before)
-                else None
-            )
-        elif now and before:
-            out = event
-        elif now:
-            out = CacheEvent("ADDED", event.key, event.revision, event.object, None)
-        elif before:
-            # The object stopped matching: for this watcher it is gone (upstream sends DELETED with
-            # the new state of the object).
-            out = CacheEvent("DELETED", event.key, event.revision, event.object, None)
+            out = event if before else None
         else:
-            out = None
-        if out is None:
-            return
-        try:
-            self.queue.put_nowait(out)
-        except asyncio.QueueFull:
+            now = self.matches(event.object.obj)
+            if now and before:
+                out = event
+            elif now:
+                out = (
+                    event
+                    if event.type == "ADDED"
+                    else CacheEvent("ADDED", event.key, event.revision, event.object, None)
+                )
+            elif before:
+                # The object stopped matching: for this watcher it is gone (upstream sends DELETED
+                # with the object's new state).
+                out = CacheEvent("DELETED", event.key, event.revision, event.object, None)
+            else:
+                out = None
+        if out is not None:
+            self.push(out)
+
+    def push(self, event: CacheEvent) -> None:
+        if len(self.buffer) >= self.capacity:
             self.close("watcher fell too far behind")
+            return
+        self.buffer.append(event)
+        self.poke()
+
+    def poke(self) -> None:
+        """Wake the handler waiting in ``take`` (new events, a timer, or the end)."""
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def take(self) -> list[CacheEvent]:
+        """Every buffered event (waiting for at least one, or a ``poke``); [] after ``close``."""
+        if not self.buffer and self.closed_reason is None:
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        events = list(self.buffer)
+        self.buffer.clear()
+        return events
 
     def close(self, reason: str) -> None:
         if self.closed_reason is None:
             self.closed_reason = reason
-            with contextlib.suppress(asyncio.QueueFull):
-                self.queue.put_nowait(None)
-            if self.queue.full():
-                # Make room for the end marker: this watcher is over anyway.
-                while not self.queue.empty():
-                    self.queue.get_nowait()
-                self.queue.put_nowait(None)
+            self.buffer.clear()
+            self.poke()
 
 
 class WatchCache:
@@ -284,8 +308,11 @@ class WatchCache:
         """
         watcher = CacheWatcher(self.rtype.prefix(namespace), matches)
         if from_revision is None:
-            for cached in self.list(namespace, matches):
-                self._enqueue(watcher, CacheEvent("ADDED", "", cached.revision, cached, None))
+            initial = self.list(namespace, matches)
+            watcher.capacity = max(watcher.capacity, len(initial) + WATCHER_BUFFER)
+            for cached in initial:
+                watcher.push(CacheEvent("ADDED", "", cached.revision, cached, None))
+            watcher.initial = len(initial)
         else:
             if from_revision < self.oldest:
                 raise TooOldResourceVersion(from_revision, self.oldest)
@@ -294,13 +321,6 @@ class WatchCache:
                     watcher.offer(event)
         self.watchers.add(watcher)
         return watcher
-
-    @staticmethod
-    def _enqueue(watcher: CacheWatcher, event: CacheEvent) -> None:
-        try:
-            watcher.queue.put_nowait(event)
-        except asyncio.QueueFull:
-            watcher.close("watcher fell too far behind")
 
     def forget(self, watcher: CacheWatcher) -> None:
         self.watchers.discard(watcher)

@@ -66,6 +66,67 @@ async def watch(ctx: Context, send: Send, *, bookmark_interval: float = BOOKMARK
     if rv is None:
         await cache.wait_for(await ctx.store.current_revision(), CACHE_WAIT)
 
+    try:
+        watcher = cache.watch(namespace, matches, None if initial else rv)
+    except TooOldResourceVersion as error:
+        await _start(send, ctx)
+        status = errors.resource_expired(str(error)).status()
+        await _chunk(send, {"type": "ERROR", "object": status})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    # Headers go out now, not with the first event: a client must see its 200 even on a quiet watch.
+    await _start(send, ctx)
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    next_bookmark = loop.time() + bookmark_interval if bookmarks else deadline
+    # One timer for the deadline and the bookmarks, and one task for the client leaving; no per-event
+    # tasks. Both only poke the watcher, so everything is decided in the loop below.
+    timer = loop.call_at(min(deadline, next_bookmark), watcher.poke)
+    disconnected = asyncio.ensure_future(_wait_disconnect(ctx))
+    disconnected.add_done_callback(lambda _: watcher.close("the client went away"))
+    encoder = _Encoder(ctx)
+    initial_left = watcher.initial if send_initial == "true" else -1
+    if initial_left == 0:
+        await _chunk_raw(send, encoder.bookmark(cache.revision, initial_end=True))
+        initial_left = -1
+    try:
+        while True:
+            events = await watcher.take()
+            if watcher.closed_reason is not None:
+                break  # closed: the client left, or the cache let it go; the client re-watches or re-lists
+            out: list[bytes] = []
+            for event in events:
+                out.append(encoder.event(event))
+                if initial_left > 0:
+                    initial_left -= 1
+                    if initial_left == 0:
+                        # Every initial ADDED is out: tell the client where the initial state ends.
+                        out.append(encoder.bookmark(event.revision, initial_end=True))
+                        initial_left = -1
+            now = loop.time()
+            if now >= deadline:
+                if out:
+                    await _chunk_raw(send, b"".join(out))
+                break
+            if bookmarks and now >= next_bookmark:
+                out.append(encoder.bookmark(cache.revision))
+                next_bookmark = now + bookmark_interval
+                timer.cancel()
+                timer = loop.call_at(min(deadline, next_bookmark), watcher.poke)
+            if out:
+                await _chunk_raw(send, b"".join(out))
+        if bookmarks and not disconnected.done():
+            await _chunk_raw(send, encoder.bookmark(cache.revision))
+    finally:
+        timer.cancel()
+        cache.forget(watcher)
+        disconnected.cancel()
+        with contextlib.suppress(Exception):
+            await send({"type": "http.response.body", "body": b""})
+
+
+async def _start(send: Send, ctx: Context) -> None:
     await send(
         {
             "type": "http.response.start",
@@ -77,55 +138,7 @@ async def watch(ctx: Context, send: Send, *, bookmark_interval: float = BOOKMARK
             ],
         }
     )
-    try:
-        watcher = cache.watch(namespace, matches, None if initial else rv)
-    except TooOldResourceVersion as error:
-        status = errors.resource_expired(str(error)).status()
-        await _chunk(send, {"type": "ERROR", "object": status})
-        await send({"type": "http.response.body", "body": b""})
-        return
-
-    encoder = _Encoder(ctx)
-    disconnected = asyncio.ensure_future(_wait_disconnect(ctx))
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    next_bookmark = loop.time() + bookmark_interval
-    initial_pending = initial and send_initial == "true"
-    try:
-        while True:
-            if initial_pending and watcher.queue.empty():
-                # Every initial ADDED is out: tell the client where the initial state ends.
-                await _chunk_raw(send, encoder.bookmark(cache.revision, initial_end=True))
-                initial_pending = False
-            now = loop.time()
-            wait = min(deadline, next_bookmark if bookmarks else deadline) - now
-            if wait <= 0:
-                if now >= deadline:
-                    break
-                await _chunk_raw(send, encoder.bookmark(cache.revision))
-                next_bookmark = now + bookmark_interval
-                continue
-            getter = asyncio.ensure_future(watcher.queue.get())
-            done, _ = await asyncio.wait(
-                {getter, disconnected}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
-            )
-            if disconnected in done:
-                getter.cancel()
-                return
-            if getter not in done:
-                getter.cancel()
-                continue
-            event = getter.result()
-            if event is None:
-                break  # the cache closed this watcher: the client will re-watch or re-list
-            await _chunk_raw(send, encoder.event(event))
-        if bookmarks and not disconnected.done():
-            await _chunk_raw(send, encoder.bookmark(cache.revision))
-    finally:
-        cache.forget(watcher)
-        disconnected.cancel()
-        with contextlib.suppress(Exception):
-            await send({"type": "http.response.body", "body": b""})
+    await send({"type": "http.response.body", "body": b"", "more_body": True})
 
 
 def _timeout(value: str | None) -> float:
