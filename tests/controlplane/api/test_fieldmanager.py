@@ -138,7 +138,7 @@ def test_set_algebra_follows_upstream() -> None:
 
 
 def test_fields_v1_round_trip_with_members_and_children() -> None:
-    document = {
+    document: dict[str, Any] = {
         "f:spec": {
             "f:replicas": {},
             "f:template": {
