@@ -1,0 +1,313 @@
+"""Transports: how a request reaches the API server, over HTTPS or without leaving the process.
+
+A client builds HTTP requests; a *transport* delivers them and hands back the response. The REST
+client above does not care which transport it has, and neither does the API server below: both run
+the identical request pipeline. There are two:
+
+**HTTPS** (``build_http_client`` for a ``Config`` with a server URL): an ordinary ``httpx`` client
+that trusts the cluster CA and sends the bearer token, exactly what kubectl does.
+
+**In-process** (``InProcessTransport``): the API server is an ASGI application, and ASGI is just a
+calling convention: ``await app(scope, receive, send)``, where ``scope`` describes the request,
+``receive()`` hands the app the request body, and ``send(message)`` takes the response from it (first
+``http.response.start`` with the status and headers, then ``http.response.body`` chunks until one says
+``more_body: False``). So a component in the same process can call the app directly.
+
+httpx ships an ``ASGITransport`` for this, but it waits for the *whole* response before returning
+it. A watch response never ends, so a watch through it would never deliver a single event. Here the
+app runs in its own task and its ``send`` feeds an ``asyncio.Queue``; the response is returned as soon
+as its headers are sent, and its body is read chunk by chunk from the queue while the app keeps
+writing: a watch event reaches the client the moment the server sends it, as over a socket.
+
+Closing the response early (the client stops a watch) is what a closed connection is to a server:
+``receive()`` answers ``http.disconnect``, the app notices and returns, and if it does not within a
+grace period its task is cancelled. No task outlives its response, or the transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from controlplane.client.config import ASGIApp, Config, Message
+
+logger = logging.getLogger(__name__)
+
+#: Seconds an app gets to return after the client disconnected, before its task is cancelled.
+DISCONNECT_GRACE = 5.0
+
+NOT_FOUND_BODY = (
+    b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+    b'"message":"the server could not find the requested resource","reason":"NotFound","code":404}'
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _End:
+    """The response body is complete (the app sent ``more_body: False``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Broken:
+    """The app stopped before completing the response (it raised, or returned half-way)."""
+
+    error: BaseException | None
+
+
+_Chunk = bytes | _End | _Broken
+
+
+class _Exchange:
+    """One request and its response: both ends of the ASGI conversation with the app."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body: bytes | None = body
+        loop = asyncio.get_running_loop()
+        self.started: asyncio.Future[tuple[int, list[tuple[bytes, bytes]]]] = loop.create_future()
+        self.chunks: asyncio.Queue[_Chunk] = asyncio.Queue()
+        #: Set when the client is gone or the response is complete: ``receive`` answers disconnect.
+        self.disconnected = asyncio.Event()
+        self.complete = False
+        self.closed = False
+
+    # -- the app's side ----------------------------------------------------------------------------
+
+    async def receive(self) -> Message:
+        if self._body is not None:
+            body, self._body = self._body, None
+            return {"type": "http.request", "body": body, "more_body": False}
+        await self.disconnected.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: Message) -> None:
+        if self.closed:
+            return  # the client went away: what a server writes to a closed connection is lost
+        kind = message["type"]
+        if kind == "http.response.start":
+            if self.started.done():
+                raise RuntimeError("ASGI: http.response.start sent twice")
+            headers = [(bytes(k), bytes(v)) for k, v in message.get("headers", [])]
+            self.started.set_result((int(message["status"]), headers))
+        elif kind == "http.response.body":
+            if not self.started.done() or self.complete:
+                raise RuntimeError("ASGI: http.response.body outside a response")
+            body = message.get("body", b"")
+            if body:
+                self.chunks.put_nowait(bytes(body))
+            if not message.get("more_body", False):
+                self.complete = True
+                self.chunks.put_nowait(_End())
+                self.disconnected.set()
+
+    def app_finished(self, error: BaseException | None) -> None:
+        """The app returned (or raised): whatever it did not send will never come."""
+        if not self.started.done() and self.closed:
+            self.started.cancel()  # nobody waits for this response any more
+        elif not self.started.done():
+            self.started.set_exception(
+                httpx.RemoteProtocolError(f"the ASGI app ended without a response: {error!r}")
+                if error is not None
+                else httpx.RemoteProtocolError("the ASGI app ended without a response")
+            )
+        elif not self.complete:
+            self.complete = True
+            self.chunks.put_nowait(_Broken(error))
+        self.disconnected.set()
+
+    # -- the client's side -------------------------------------------------------------------------
+
+    async def close(self, task: asyncio.Task[None]) -> None:
+        """The client is done with the response: tell the app, give it a moment, then cancel it."""
+        self.closed = True
+        self.disconnected.set()
+        while not self.chunks.empty():
+            self.chunks.get_nowait()
+        self.chunks.put_nowait(_End())  # a reader still waiting (another task) sees the body end
+        if task.done():
+            return
+        try:
+            await asyncio.wait({task}, timeout=DISCONNECT_GRACE)
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait({task})
+
+
+class _ResponseStream(httpx.AsyncByteStream):
+    """The response body as the app sends it, chunk by chunk."""
+
+    def __init__(self, exchange: _Exchange, task: asyncio.Task[None], read_timeout: float | None) -> None:
+        self._exchange = exchange
+        self._task = task
+        self._read_timeout = read_timeout
+        self._done = False
+
+    def __aiter__(self) -> _ResponseStream:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._done:
+            raise StopAsyncIteration
+        try:
+            async with asyncio.timeout(self._read_timeout):
+                chunk = await self._exchange.chunks.get()
+        except TimeoutError:
+            raise httpx.ReadTimeout("timed out reading the in-process response") from None
+        if isinstance(chunk, bytes):
+            return chunk
+        self._done = True
+        if isinstance(chunk, _End):
+            raise StopAsyncIteration
+        raise httpx.RemoteProtocolError(
+            "the in-process server ended the response before its end"
+            + (f": {chunk.error!r}" if chunk.error is not None else "")
+        )
+
+    async def aclose(self) -> None:
+        self._done = True
+        await self._exchange.close(self._task)
+
+
+class InProcessTransport(httpx.AsyncBaseTransport):
+    """An httpx transport that calls an ASGI app in this process and streams its responses.
+
+    ``mount_prefix`` is stripped from request paths (and becomes the scope's ``root_path``) when ``app``
+    is one cluster's API server rather than the router that mounts it; ``identity_headers`` are put on
+    every request, replacing any header of the same name.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        identity_headers: Mapping[str, str] | None = None,
+        mount_prefix: str = "",
+        client: tuple[str, int] = ("127.0.0.1", 0),
+    ) -> None:
+        self.app = app
+        self.mount_prefix = mount_prefix.rstrip("/")
+        self.client = client
+        self._identity = [
+            (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (identity_headers or {}).items()
+        ]
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    def _scope(self, request: httpx.Request) -> dict[str, Any] | None:
+        path = request.url.path
+        raw_path = request.url.raw_path.split(b"?", 1)[0]
+        root_path = ""
+        if self.mount_prefix:
+            prefix = self.mount_prefix
+            if path != prefix and not path.startswith(prefix + "/"):
+                return None
+            path = path[len(prefix) :] or "/"
+            raw_path = raw_path[len(prefix.encode()) :] or b"/"
+            root_path = prefix
+        replaced = {name for name, _ in self._identity}
+        headers = [(k.lower(), v) for k, v in request.headers.raw if k.lower() not in replaced]
+        headers.extend(self._identity)
+        port = request.url.port or (443 if request.url.scheme == "https" else 80)
+        return {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1",
+            "method": request.method,
+            "scheme": request.url.scheme,
+            "path": path,
+            "raw_path": raw_path,
+            "root_path": root_path,
+            "query_string": request.url.query,
+            "headers": headers,
+            "server": (request.url.host, port),
+            "client": self.client,
+        }
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self._closed:
+            raise httpx.ConnectError("the in-process transport is closed", request=request)
+        scope = self._scope(request)
+        if scope is None:  # not under the app's mount point: what the router answers for unknown paths
+            return httpx.Response(404, headers={"content-type": "application/json"}, content=NOT_FOUND_BODY)
+        body = await request.aread()
+        timeouts: Mapping[str, float | None] = request.extensions.get("timeout", {})
+        read_timeout = timeouts.get("read")
+        exchange = _Exchange(body)
+        task = asyncio.create_task(
+            self._run(scope, exchange), name=f"in-process {request.method} {request.url.path}"
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        try:
+            async with asyncio.timeout(read_timeout):
+                status, headers = await asyncio.shield(exchange.started)
+        except TimeoutError:
+            await exchange.close(task)
+            raise httpx.ReadTimeout(
+                "timed out waiting for the in-process response", request=request
+            ) from None
+        except BaseException:
+            await exchange.close(task)
+            raise
+        return httpx.Response(
+            status,
+            headers=headers,
+            stream=_ResponseStream(exchange, task, read_timeout),
+            extensions={"http_version": b"HTTP/1.1"},
+        )
+
+    async def _run(self, scope: dict[str, Any], exchange: _Exchange) -> None:
+        error: BaseException | None = None
+        try:
+            await self.app(scope, exchange.receive, exchange.send)
+        except asyncio.CancelledError as cancelled:
+            error = cancelled
+            raise
+        except Exception as failure:  # a bug in the app: the client sees a broken response, like a reset
+            logger.exception("in-process ASGI app failed on %s %s", scope["method"], scope["path"])
+            error = failure
+        finally:
+            exchange.app_finished(error)
+
+    async def aclose(self) -> None:
+        """Stop every response still running (watches the client never closed)."""
+        self._closed = True
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+
+
+def ssl_context(config: Config) -> ssl.SSLContext | bool:
+    """What httpx should verify the server against: the cluster CA, the system's CAs, or nothing."""
+    if config.insecure:
+        return False
+    if config.ca_data:
+        return ssl.create_default_context(cadata=config.ca_data.decode("ascii"))
+    return True
+
+
+def build_http_client(config: Config) -> httpx.AsyncClient:
+    """The httpx client for ``config``: in-process if it names an app, HTTPS (or HTTP) otherwise."""
+    headers = {"User-Agent": config.user_agent, "Accept": "application/json"}
+    if config.bearer_token:
+        headers["Authorization"] = f"Bearer {config.bearer_token}"
+    timeout = httpx.Timeout(config.timeout)
+    if config.app is not None:
+        transport: httpx.AsyncBaseTransport = InProcessTransport(
+            config.app, identity_headers=config.identity_headers, mount_prefix=config.mount_prefix
+        )
+        return httpx.AsyncClient(base_url=config.host, transport=transport, headers=headers, timeout=timeout)
+    return httpx.AsyncClient(
+        base_url=config.host, headers=headers, timeout=timeout, verify=ssl_context(config)
+    )
+
+
+__all__ = ["DISCONNECT_GRACE", "InProcessTransport", "build_http_client", "ssl_context"]
