@@ -51,6 +51,7 @@ from controlplane.store.errors import (
     StoreError,
 )
 from controlplane.store.interface import Store
+from controlplane.store.keyindex import KeyIndex, Version
 from controlplane.store.kv import Delete, Event, EventType, KeyValue, Lease, RangeResult, Txn, TxnResult
 from controlplane.store.watch import DEFAULT_WATCH_CAPACITY, Watch, WatchHub
 from controlplane.trace import NULL_SINK, TraceSink
@@ -69,8 +70,9 @@ CREATE TABLE IF NOT EXISTS kv (
     prev_revision   INTEGER NOT NULL,
     PRIMARY KEY (revision, sub)
 );
-CREATE UNIQUE INDEX IF NOT EXISTS kv_key_revision ON kv (key, revision);
-CREATE INDEX IF NOT EXISTS kv_lease ON kv (lease) WHERE lease != 0;
+-- No index by key: which key has which revisions is kept in memory (keyindex.py), as etcd does.
+DROP INDEX IF EXISTS kv_key_revision;
+DROP INDEX IF EXISTS kv_lease;
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta (name, value) VALUES ('revision', 0), ('compact_revision', 0);
 CREATE TABLE IF NOT EXISTS lease (id INTEGER PRIMARY KEY, ttl INTEGER NOT NULL, expires_at REAL NOT NULL);
@@ -126,9 +128,13 @@ class _Batch:
     compact_revision: int
     leases: dict[int, Lease]
     index: dict[str, KeyValue]
+    keyindex: KeyIndex
     events: list[Event] = field(default_factory=list)
     written: dict[str, KeyValue | None] = field(default_factory=dict)
     rows: list[tuple[Any, ...]] = field(default_factory=list)
+    #: New versions for the key index, and other changes to make once COMMIT has succeeded.
+    versions: list[tuple[str, Version]] = field(default_factory=list)
+    after_commit: list[Callable[[], object]] = field(default_factory=list)
 
     def read(self, key: str) -> KeyValue | None:
         if key in self.written:
@@ -155,6 +161,7 @@ class _Batch:
                     )
                 )
                 self.written[kv.key] = kv if kv.version else None
+                self.versions.append((kv.key, Version(kv.mod_revision, sub, kv.version)))
             self.events.extend(outcome.events)
         return TxnResult(outcome.succeeded, self.revision, outcome.responses, outcome.events)
 
@@ -184,8 +191,17 @@ class _Writer:
     happen only while no threaded batch is queued, running or undelivered.
     """
 
-    def __init__(self, conn: sqlite3.Connection, loop: asyncio.AbstractEventLoop, max_batch: int) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        loop: asyncio.AbstractEventLoop,
+        max_batch: int,
+        keyindex: KeyIndex,
+        keyindex_lock: threading.Lock,
+    ) -> None:
         self.conn = conn
+        self.keyindex = keyindex
+        self.keyindex_lock = keyindex_lock
         self.loop = loop
         self.max_batch = max_batch
         self.inline_commits = True
@@ -209,6 +225,10 @@ class _Writer:
         self.index: dict[str, KeyValue] = {
             row[0]: _kv(row) for row in conn.execute(f"SELECT * FROM ({latest}) WHERE version > 0")
         }
+        keyindex.load(conn.execute("SELECT key, revision, sub, version FROM kv ORDER BY revision, sub"))
+        #: What the key index knows: readers take their "current revision" from here.
+        self.indexed_revision = self.revision
+        self.indexed_compact_revision = self.compact_revision
         self.on_commit: Callable[[list[Event], int, int], None] = lambda events, rev, compact: None
         self.thread = threading.Thread(target=self._run, name="store-writer", daemon=True)
 
@@ -267,7 +287,9 @@ class _Writer:
 
     def _commit(self, requests: list[_Request]) -> Callable[[], None]:
         """Apply ``requests`` in one SQLite transaction; returns what tells the loop about it."""
-        state = _Batch(self.conn, self.revision, self.compact_revision, dict(self.leases), self.index)
+        state = _Batch(
+            self.conn, self.revision, self.compact_revision, dict(self.leases), self.index, self.keyindex
+        )
         answers: list[Answer] = []
         try:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -293,6 +315,13 @@ class _Writer:
                 self.index.pop(key, None)
             else:
                 self.index[key] = kv
+        with self.keyindex_lock:
+            for key, version in state.versions:
+                self.keyindex.add(key, version)
+            for change in state.after_commit:
+                change()
+            self.indexed_revision = state.revision
+            self.indexed_compact_revision = state.compact_revision
         return self._answer(answers, state.events, state.revision)
 
     def _answer(self, answers: list[Answer], events: list[Event], revision: int) -> Callable[[], None]:
@@ -346,6 +375,8 @@ class SqliteStore(Store):
         self._local = threading.local()
         self._reader_conns: list[sqlite3.Connection] = []
         self._reader_lock = threading.Lock()
+        self._keyindex = KeyIndex()
+        self._keyindex_lock = threading.Lock()
         self._tasks: list[asyncio.Task[None]] = []
         self._revision = 0
         self._compact_revision = 0
@@ -365,7 +396,7 @@ class SqliteStore(Store):
             conn = await asyncio.to_thread(self._open_writer_connection)
         except sqlite3.Error as error:
             raise BackendUnavailable(f"cannot open SQLite store {self.path}: {error}") from error
-        writer = _Writer(conn, loop, self._max_batch)
+        writer = _Writer(conn, loop, self._max_batch, self._keyindex, self._keyindex_lock)
         writer.on_commit = self._on_commit
         self._revision = writer.revision
         self._compact_revision = writer.compact_revision
@@ -482,13 +513,12 @@ class SqliteStore(Store):
                 raise Compacted(revision, batch.compact_revision)
             batch.flush_rows()
             # Versions superseded by a newer one at or before the mark are unreachable from any
-            # revision >= mark; so are tombstones at or before it.
-            batch.conn.execute(
-                "DELETE FROM kv WHERE revision < ?1 AND EXISTS (SELECT 1 FROM kv AS newer"
-                " WHERE newer.key = kv.key AND newer.revision > kv.revision AND newer.revision <= ?1)",
-                (revision,),
-            )
-            batch.conn.execute("DELETE FROM kv WHERE revision <= ? AND version = 0", (revision,))
+            # revision >= mark; so are tombstones at or before it. The key index says which rows
+            # those are; it forgets them itself once the deletion has committed.
+            with self._keyindex_lock:
+                doomed = batch.keyindex.dropped(revision, batch.versions)
+            batch.conn.executemany("DELETE FROM kv WHERE revision = ? AND sub = ?", doomed)
+            batch.after_commit.append(lambda: batch.keyindex.compact(revision))
             batch.conn.executemany(
                 "UPDATE meta SET value = ? WHERE name = ?",
                 [(revision, "compact_revision"), (batch.revision, "revision")],
@@ -511,27 +541,37 @@ class SqliteStore(Store):
 
     async def _range(self, begin: str, end: str, *, revision: int | None, limit: int) -> RangeResult:
         def query(conn: sqlite3.Connection) -> RangeResult:
-            current, compacted = self._snapshot_meta(conn)
-            at = current if revision is None else revision
-            mvcc.check_read_revision(at, current=current, compacted=compacted)
-            latest = (
-                "SELECT key, create_revision, MAX(revision) AS revision, version, lease, value FROM kv"
-                " WHERE key >= ? AND key < ? AND revision <= ? GROUP BY key"
-            )
-            sql = f"SELECT {_KV_COLUMNS} FROM ({latest}) WHERE version > 0 ORDER BY key"
-            params: tuple[Any, ...] = (begin, end, at)
-            if limit > 0:
-                sql += " LIMIT ?"
-                params += (limit + 1,)
-            rows = conn.execute(sql, params).fetchall()
-            more = limit > 0 and len(rows) > limit
-            kvs = tuple(_kv(row) for row in (rows[:limit] if more else rows))
-            count = len(kvs)
-            if more:
-                count = conn.execute(
-                    f"SELECT COUNT(*) FROM ({latest}) WHERE version > 0", (begin, end, at)
-                ).fetchone()[0]
-            return RangeResult(kvs, at, more, count)
+            writer = self._writer
+            if writer is None:
+                raise StoreClosed()
+            # Which versions: from the in-memory key index, as etcd's treeIndex answers it.
+            with self._keyindex_lock:
+                current, compacted = writer.indexed_revision, writer.indexed_compact_revision
+                at = current if revision is None else revision
+                mvcc.check_read_revision(at, current=current, compacted=compacted)
+                found = list(self._keyindex.range(begin, end, at))
+            more = limit > 0 and len(found) > limit
+            wanted = found[:limit] if more else found
+            # Their values: from the log, by revision. Every row read here was committed before the
+            # index knew of it; one that is gone was compacted away after the index was consulted.
+            rows: dict[tuple[int, int], tuple[Any, ...]] = {}
+            for chunk in range(0, len(wanted), 400):
+                part = wanted[chunk : chunk + 400]
+                marks = ",".join("(?,?)" for _ in part)
+                params = [x for _, v in part for x in (v.revision, v.sub)]
+                for row in conn.execute(
+                    "SELECT revision, sub, key, create_revision, version, lease, value FROM kv"
+                    f" WHERE (revision, sub) IN (VALUES {marks})",
+                    params,
+                ):
+                    rows[(row[0], row[1])] = row
+            kvs = []
+            for key, version in wanted:
+                row = rows.get((version.revision, version.sub))
+                if row is None:
+                    raise Compacted(at, self._writer.indexed_compact_revision if self._writer else at)
+                kvs.append(KeyValue(key, bytes(row[6]), row[3], row[0], row[4], row[5]))
+            return RangeResult(tuple(kvs), at, more, len(found))
 
         return await self._read(query)
 
@@ -641,15 +681,13 @@ class SqliteStore(Store):
         """Delete the lease and, as one revision, every key still attached to it."""
         if lease_id not in batch.leases:
             raise LeaseNotFound(lease_id)
-        batch.flush_rows()
-        keys = [
-            row[0]
-            for row in batch.conn.execute(
-                "SELECT key FROM kv AS k WHERE lease = ? AND revision ="
-                " (SELECT MAX(revision) FROM kv WHERE key = k.key) AND version > 0 ORDER BY key",
-                (lease_id,),
-            ).fetchall()
-        ]
+        attached = {key for key, kv in batch.index.items() if kv.lease == lease_id}
+        for key, written in batch.written.items():  # earlier writes of this same batch
+            if written is not None and written.lease == lease_id:
+                attached.add(key)
+            else:
+                attached.discard(key)
+        keys = sorted(attached)
         del batch.leases[lease_id]
         batch.conn.execute("DELETE FROM lease WHERE id = ?", (lease_id,))
         return batch.commit_txn(Txn(success=tuple(Delete(key) for key in keys)))
