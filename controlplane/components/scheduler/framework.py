@@ -1,0 +1,432 @@
+"""The scheduling framework: how one pod is matched to one node, step by step.
+
+A scheduling *attempt* (upstream's "scheduling cycle", ``pkg/scheduler/schedule_one.go``) takes one
+pending pod and a *snapshot* of the cluster (every node with the pods already on it) and runs plugins:
+
+1. **Filter.** Each filter plugin answers, for each node, "can this pod run here?" (enough CPU left? a
+   taint the pod does not tolerate?). A node passes only if every filter says yes; the first "no" ends
+   that node's evaluation (``RunFilterPlugins``) and its reason is what ``kubectl describe pod`` shows.
+2. **Score.** Every plugin with an opinion gives each feasible node 0..100 (after *normalizing* its raw
+   numbers, ``NormalizeScore``); the scores are multiplied by the plugin's weight and summed.
+3. **Select.** The highest total wins; ties are broken at random (``selectHost``), so that identical
+   nodes share the load. Randomness here is a seeded ``random.Random``, so a lesson replays the same way.
+
+If no node passes, the attempt ends with upstream's ``FitError`` (see ``messages``). The result of an
+attempt is a ``Decision``, which keeps every per-node, per-plugin verdict so that the trace can show
+*why*, not only *where*.
+
+This module is pure: plugins read dicts (the API objects as JSON) and return values.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from controlplane.api.quantity import QuantityError, parse_json_quantity
+from controlplane.components.scheduler.messages import fit_error_message
+
+Obj = Mapping[str, Any]
+
+#: ``framework.MaxNodeScore`` / ``MinNodeScore`` (pkg/scheduler/framework/interface.go).
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+#: ``schedutil.DefaultMilliCPURequest`` / ``DefaultMemoryRequest`` (pkg/scheduler/util/pod_resources.go):
+#: what scoring assumes a container without requests uses, so best-effort pods still spread out.
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+
+# -- resources --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """``framework.Resource``: CPU in milli-cores, memory and ephemeral storage in bytes, a pod count."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    allowed_pod_number: int = 0
+    scalar: Mapping[str, int] = field(default_factory=dict)
+
+    def __add__(self, other: Resource) -> Resource:
+        scalar = dict(self.scalar)
+        for name, amount in other.scalar.items():
+            scalar[name] = scalar.get(name, 0) + amount
+        return Resource(
+            self.milli_cpu + other.milli_cpu,
+            self.memory + other.memory,
+            self.ephemeral_storage + other.ephemeral_storage,
+            self.allowed_pod_number + other.allowed_pod_number,
+            scalar,
+        )
+
+    def is_zero(self) -> bool:
+        return not (self.milli_cpu or self.memory or self.ephemeral_storage or any(self.scalar.values()))
+
+    def get(self, name: str) -> int:
+        """The amount of one resource by its API name (``cpu`` in milli-cores)."""
+        if name == "cpu":
+            return self.milli_cpu
+        if name == "memory":
+            return self.memory
+        if name == "ephemeral-storage":
+            return self.ephemeral_storage
+        if name == "pods":
+            return self.allowed_pod_number
+        return self.scalar.get(name, 0)
+
+
+def _amounts(resource_list: Obj | None) -> dict[str, int]:
+    """A ResourceList as integers: CPU in milli-cores (``MilliValue``), the rest in units (``Value``)."""
+    amounts: dict[str, int] = {}
+    for name, raw in (resource_list or {}).items():
+        try:
+            quantity = parse_json_quantity(raw)
+        except QuantityError:
+            continue  # validation refuses these before they reach the scheduler
+        amounts[name] = quantity.milli_value() if name == "cpu" else quantity.value()
+    return amounts
+
+
+def resource_from_list(resource_list: Obj | None) -> Resource:
+    """``NewResource(rl)``: a node's allocatable, or a sum of requests."""
+    return _resource(_amounts(resource_list))
+
+
+def _resource(amounts: Mapping[str, int]) -> Resource:
+    known = {"cpu", "memory", "ephemeral-storage", "pods"}
+    return Resource(
+        amounts.get("cpu", 0),
+        amounts.get("memory", 0),
+        amounts.get("ephemeral-storage", 0),
+        amounts.get("pods", 0),
+        {k: v for k, v in amounts.items() if k not in known and ("/" in k or k.startswith("hugepages-"))},
+    )
+
+
+def pod_requests(pod: Obj, *, non_zero: bool = False) -> Resource:
+    """What a pod asks for: ``resource.PodRequests`` (k8s.io/component-helpers/resource/helpers.go).
+
+    The app containers run together, so their requests add up; init containers run one at a time
+    before them, so the pod needs the *largest* init container's request, if that is more than the sum
+    (a max per resource). ``spec.overhead`` (the sandbox's own cost, from a RuntimeClass) is added.
+
+    ``non_zero`` gives scoring's view (``NonMissingContainerRequests``): a container that requests no
+    CPU or memory counts as 100m and 200Mi, so best-effort pods do not all pile onto one node.
+    Sidecar (restartable) init containers and pod-level resources are not modelled.
+    """
+    spec: Obj = pod.get("spec") or {}
+    total: dict[str, int] = {}
+    for container in spec.get("containers") or []:
+        requests = _amounts((container.get("resources") or {}).get("requests"))
+        if non_zero:
+            requests.setdefault("cpu", DEFAULT_MILLI_CPU_REQUEST)
+            requests.setdefault("memory", DEFAULT_MEMORY_REQUEST)
+        for name, amount in requests.items():
+            total[name] = total.get(name, 0) + amount
+    for container in spec.get("initContainers") or []:
+        requests = _amounts((container.get("resources") or {}).get("requests"))
+        if non_zero:
+            requests.setdefault("cpu", DEFAULT_MILLI_CPU_REQUEST)
+            requests.setdefault("memory", DEFAULT_MEMORY_REQUEST)
+        for name, amount in requests.items():
+            total[name] = max(total.get(name, 0), amount)
+    for name, amount in _amounts(spec.get("overhead")).items():
+        total[name] = total.get(name, 0) + amount
+    total.pop("pods", None)
+    return _resource(total)
+
+
+# -- the snapshot -----------------------------------------------------------------------------------
+
+
+def pod_key(pod: Obj) -> str:
+    meta: Obj = pod.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+
+
+def labels_of(obj: Obj) -> Mapping[str, str]:
+    labels: Mapping[str, str] = (obj.get("metadata") or {}).get("labels") or {}
+    return labels
+
+
+class NodeInfo:
+    """``framework.NodeInfo``: one node and what is already placed on it.
+
+    ``requested`` sums the requests of the pods on the node (what NodeResourcesFit compares with
+    ``allocatable``); ``non_zero_requested`` is the same with scoring's defaults for missing requests.
+    """
+
+    def __init__(self, node: Obj, pods: Iterable[Obj] = ()) -> None:
+        self.node = node
+        self.pods: list[Obj] = list(pods)
+        self.allocatable = resource_from_list((node.get("status") or {}).get("allocatable"))
+        self.requested = Resource()
+        self.non_zero_requested = Resource()
+        for pod in self.pods:
+            self.requested += pod_requests(pod)
+            self.non_zero_requested += pod_requests(pod, non_zero=True)
+
+    @property
+    def name(self) -> str:
+        return str((self.node.get("metadata") or {}).get("name") or "")
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return labels_of(self.node)
+
+    @property
+    def taints(self) -> list[Obj]:
+        return list((self.node.get("spec") or {}).get("taints") or [])
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name!r}, pods={len(self.pods)})"
+
+
+class Snapshot:
+    """The cluster as one attempt sees it (``internal/cache/snapshot.go``): nodes, ordered by name.
+
+    ``pods`` are the pods already bound (``spec.nodeName`` set); each is attached to its node.
+    ``namespace_labels`` lets affinity terms with a ``namespaceSelector`` find their namespaces.
+    """
+
+    def __init__(
+        self,
+        nodes: Iterable[Obj],
+        pods: Iterable[Obj] = (),
+        *,
+        namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
+        by_node: dict[str, list[Obj]] = {}
+        for pod in pods:
+            node_name = (pod.get("spec") or {}).get("nodeName")
+            if node_name:
+                by_node.setdefault(str(node_name), []).append(pod)
+        infos = [NodeInfo(node) for node in nodes]
+        self.node_infos: list[NodeInfo] = sorted(
+            (NodeInfo(info.node, by_node.get(info.name, ())) for info in infos), key=lambda i: i.name
+        )
+        self.namespace_labels: Mapping[str, Mapping[str, str]] = namespace_labels or {}
+
+    def get(self, name: str) -> NodeInfo | None:
+        for info in self.node_infos:
+            if info.name == name:
+                return info
+        return None
+
+    def __len__(self) -> int:
+        return len(self.node_infos)
+
+
+# -- plugin results ---------------------------------------------------------------------------------
+
+
+class Code(enum.Enum):
+    """``framework.Code``: how a plugin's verdict is to be read."""
+
+    SUCCESS = "Success"
+    #: The node does not fit now, but could after a change that preemption might make.
+    UNSCHEDULABLE = "Unschedulable"
+    #: The node does not fit and preempting pods would not help (a label, a taint, a name).
+    UNSCHEDULABLE_AND_UNRESOLVABLE = "UnschedulableAndUnresolvable"
+    ERROR = "Error"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """``framework.Status``: a plugin's verdict with upstream's reason strings."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    @property
+    def is_success(self) -> bool:
+        return self.code is Code.SUCCESS
+
+    def to_trace(self) -> dict[str, Any]:
+        return {"code": self.code.value, "reasons": list(self.reasons)}
+
+
+SUCCESS = Status()
+
+
+def unschedulable(plugin: str, *reasons: str, unresolvable: bool = False) -> Status:
+    code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+    return Status(code, reasons, plugin)
+
+
+class CycleState:
+    """``framework.CycleState``: per-attempt scratch space, where plugins keep what they precompute
+    once for all nodes (PreFilter/PreScore upstream), keyed by plugin name."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.data: dict[str, Any] = {}
+
+
+class FilterPlugin(Protocol):
+    """A plugin that can rule a node out."""
+
+    @property
+    def name(self) -> str: ...
+
+    def filter(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status: ...
+
+
+class ScorePlugin(Protocol):
+    """A plugin that ranks feasible nodes; ``normalize`` maps raw scores onto 0..100."""
+
+    @property
+    def name(self) -> str: ...
+
+    def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> int: ...
+
+    def normalize(self, scores: dict[str, int]) -> dict[str, int]: ...
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A scheduling profile (``KubeSchedulerProfile``): filters in order, and score plugins with weights."""
+
+    filters: Sequence[FilterPlugin]
+    scores: Sequence[tuple[ScorePlugin, int]]
+    scheduler_name: str = "default-scheduler"
+
+
+def default_normalize_score(scores: dict[str, int], *, reverse: bool = False) -> dict[str, int]:
+    """``helper.DefaultNormalizeScore`` (framework/plugins/helper/normalize_score.go).
+
+    Scales so that the highest raw score becomes 100 (integer arithmetic, as upstream); ``reverse``
+    turns "more is worse" counts (untolerated PreferNoSchedule taints) into "more is better".
+    """
+    max_count = max(scores.values(), default=0)
+    if max_count == 0:
+        return {name: MAX_NODE_SCORE if reverse else score for name, score in scores.items()}
+    result: dict[str, int] = {}
+    for name, score in scores.items():
+        scaled = MAX_NODE_SCORE * score // max_count
+        result[name] = MAX_NODE_SCORE - scaled if reverse else scaled
+    return result
+
+
+# -- one attempt ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PluginScore:
+    raw: int
+    normalized: int
+    weighted: int
+
+
+@dataclass
+class Decision:
+    """Everything one scheduling attempt found out, for the binding, the event and the trace."""
+
+    pod: str
+    nodes: list[str]
+    filters: dict[str, dict[str, Status]]
+    feasible: list[str]
+    scores: dict[str, dict[str, PluginScore]]
+    totals: dict[str, int]
+    chosen: str | None
+
+    @property
+    def statuses(self) -> dict[str, Status]:
+        """``NodeToStatusMap``: the failing status of every infeasible node."""
+        result: dict[str, Status] = {}
+        for node, by_plugin in self.filters.items():
+            for status in by_plugin.values():
+                if not status.is_success:
+                    result[node] = status
+        return result
+
+    def message(self) -> str | None:
+        """Upstream's FailedScheduling text when no node fits, else None."""
+        if self.chosen is not None:
+            return None
+        return fit_error_message(len(self.nodes), self.statuses)
+
+    def to_trace(self) -> dict[str, Any]:
+        """The fields of the ``scheduler.decision`` trace event."""
+        nodes: dict[str, Any] = {}
+        for name in self.nodes:
+            nodes[name] = {
+                "filters": {
+                    plugin: status.to_trace() for plugin, status in self.filters.get(name, {}).items()
+                },
+                "scores": {
+                    plugin: {"raw": s.raw, "normalized": s.normalized, "weighted": s.weighted}
+                    for plugin, s in self.scores.get(name, {}).items()
+                },
+                "total": self.totals.get(name),
+                "feasible": name in self.feasible,
+            }
+        return {
+            "pod": self.pod,
+            "nodes": nodes,
+            "feasible": list(self.feasible),
+            "chosen": self.chosen,
+            "message": self.message(),
+        }
+
+
+def schedule(pod: Obj, snapshot: Snapshot, plugins: Profile, *, rng: random.Random) -> Decision:
+    """One scheduling attempt (``schedulePod``): filter, score, select."""
+    state = CycleState(snapshot)
+    names = [info.name for info in snapshot.node_infos]
+    filters: dict[str, dict[str, Status]] = {}
+    feasible: list[NodeInfo] = []
+    for info in snapshot.node_infos:
+        verdicts: dict[str, Status] = {}
+        filters[info.name] = verdicts
+        for plugin in plugins.filters:
+            status = plugin.filter(state, pod, info)
+            verdicts[plugin.name] = status
+            if not status.is_success:
+                break  # RunFilterPlugins stops at the first plugin that rejects the node
+        else:
+            feasible.append(info)
+
+    decision = Decision(pod_key(pod), names, filters, [i.name for i in feasible], {}, {}, None)
+    if not feasible:
+        return decision
+    if len(feasible) == 1:
+        # schedule_one.go: "When only one node after predicate, just use it." No scoring happens.
+        decision.chosen = feasible[0].name
+        return decision
+
+    totals = {info.name: 0 for info in feasible}
+    per_node: dict[str, dict[str, PluginScore]] = {info.name: {} for info in feasible}
+    for scorer, weight in plugins.scores:
+        raw = {info.name: scorer.score(state, pod, info) for info in feasible}
+        normalized = scorer.normalize(dict(raw))
+        for name, value in normalized.items():
+            per_node[name][scorer.name] = PluginScore(raw[name], value, value * weight)
+            totals[name] += value * weight
+    decision.scores = per_node
+    decision.totals = totals
+    decision.chosen = select_host(totals, rng)
+    return decision
+
+
+def select_host(totals: Mapping[str, int], rng: random.Random) -> str:
+    """``selectHost``: the highest total; among equals, reservoir sampling so each is equally likely."""
+    items = list(totals.items())
+    selected, best = items[0]
+    count = 1
+    for name, total in items[1:]:
+        if total > best:
+            selected, best, count = name, total, 1
+        elif total == best:
+            count += 1
+            if rng.randrange(count) == 0:
+                selected = name
+    return selected

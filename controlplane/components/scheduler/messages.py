@@ -1,0 +1,48 @@
+"""FailedScheduling: the sentence ``kubectl describe pod`` shows when a pod fits no node.
+
+When every node is ruled out, upstream builds a ``FitError`` whose ``Error()``
+(pkg/scheduler/framework/types.go) counts each filter reason over all nodes and prints the counts,
+sorted as *strings* (so "1 Insufficient cpu" comes before "2 node(s) had untolerated taint ..."):
+
+    0/3 nodes are available: 1 Insufficient cpu,
+        2 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }.
+
+(one line in reality).
+
+Each node contributes the reasons of the first filter that rejected it, so a node is counted once per
+reason that filter gave (NodeResourcesFit may give both "Insufficient cpu" and "Insufficient memory").
+
+A real cluster appends what the PostFilter plugin (DefaultPreemption) found, e.g.
+`` preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.``. ``FitError.Error``
+adds that part only when ``Diagnosis.PostFilterMsg`` is non-empty, and it stays empty when no PostFilter
+plugin is configured. The lab has no preemption, so, like upstream with preemption disabled, the message
+ends after the filter reasons.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from controlplane.components.scheduler.framework import Status
+
+#: ``NoNodeAvailableMsg`` (pkg/scheduler/framework/types.go).
+NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+
+
+def fit_error_message(num_all_nodes: int, statuses: Mapping[str, Status], *, pre_filter_msg: str = "") -> str:
+    """``FitError.Error()``: ``0/N nodes are available: <PreFilterMsg>. <sorted reason counts>.``"""
+    message = NO_NODE_AVAILABLE_MSG.format(num_all_nodes) + ":"
+    if pre_filter_msg:
+        message += f" {pre_filter_msg}."
+    else:
+        reasons: Counter[str] = Counter()
+        for status in statuses.values():
+            for reason in status.reasons:
+                reasons[reason] += 1
+        histogram = sorted(f"{count} {reason}" for reason, count in reasons.items())
+        if histogram:
+            message += f" {', '.join(histogram)}."
+    return message

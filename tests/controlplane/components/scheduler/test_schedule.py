@@ -1,0 +1,75 @@
+"""A whole scheduling attempt over three nodes: filters, scores, tie-breaking and FailedScheduling."""
+
+from __future__ import annotations
+
+import random
+
+from controlplane.components.scheduler.framework import Snapshot, schedule
+from controlplane.components.scheduler.plugins import default_profile
+from tests.controlplane.components.scheduler.fixtures import node, pod
+
+CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
+
+
+def cluster() -> Snapshot:
+    return Snapshot(
+        [
+            node("control-plane", taints=[CONTROL_PLANE_TAINT]),
+            node("worker-1", cpu="1"),
+            node("worker-2", cpu="4", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]),
+        ]
+    )
+
+
+def test_pod_that_fits_no_node_gets_upstream_failed_scheduling_message() -> None:
+    decision = schedule(pod("big", cpu="2"), cluster(), default_profile(), rng=random.Random(0))
+    assert decision.chosen is None
+    assert decision.feasible == []
+    assert decision.message() == (
+        "0/3 nodes are available: 1 Insufficient cpu, "
+        "1 node(s) had untolerated taint {dedicated: gpu}, "
+        "1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }."
+    )
+    trace = decision.to_trace()
+    assert trace["pod"] == "default/big"
+    assert trace["nodes"]["worker-1"]["filters"]["NodeResourcesFit"] == {
+        "code": "Unschedulable",
+        "reasons": ["Insufficient cpu"],
+    }
+    # filters stop at the first rejection, as RunFilterPlugins does
+    assert "NodeResourcesFit" not in trace["nodes"]["control-plane"]["filters"]
+
+
+def test_scores_pick_the_emptier_node_and_trace_them() -> None:
+    snapshot = Snapshot(
+        [node("a"), node("b"), node("c", taints=[CONTROL_PLANE_TAINT])], [pod("x", cpu="2", node_name="a")]
+    )
+    decision = schedule(pod("p", cpu="1", memory="1Gi"), snapshot, default_profile(), rng=random.Random(0))
+    assert decision.feasible == ["a", "b"]
+    assert decision.chosen == "b"
+    assert decision.totals["b"] > decision.totals["a"]
+    fit = decision.scores["b"]["NodeResourcesFit"]
+    assert fit.weighted == fit.normalized * 1
+    assert decision.scores["a"]["TaintToleration"].weighted == 300
+    trace = decision.to_trace()
+    assert trace["chosen"] == "b" and trace["message"] is None
+    assert trace["nodes"]["b"]["total"] == decision.totals["b"]
+
+
+def test_tie_break_is_random_but_seeded() -> None:
+    snapshot = Snapshot([node(f"n{i}") for i in range(4)])
+    choices = [
+        schedule(pod("p"), snapshot, default_profile(), rng=random.Random(seed)).chosen for seed in range(20)
+    ]
+    again = [
+        schedule(pod("p"), snapshot, default_profile(), rng=random.Random(seed)).chosen for seed in range(20)
+    ]
+    assert choices == again
+    assert len(set(choices)) > 1
+
+
+def test_single_feasible_node_skips_scoring() -> None:
+    snapshot = Snapshot([node("a"), node("b", cpu="100m")])
+    decision = schedule(pod("p", cpu="1"), snapshot, default_profile(), rng=random.Random(0))
+    assert decision.chosen == "a"
+    assert decision.scores == {}
