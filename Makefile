@@ -54,9 +54,9 @@ $(VENV)/.requirements-dev.stamp: requirements.txt requirements-dev.txt | $(VENV)
 
 # -- run -----------------------------------------------------------------------------------------
 
+# runlab applies pending migrations itself, in the data directory it is given (RUNLAB_ARGS may move it).
 run: $(VENV)/.requirements.stamp
-	$(PY) manage.py migrate --noinput --verbosity 0
-	$(PY) manage.py runlab --no-migrate $(RUNLAB_ARGS)
+	$(PY) manage.py runlab $(RUNLAB_ARGS)
 
 # -- test ----------------------------------------------------------------------------------------
 
