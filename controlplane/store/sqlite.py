@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import queue
 import sqlite3
 import threading
@@ -57,6 +58,8 @@ from controlplane.store.watch import DEFAULT_WATCH_CAPACITY, Watch, WatchHub
 from controlplane.trace import NULL_SINK, TraceSink
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS kv (
@@ -302,9 +305,11 @@ class _Writer:
                     answers.append((request.future, None, error))
             state.flush_rows()
             self.conn.execute("COMMIT")
-        except sqlite3.Error as error:
+        except Exception as error:  # SQLite failed (disk full, I/O error), or a bug: write nothing
             with contextlib.suppress(sqlite3.Error):
                 self.conn.execute("ROLLBACK")
+            if not isinstance(error, sqlite3.Error):
+                logger.exception("a store write batch failed unexpectedly; it was rolled back")
             failure = BackendUnavailable(f"SQLite write failed, nothing was written: {error}")
             return self._answer([(r.future, None, failure) for r in requests], [], self.revision)
         self.revision = state.revision

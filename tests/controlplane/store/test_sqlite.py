@@ -131,3 +131,20 @@ async def test_the_file_is_a_healthy_sqlite_database_in_wal_mode(tmp_path: Path)
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         conn.close()
+
+
+async def test_a_failing_write_batch_writes_nothing_and_the_store_goes_on(tmp_path: Path) -> None:
+    from controlplane.store import BackendUnavailable
+
+    async with SqliteStore("c", path=tmp_path / "s.db") as store:
+        await store.put(P + "a", b"1")
+        before = await store.current_revision()
+
+        def explode(batch: object) -> None:
+            raise RuntimeError("a bug in a write")
+
+        with pytest.raises(BackendUnavailable):
+            await store._submit(explode)
+        assert await store.current_revision() == before
+        kv = await store.put(P + "b", b"2")  # the writer is still alive
+        assert kv.mod_revision == before + 1
