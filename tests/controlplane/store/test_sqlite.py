@@ -136,7 +136,8 @@ async def test_the_file_is_a_healthy_sqlite_database_in_wal_mode(tmp_path: Path)
 async def test_a_failing_write_batch_writes_nothing_and_the_store_goes_on(tmp_path: Path) -> None:
     from controlplane.store import BackendUnavailable
 
-    async with SqliteStore("c", path=tmp_path / "s.db") as store:
+    store = SqliteStore("c", path=tmp_path / "s.db")
+    async with store:
         await store.put(P + "a", b"1")
         before = await store.current_revision()
 
