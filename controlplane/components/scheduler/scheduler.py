@@ -1,0 +1,529 @@
+"""The scheduler process: watches the cluster, and binds every pending pod to a node.
+
+The pure core (``framework``, ``plugins``, ``queue``, ``messages``) decides; this module connects it
+to the API server, the way kube-scheduler's ``pkg/scheduler/scheduler.go``, ``eventhandlers.go`` and
+``schedule_one.go`` do. Everything it knows comes from two **shared informers** (``client.informer``):
+
+- **nodes**: the candidates;
+- **pods**, all of them. A pod with ``spec.nodeName`` set is *assigned*: it takes up room on its node
+  (the scheduler's *cache*, from which each attempt's ``Snapshot`` is built). A pod without one, for
+  this scheduler (``spec.schedulerName``, ``default-scheduler`` unless the pod says otherwise) and not
+  being deleted, is *pending*: it goes into the scheduling ``queue``.
+
+Cluster events move pods that no node could take back into play (``queue``): a node added or changed
+(more room, a taint removed), an assigned pod deleted (room freed).
+
+**The scheduling cycle** (``scheduleOne``), one pod at a time, in a loop:
+
+1. **pop** the next pod from the queue (highest priority, then oldest). When none is ready, wait for
+   an event, or on the cluster clock for the first backoff to end;
+2. **filter** the nodes of the current snapshot: which can run the pod at all;
+3. **score** the nodes that can, and pick the best (``framework.schedule``). The whole ``Decision``,
+   every node's verdict per plugin, goes to the trace as ``scheduler.decision``;
+4. **reserve / assume**: the pod is written into the scheduler's cache on the chosen node *before*
+   the API server is told, so the next pod popped a millisecond later already sees that room taken
+   (upstream's assume cache). Without it, pods created together would all land on the same node until
+   the informer caught up;
+5. **bind**: ``POST pods/<name>/binding`` with a ``Binding`` naming the node. The API server sets
+   ``spec.nodeName``; the kubelet of that node, watching for its pods, takes it from there. If the
+   binding fails with ``Conflict`` (someone else bound it) or ``NotFound`` (the pod is gone), the
+   pod is dropped; the informer tells the rest.
+
+When no node fits, the scheduler records a ``Warning`` Event ``FailedScheduling`` with upstream's
+message ("0/3 nodes are available: 3 Insufficient cpu."), sets the pod's condition ``PodScheduled``
+to ``False`` (reason ``Unschedulable``) through ``pods/status``, and parks the pod as unschedulable
+until a cluster event may help. That is what ``kubectl describe pod`` shows for a Pending pod.
+
+Not modelled: preemption (PostFilter), permit and pre-bind plugins, binding in a separate goroutine,
+the expiry of assumed pods whose binding never shows up, queueing hints, several profiles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+import random
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any, Self
+
+from controlplane.client.cache import DeletedFinalStateUnknown
+from controlplane.client.errors import APIError, Conflict, NotFound, TransportError
+from controlplane.client.informer import (
+    ResourceEventHandlerFuncs,
+    SharedIndexInformer,
+    SharedInformerFactory,
+)
+from controlplane.client.record import (
+    EVENT_TYPE_NORMAL,
+    EVENT_TYPE_WARNING,
+    EventBroadcaster,
+    EventRecorder,
+    EventSinkImpl,
+    format_time,
+)
+from controlplane.client.rest import PatchType, ResourceClient, RESTClient
+from controlplane.clock import Clock
+from controlplane.components.scheduler.framework import (
+    Decision,
+    Obj,
+    Profile,
+    Snapshot,
+    pod_key,
+    schedule,
+)
+from controlplane.components.scheduler.plugins import default_profile
+from controlplane.components.scheduler.queue import (
+    ASSIGNED_POD_DELETE,
+    NODE_ADD,
+    NODE_UPDATE,
+    QueuedPodInfo,
+    SchedulingQueue,
+)
+from controlplane.trace import NULL_SINK, TraceSink
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+#: Reasons and condition values upstream writes (``pkg/scheduler/schedule_one.go``, core/v1).
+REASON_FAILED_SCHEDULING = "FailedScheduling"
+REASON_SCHEDULED = "Scheduled"
+POD_REASON_UNSCHEDULABLE = "Unschedulable"
+POD_SCHEDULED = "PodScheduled"
+
+#: The trace's name for this component (the ``from`` of its events).
+TRACE_SOURCE = "scheduler"
+
+Object = dict[str, Any]
+ClientOrFactory = RESTClient | Callable[[], RESTClient]
+
+
+# -- what the handlers look at ----------------------------------------------------------------------
+
+
+def _meta(obj: Obj) -> Obj:
+    meta: Obj = obj.get("metadata") or {}
+    return meta
+
+
+def _spec(obj: Obj) -> Obj:
+    spec: Obj = obj.get("spec") or {}
+    return spec
+
+
+def assigned(pod: Obj) -> bool:
+    """``assignedPod``: the pod has a node."""
+    return bool(_spec(pod).get("nodeName"))
+
+
+def terminal(pod: Obj) -> bool:
+    """A pod that has finished no longer takes room (upstream's informer filters these out)."""
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def _node_name(node: Obj) -> str:
+    return str(_meta(node).get("name") or "")
+
+
+def _without_status(pod: Obj) -> Obj:
+    meta = {
+        k: v for k, v in _meta(pod).items() if k not in ("resourceVersion", "generation", "managedFields")
+    }
+    return {**{k: v for k, v in pod.items() if k != "status"}, "metadata": meta}
+
+
+def pod_updated(old: Obj, new: Obj) -> bool:
+    """``isPodUpdated``: a change other than status, resourceVersion and managedFields.
+
+    A status-only change (such as the scheduler's own ``PodScheduled=False``) cannot make a pod fit,
+    so it does not move an unschedulable pod back into play.
+    """
+    return _without_status(old) != _without_status(new)
+
+
+def node_scheduling_properties_changed(old: Obj, new: Obj) -> bool:
+    """Whether a node update may let a pod fit (``nodeSchedulingPropertiesChange``): allocatable,
+    labels, taints, ``spec.unschedulable`` or the conditions' statuses changed."""
+
+    def properties(node: Obj) -> tuple[Any, ...]:
+        status: Obj = node.get("status") or {}
+        conditions = sorted(
+            (str(c.get("type")), str(c.get("status"))) for c in status.get("conditions") or []
+        )
+        return (
+            status.get("allocatable"),
+            _meta(node).get("labels"),
+            _spec(node).get("taints"),
+            bool(_spec(node).get("unschedulable")),
+            conditions,
+        )
+
+    return properties(old) != properties(new)
+
+
+class Scheduler:
+    """A kube-scheduler: informers, the scheduling queue, the cache of assumed pods, and the loop.
+
+    ``client`` is a ``RESTClient`` (the caller closes it) or a function making one (the scheduler
+    makes it at ``start`` and closes it at ``stop``). ``clock`` is the cluster clock (the client's by
+    default), ``rng`` breaks ties between equal nodes, ``trace`` receives ``scheduler.decision``.
+    """
+
+    def __init__(
+        self,
+        client: ClientOrFactory,
+        *,
+        scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+        trace: TraceSink = NULL_SINK,
+        profile: Profile | None = None,
+        cluster: str = "",
+    ) -> None:
+        self._client_or_factory = client
+        self.scheduler_name = scheduler_name
+        self._clock = clock
+        self.rng = rng if rng is not None else random.Random()
+        self.trace = trace
+        self.profile = profile if profile is not None else default_profile()
+        self.cluster = cluster
+        self.queue = SchedulingQueue()
+        #: The cache: nodes by name, assigned pods by key, and pods assumed on a node but not yet seen
+        #: bound by the informer.
+        self.nodes: dict[str, Obj] = {}
+        self.pods: dict[str, Obj] = {}
+        self.assumed: dict[str, Obj] = {}
+        self._client: RESTClient | None = None
+        self._owns_client = False
+        self._factory: SharedInformerFactory | None = None
+        self._pod_informer: SharedIndexInformer | None = None
+        self._broadcaster: EventBroadcaster | None = None
+        self._recorder: EventRecorder | None = None
+        self._wakeup = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+
+    @property
+    def clock(self) -> Clock:
+        if self._clock is not None:
+            return self._clock
+        if self._client is None:
+            raise RuntimeError("the scheduler has no clock before it starts")
+        return self._client.clock
+
+    @property
+    def client(self) -> RESTClient:
+        if self._client is None:
+            raise RuntimeError("the scheduler is not started")
+        return self._client
+
+    @property
+    def started(self) -> bool:
+        return self._task is not None
+
+    async def start(self) -> None:
+        """Start the informers, wait for their caches, then start scheduling."""
+        if self._task is not None:
+            return
+        if isinstance(self._client_or_factory, RESTClient):
+            self._client = self._client_or_factory
+        else:
+            self._client = self._client_or_factory()
+            self._owns_client = True
+        clock = self.clock
+        try:
+            self._factory = SharedInformerFactory(
+                self._client, clock=clock, rng=random.Random(self.rng.getrandbits(64))
+            )
+            nodes = self._factory.informer_for("", "v1", "nodes")
+            nodes.add_event_handler(
+                ResourceEventHandlerFuncs(self._on_node_add, self._on_node_update, self._on_node_delete)
+            )
+            self._pod_informer = self._factory.informer_for("", "v1", "pods")
+            self._pod_informer.add_event_handler(
+                ResourceEventHandlerFuncs(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
+            )
+            self._broadcaster = EventBroadcaster(
+                EventSinkImpl(self._client), clock=clock, rng=random.Random(self.rng.getrandbits(64))
+            )
+            self._recorder = self._broadcaster.new_recorder(self.scheduler_name)
+            self._factory.start()
+            await self._factory.wait_for_cache_sync()
+            self._broadcaster.start()
+        except BaseException:
+            await self._shutdown()
+            raise
+        self._task = asyncio.create_task(self._run(), name=f"{self.scheduler_name} loop")
+
+    async def stop(self) -> None:
+        """Stop the loop, the event writer and the informers; close the client if the scheduler made it."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        if self._broadcaster is not None:
+            await self._broadcaster.shutdown()
+            self._broadcaster = None
+        if self._factory is not None:
+            await self._factory.shutdown()
+            self._factory = None
+        if self._client is not None and self._owns_client:
+            await self._client.aclose()
+        self._client = None
+        self._owns_client = False
+
+    async def flush_events(self) -> None:
+        """Wait until every Event recorded so far has been written (for tests and clean shutdowns)."""
+        if self._broadcaster is not None:
+            await self._broadcaster.flush()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    # -- informer events (eventhandlers.go) ----------------------------------------------------------
+
+    def _responsible_for(self, pod: Obj) -> bool:
+        return (_spec(pod).get("schedulerName") or DEFAULT_SCHEDULER_NAME) == self.scheduler_name
+
+    def _pending(self, pod: Obj) -> bool:
+        """Unassigned, ours, and not being deleted: a pod for the queue."""
+        return not assigned(pod) and self._responsible_for(pod) and not _meta(pod).get("deletionTimestamp")
+
+    def _wake(self) -> None:
+        self._wakeup.set()
+
+    def _on_pod_add(self, pod: Object) -> None:
+        key = pod_key(pod)
+        if assigned(pod):
+            self.assumed.pop(key, None)  # the binding is confirmed: the informer's copy takes over
+            if not terminal(pod):
+                self.pods[key] = pod
+        elif self._pending(pod) and key not in self.assumed:
+            self.queue.add(pod, self.clock.now())
+            self._wake()
+
+    def _on_pod_update(self, old: Object, new: Object) -> None:
+        key = pod_key(new)
+        if assigned(new):
+            self.assumed.pop(key, None)
+            self.queue.delete(new)  # bound by someone else meanwhile
+            if terminal(new):
+                if self.pods.pop(key, None) is not None:
+                    self._move(ASSIGNED_POD_DELETE)  # a finished pod frees its room
+            else:
+                self.pods[key] = new
+        elif self._pending(new):
+            if key in self.assumed:
+                return  # an older state than the binding we already made (skipPodUpdate)
+            # A status-only change (our own PodScheduled=False) leaves an unschedulable pod parked.
+            if pod_updated(old, new) or key not in self.queue.unschedulable():
+                self.queue.update(new, self.clock.now())
+                self._wake()
+        else:
+            self.queue.delete(new)  # being deleted, or handed to another scheduler
+
+    def _on_pod_delete(self, obj: Object | DeletedFinalStateUnknown) -> None:
+        pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        if pod is None:
+            return
+        key = pod_key(pod)
+        self.queue.delete(pod)
+        freed = self.pods.pop(key, None) is not None
+        freed = self.assumed.pop(key, None) is not None or freed
+        if freed:
+            self._move(ASSIGNED_POD_DELETE)
+
+    def _on_node_add(self, node: Object) -> None:
+        self.nodes[_node_name(node)] = node
+        self._move(NODE_ADD)
+
+    def _on_node_update(self, old: Object, new: Object) -> None:
+        self.nodes[_node_name(new)] = new
+        if node_scheduling_properties_changed(old, new):
+            self._move(NODE_UPDATE)
+
+    def _on_node_delete(self, obj: Object | DeletedFinalStateUnknown) -> None:
+        node = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        if node is not None:
+            self.nodes.pop(_node_name(node), None)
+
+    def _move(self, event: str) -> None:
+        self.queue.move_all_to_active_or_backoff(event, self.clock.now())
+        self._wake()
+
+    # -- the loop -----------------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The cache as one attempt sees it: every node, with its bound and assumed pods."""
+        pods = list(self.pods.values()) + [p for k, p in self.assumed.items() if k not in self.pods]
+        return Snapshot(self.nodes.values(), pods)
+
+    async def _run(self) -> None:
+        while True:
+            self._wakeup.clear()
+            info, ready_at = self.queue.pop(self.clock.now())
+            if info is None:
+                await self._wait(ready_at)
+                continue
+            cycle = self.queue.scheduling_cycle
+            try:
+                await self.schedule_one(info, cycle)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("scheduling %s failed", info.key)
+                self.assumed.pop(info.key, None)
+                self.queue.done(info.key)
+
+    async def _wait(self, ready_at: float | None) -> None:
+        """Until an informer event, or (on the cluster clock) until ``ready_at``, whichever is first."""
+        waiters: list[asyncio.Task[Any]] = [asyncio.create_task(self._wakeup.wait())]
+        if ready_at is not None:
+            waiters.append(asyncio.create_task(self.clock.sleep(ready_at - self.clock.now())))
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+            await asyncio.gather(*waiters, return_exceptions=True)
+
+    async def schedule_one(self, info: QueuedPodInfo, cycle: int) -> None:
+        """One scheduling cycle for a popped pod: filter, score, assume, bind (or record the failure)."""
+        pod = info.pod
+        key = info.key
+        decision = schedule(pod, self.snapshot(), self.profile, rng=self.rng)
+        self._trace(decision, key, info)
+        if decision.chosen is None:
+            message = decision.message() or ""
+            self.queue.add_unschedulable(info, self.clock.now(), pod_scheduling_cycle=cycle)
+            self._record(pod, EVENT_TYPE_WARNING, REASON_FAILED_SCHEDULING, message)
+            await self._set_unschedulable_condition(pod, message)
+            return
+
+        node = decision.chosen
+        assumed_pod = copy.deepcopy(dict(pod))
+        assumed_pod.setdefault("spec", {})["nodeName"] = node
+        self.assumed[key] = assumed_pod  # reserve: the next attempt sees the room taken
+        try:
+            await self._bind(pod, node)
+        except (Conflict, NotFound) as error:
+            # Bound by someone else, or deleted: nothing left to do; the informer has the truth.
+            logger.info("binding %s to %s: %s; dropping the pod", key, node, error)
+            self.assumed.pop(key, None)
+            self.queue.done(key)
+            return
+        except (APIError, TransportError) as error:
+            logger.warning("binding %s to %s failed: %s; retrying after backoff", key, node, error)
+            self.assumed.pop(key, None)
+            # A cycle before any move request sends the pod to backoffQ (upstream retries errors so).
+            self.queue.add_unschedulable(info, self.clock.now(), pod_scheduling_cycle=-1)
+            self._wake()
+            return
+        self.queue.done(key)
+        namespace = _meta(pod).get("namespace") or "default"
+        self._record(
+            pod,
+            EVENT_TYPE_NORMAL,
+            REASON_SCHEDULED,
+            f"Successfully assigned {namespace}/{_meta(pod).get('name')} to {node}",
+        )
+
+    def _pods_client(self, pod: Obj) -> ResourceClient:
+        return self.client.resource("", "v1", "pods", _meta(pod).get("namespace") or "default")
+
+    async def _bind(self, pod: Obj, node: str) -> None:
+        """``DefaultBinder``: POST a Binding to the pod's ``binding`` subresource."""
+        meta = _meta(pod)
+        binding: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace") or "default"},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        if meta.get("uid"):
+            binding["metadata"]["uid"] = meta["uid"]
+        await self._pods_client(pod).request("POST", str(meta.get("name")), "binding", body=binding)
+
+    async def _set_unschedulable_condition(self, pod: Obj, message: str) -> None:
+        """``updatePod``: PodScheduled=False, reason Unschedulable, through ``pods/status``.
+
+        Written only when it changes (``podutil.UpdatePodCondition``); the merge patch carries the whole
+        condition list, since a JSON merge patch replaces lists.
+        """
+        current: Obj = pod
+        if self._pod_informer is not None:
+            current = self._pod_informer.indexer.get_by_key(pod_key(pod)) or pod
+        conditions: list[Obj] = list((current.get("status") or {}).get("conditions") or [])
+        old = next((c for c in conditions if c.get("type") == POD_SCHEDULED), None)
+        if (
+            old is not None
+            and old.get("status") == "False"
+            and old.get("reason") == POD_REASON_UNSCHEDULABLE
+            and old.get("message") == message
+        ):
+            return
+        transition = (
+            old.get("lastTransitionTime")
+            if old is not None and old.get("status") == "False"
+            else format_time(self.clock.now())
+        )
+        condition = {
+            "type": POD_SCHEDULED,
+            "status": "False",
+            "lastProbeTime": None,
+            "lastTransitionTime": transition,
+            "reason": POD_REASON_UNSCHEDULABLE,
+            "message": message,
+        }
+        conditions = [c for c in conditions if c.get("type") != POD_SCHEDULED] + [condition]
+        try:
+            await self._pods_client(pod).patch(
+                str(_meta(pod).get("name")),
+                {"status": {"conditions": conditions}},
+                patch_type=PatchType.MERGE,
+                subresource="status",
+            )
+        except NotFound:
+            return  # deleted meanwhile; the informer will tell the queue
+        except (APIError, TransportError) as error:
+            logger.warning("cannot set PodScheduled=False on %s: %s", pod_key(pod), error)
+
+    def _record(self, pod: Obj, type: str, reason: str, message: str) -> None:
+        if self._recorder is not None:
+            self._recorder.event(pod, type, reason, message)
+
+    def _trace(self, decision: Decision, key: str, info: QueuedPodInfo) -> None:
+        if not self.trace.enabled:
+            return
+        fields: dict[str, Any] = decision.to_trace()
+        fields["pod"] = key
+        fields["attempts"] = info.attempts
+        fields["scheduler"] = self.scheduler_name
+        extra: Mapping[str, Any] = {"from": TRACE_SOURCE, "cluster": self.cluster}
+        self.trace.emit("scheduler.decision", **fields, **extra)
+
+
+__all__ = [
+    "DEFAULT_SCHEDULER_NAME",
+    "REASON_FAILED_SCHEDULING",
+    "REASON_SCHEDULED",
+    "Scheduler",
+    "assigned",
+    "node_scheduling_properties_changed",
+    "pod_updated",
+    "terminal",
+]

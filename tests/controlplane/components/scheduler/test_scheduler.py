@@ -1,0 +1,275 @@
+"""The scheduler against a real API server (in process): informers in, bindings, Events and status out.
+
+Waiting is done on the API itself: list, check, and if not there yet, watch from the list's
+resourceVersion until something changes, then look again; no sleeps. The scheduler runs on a
+``ManualClock``, so backoffs end when the test says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controlplane.api.kinds import builtin_types
+from controlplane.apiserver.server import APIServer
+from controlplane.client.config import Config
+from controlplane.client.rest import ResourceClient, RESTClient
+from controlplane.clock import ManualClock
+from controlplane.components.scheduler.scheduler import Scheduler
+from controlplane.identity import SYSTEM_MASTERS, UserInfo
+from controlplane.store.sqlite import SqliteStore
+from controlplane.trace import ListSink
+
+TOKEN = "scheduler-test-token"
+ADMIN = UserInfo.create("admin", groups=[SYSTEM_MASTERS])
+CLUSTER = "test"
+#: Seconds of wall time a test waits for the API to show what it expects.
+WAIT_TIMEOUT = 10.0
+
+Object = dict[str, Any]
+
+
+@pytest.fixture
+async def client(tmp_path: Path) -> AsyncIterator[RESTClient]:
+    store = SqliteStore(CLUSTER, path=tmp_path / "store.sqlite3")
+    await store.start()
+    server = APIServer(
+        CLUSTER,
+        store,
+        resource_types=builtin_types(),
+        tokens=lambda token: ADMIN if token == TOKEN else None,
+    )
+    await server.start()
+    config = Config.for_in_process(
+        server, CLUSTER, mount_prefix=f"/clusters/{CLUSTER}", bearer_token=TOKEN, qps=-1
+    )
+    rest = RESTClient(config)
+    try:
+        yield rest
+    finally:
+        await rest.aclose()
+        await server.stop()
+        await store.close()
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def trace() -> ListSink:
+    return ListSink()
+
+
+StartScheduler = Callable[[], Awaitable[Scheduler]]
+
+
+@pytest.fixture
+async def start_scheduler(
+    client: RESTClient, clock: ManualClock, trace: ListSink
+) -> AsyncIterator[StartScheduler]:
+    """Start the scheduler once the test has made its nodes: ``start`` waits for the informers' first
+    list, so the first attempt already sees every node with its allocatable."""
+    started: list[Scheduler] = []
+
+    async def start() -> Scheduler:
+        sched = Scheduler(client, clock=clock, rng=random.Random(1), trace=trace, cluster=CLUSTER)
+        await sched.start()
+        started.append(sched)
+        return sched
+
+    try:
+        yield start
+    finally:
+        for sched in started:
+            await sched.stop()
+
+
+def pods(client: RESTClient) -> ResourceClient:
+    return client.resource("", "v1", "pods", "default")
+
+
+def nodes(client: RESTClient) -> ResourceClient:
+    return client.resource("", "v1", "nodes")
+
+
+def events(client: RESTClient) -> ResourceClient:
+    return client.resource("", "v1", "events", "default")
+
+
+def node(name: str, *, cpu: str, memory: str) -> Object:
+    resources = {"cpu": cpu, "memory": memory, "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name},
+        "status": {"capacity": resources, "allocatable": resources},
+    }
+
+
+async def add_node(client: RESTClient, name: str, *, cpu: str = "2", memory: str = "4Gi") -> None:
+    """Create the node, then set its status through ``nodes/<name>/status``."""
+    body = node(name, cpu=cpu, memory=memory)
+    status = body.pop("status")
+    await nodes(client).create(body)
+    await nodes(client).patch(name, {"status": status}, subresource="status")
+
+
+async def add_pod(client: RESTClient, name: str, *, cpu: str = "500m", memory: str = "512Mi") -> None:
+    container = {"name": "app", "image": "nginx", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
+    await pods(client).create(
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [container]}}
+    )
+
+
+async def wait_for(resource: ResourceClient, done: Callable[[list[Object]], bool]) -> list[Object]:
+    """List until ``done(items)``; between lists, wait for the next watch event (no polling sleeps)."""
+    async with asyncio.timeout(WAIT_TIMEOUT):
+        while True:
+            listed = await resource.list()
+            items: list[Object] = listed["items"]
+            if done(items):
+                return items
+            rv = listed["metadata"]["resourceVersion"]
+            async with resource.watch(resource_version=rv) as stream:
+                async for _ in stream:
+                    break
+
+
+def node_of(pod: Object) -> str | None:
+    node: str | None = pod["spec"].get("nodeName")
+    return node
+
+
+def condition(pod: Object, type: str) -> Object | None:
+    return next((c for c in pod.get("status", {}).get("conditions") or [] if c["type"] == type), None)
+
+
+async def test_pods_are_bound_and_spread_over_the_nodes(
+    client: RESTClient, start_scheduler: StartScheduler, trace: ListSink
+) -> None:
+    for name in ("node-a", "node-b", "node-c"):
+        await add_node(client, name)
+    await start_scheduler()
+    for i in range(6):
+        await add_pod(client, f"web-{i}")
+
+    items = await wait_for(pods(client), lambda items: len(items) == 6 and all(map(node_of, items)))
+
+    assert Counter(node_of(p) for p in items) == {"node-a": 2, "node-b": 2, "node-c": 2}
+    for pod in items:
+        scheduled = condition(pod, "PodScheduled")
+        assert scheduled is not None and scheduled["status"] == "True"
+    decisions = trace.of_type("scheduler.decision")
+    assert sorted(d["pod"] for d in decisions) == [f"default/web-{i}" for i in range(6)]
+    assert all(d["from"] == "scheduler" and d["cluster"] == CLUSTER for d in decisions)
+    bound = {p["metadata"]["name"]: node_of(p) for p in items}
+    assert all(d["chosen"] == bound[d["pod"].split("/")[1]] for d in decisions)
+
+    recorded = await wait_for(
+        events(client), lambda items: sum(e["reason"] == "Scheduled" for e in items) == 6
+    )
+    web0 = next(e for e in recorded if e["involvedObject"]["name"] == "web-0")
+    assert web0["message"] == f"Successfully assigned default/web-0 to {bound['web-0']}"
+    assert web0["source"]["component"] == "default-scheduler"
+
+
+async def test_a_pod_too_big_for_every_node_stays_pending_until_a_big_node_comes(
+    client: RESTClient, start_scheduler: StartScheduler, clock: ManualClock, trace: ListSink
+) -> None:
+    for name in ("node-a", "node-b", "node-c"):
+        await add_node(client, name)
+    await start_scheduler()
+    await add_pod(client, "big", cpu="8")
+    message = "0/3 nodes are available: 3 Insufficient cpu."
+
+    recorded = await wait_for(
+        events(client), lambda items: any(e["reason"] == "FailedScheduling" for e in items)
+    )
+    failed = next(e for e in recorded if e["reason"] == "FailedScheduling")
+    assert failed["type"] == "Warning"
+    assert failed["message"] == message
+    assert failed["involvedObject"]["name"] == "big"
+    assert failed["source"]["component"] == "default-scheduler"
+
+    def unschedulable(items: list[Object]) -> bool:
+        scheduled = condition(items[0], "PodScheduled")
+        return scheduled is not None and scheduled["status"] == "False"
+
+    (pod,) = await wait_for(pods(client), unschedulable)
+    assert node_of(pod) is None
+    assert pod["status"]["phase"] == "Pending"
+    scheduled = condition(pod, "PodScheduled")
+    assert scheduled is not None
+    assert scheduled["reason"] == "Unschedulable"
+    assert scheduled["message"] == message
+
+    (decision,) = trace.of_type("scheduler.decision")
+    assert decision["pod"] == "default/big"
+    assert decision["chosen"] is None
+    assert decision["message"] == message
+    assert set(decision["nodes"]) == {"node-a", "node-b", "node-c"}
+    for verdict in decision["nodes"].values():
+        assert verdict["feasible"] is False
+        assert verdict["filters"]["NodeResourcesFit"] == {
+            "code": "Unschedulable",
+            "reasons": ["Insufficient cpu"],
+        }
+
+    # A kubelet registers its node with its status in one write (a Node keeps the status it is created
+    # with), so the scheduler sees node-big whole. Whether the NodeAdd comes before or after the clock
+    # moves, the pod is retried: from backoffQ once it expires, or straight to activeQ.
+    await nodes(client).create(node("node-big", cpu="16", memory="64Gi"))
+    await clock.advance(10)  # the pod's backoff (1 s after its first attempt) is over
+
+    (pod,) = await wait_for(pods(client), lambda items: node_of(items[0]) is not None)
+    assert node_of(pod) == "node-big"
+    last = trace.of_type("scheduler.decision")[-1]
+    assert last["chosen"] == "node-big"
+    assert last["feasible"] == ["node-big"]
+    assert last["nodes"]["node-a"]["feasible"] is False
+
+
+async def test_pods_of_another_scheduler_are_left_alone(
+    client: RESTClient, start_scheduler: StartScheduler
+) -> None:
+    await add_node(client, "node-a")
+    await start_scheduler()
+    container = {"name": "app", "image": "nginx"}
+    await pods(client).create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "other"},
+            "spec": {"schedulerName": "my-scheduler", "containers": [container]},
+        }
+    )
+    await add_pod(client, "mine")
+
+    items = await wait_for(
+        pods(client), lambda items: any(p["metadata"]["name"] == "mine" and node_of(p) for p in items)
+    )
+    assert {p["metadata"]["name"]: node_of(p) for p in items} == {"other": None, "mine": "node-a"}
+
+
+async def test_start_and_stop_leave_no_tasks(client: RESTClient, clock: ManualClock) -> None:
+    before = asyncio.all_tasks()
+    made: list[RESTClient] = []
+
+    def factory() -> RESTClient:
+        made.append(RESTClient(client.config))
+        return made[-1]
+
+    sched = Scheduler(factory, clock=clock, rng=random.Random(0))
+    async with sched:
+        assert sched.started
+    assert not sched.started
+    assert asyncio.all_tasks() == before
+    assert len(made) == 1
