@@ -259,6 +259,12 @@ class APIServer:
             raise errors.method_not_supported(
                 info.resource + (f"/{info.subresource}" if info.subresource else ""), rtype.group, verb
             )
+        # A collection takes no PUT or PATCH, and a named object no POST (except its subresources):
+        # upstream has no route for them, so 405.
+        if (verb in ("update", "patch") and not info.name) or (
+            verb == "create" and info.name and not info.subresource and rtype.storage_prefix is not None
+        ):
+            raise errors.method_not_supported(rtype.plural, rtype.group, verb)
         registry = self.registries.get((rtype.group, rtype.version, rtype.plural))
         if registry is None:
             return await self._virtual(request, send, rtype)

@@ -244,3 +244,12 @@ async def test_a_pod_cannot_move_nodes_through_a_plain_update(api: API) -> None:
     response = await api.client.put(f"{PODS}/stay", json=created)
     assert response.status_code == 422
     assert "pod updates may not change fields" in response.json()["message"]
+
+
+async def test_methods_without_a_route_are_405(api: API) -> None:
+    put_collection = await api.client.put(CMS, json=cm("x"))
+    assert put_collection.status_code == 405
+    assert put_collection.json()["reason"] == "MethodNotAllowed"
+    post_named = await api.client.post(f"{CMS}/x", json=cm("x"))
+    assert post_named.status_code == 405
+    assert (await api.client.get(CMS)).json()["items"] == []
