@@ -39,7 +39,11 @@ from types import MappingProxyType
 
 from controlplane.api.kinds import builtin_types
 from controlplane.apiserver.server import APIServer
+from controlplane.client.config import Config
+from controlplane.client.rest import RESTClient
 from controlplane.clock import SYSTEM_CLOCK, Clock
+from controlplane.components.scheduler.scheduler import Scheduler
+from controlplane.identity import KUBE_SCHEDULER
 from controlplane.pki import ClusterPKI
 from controlplane.store.compaction import RetentionPolicy
 from controlplane.store.errors import UnknownCluster
@@ -170,6 +174,8 @@ class Cluster:
         self._tokens: TokenRegistry | None = None
         #: The cluster's API server, mounted at /clusters/<name>/ while the cluster runs.
         self.apiserver: APIServer | None = None
+        #: The components, each a client of the API server with its own identity.
+        self.scheduler: Scheduler | None = None
 
     def __repr__(self) -> str:
         return f"<Cluster {self.name} {self.state.value} store={self.store.backend or '?'}>"
@@ -208,13 +214,42 @@ class Cluster:
             )
             await apiserver.start()
             self.apiserver = apiserver
+            await self._start_components(apiserver)
         except BaseException as error:
             self.state = ClusterState.FAILED
             self.error = str(error) or type(error).__name__
+            started, self.apiserver = self.apiserver, None
+            if started is not None:
+                with contextlib.suppress(Exception):
+                    await started.stop()
             with contextlib.suppress(Exception):
                 await self.store.close()
             raise
         self.state = ClusterState.RUNNING
+
+    async def _start_components(self, apiserver: APIServer) -> None:
+        """Start the components as clients of ``apiserver``, over the in-process transport.
+
+        Each authenticates with a bearer token of its own identity (the security issue moves them to
+        client certificates), made anew at every start; only its hash is kept on disk.
+        """
+        token = await asyncio.to_thread(self._component_token, KUBE_SCHEDULER)
+        config = Config.for_in_process(
+            apiserver,
+            self.name,
+            mount_prefix=f"/clusters/{self.name}",
+            bearer_token=token,
+            user_agent="kube-scheduler/v1.37.0-kubelab",
+            qps=50,  # upstream's scheduler: 50 QPS, burst 100
+            burst=100,
+        )
+        scheduler = Scheduler(lambda: RESTClient(config), cluster=self.name)
+        await scheduler.start()
+        self.scheduler = scheduler
+
+    def _component_token(self, user: str) -> str:
+        self.tokens.revoke(user)
+        return self.tokens.issue(user)
 
     async def stop(self) -> None:
         """Stop everything the cluster runs, in reverse start order. Idempotent."""
@@ -224,6 +259,9 @@ class Cluster:
             return
         self.state = ClusterState.STOPPING
         try:
+            scheduler, self.scheduler = self.scheduler, None
+            if scheduler is not None:
+                await scheduler.stop()
             apiserver, self.apiserver = self.apiserver, None
             if apiserver is not None:
                 await apiserver.stop()

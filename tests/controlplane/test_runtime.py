@@ -185,3 +185,17 @@ def test_a_damaged_cluster_list_is_an_error_not_an_empty_lab(tmp_path: Path) -> 
     (tmp_path / CLUSTER_LIST_FILE).write_text("{not json")
     with pytest.raises(RuntimeError, match="cannot read the cluster list"):
         read_cluster_list(tmp_path)
+
+
+async def test_a_running_cluster_serves_its_api_and_runs_its_scheduler(tmp_path: Path) -> None:
+    running = lab(tmp_path)
+    await running.start()
+    try:
+        demo = running.cluster("demo")
+        assert demo.apiserver is not None and demo.apiserver.started
+        assert demo.scheduler is not None
+        # The scheduler authenticates as itself: its token is in the cluster's registry.
+        assert "system:kube-scheduler" in {e.user.username for e in demo.tokens.entries()}
+    finally:
+        await running.stop()
+    assert demo.apiserver is None and demo.scheduler is None

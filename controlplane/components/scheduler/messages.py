@@ -30,10 +30,14 @@ if TYPE_CHECKING:
 
 #: ``NoNodeAvailableMsg`` (pkg/scheduler/framework/types.go).
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+#: ``ErrNoNodesAvailable`` (pkg/scheduler/schedule_one.go): a cluster without any node.
+NO_NODES = "no nodes available to schedule pods"
 
 
 def fit_error_message(num_all_nodes: int, statuses: Mapping[str, Status], *, pre_filter_msg: str = "") -> str:
     """``FitError.Error()``: ``0/N nodes are available: <PreFilterMsg>. <sorted reason counts>.``"""
+    if num_all_nodes == 0:
+        return NO_NODES
     message = NO_NODE_AVAILABLE_MSG.format(num_all_nodes) + ":"
     if pre_filter_msg:
         message += f" {pre_filter_msg}."

@@ -73,3 +73,9 @@ def test_single_feasible_node_skips_scoring() -> None:
     decision = schedule(pod("p", cpu="1"), snapshot, default_profile(), rng=random.Random(0))
     assert decision.chosen == "a"
     assert decision.scores == {}
+
+
+def test_a_cluster_without_nodes_says_so_as_upstream() -> None:
+    from controlplane.components.scheduler.messages import fit_error_message
+
+    assert fit_error_message(0, {}) == "no nodes available to schedule pods"
