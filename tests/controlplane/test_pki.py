@@ -313,7 +313,8 @@ async def test_a_started_cluster_has_its_identities(tmp_path: Path) -> None:
         demo = lab.cluster("demo")
         assert demo.pki.ca_path == tmp_path / "clusters" / "demo" / "pki" / "ca.crt"
         assert demo.pki.ca_path.exists() and demo.pki.service_account_key_path.exists()
-        assert len(demo.tokens) == 0  # no token until `manage.py kubeconfig` issues one
+        # Only the components hold tokens; a person gets one when `manage.py kubeconfig` issues it.
+        assert {e.user.username for e in demo.tokens.entries()} == {"system:kube-scheduler"}
         token = TokenRegistry.load(demo.data_dir).issue("admin", [SYSTEM_MASTERS])
         user = demo.tokens.authenticate(token)  # issued "by another process", known at once
         assert user is not None and user.groups == (SYSTEM_MASTERS,)
