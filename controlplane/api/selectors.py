@@ -38,6 +38,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from controlplane.api.validation import is_dns1123_subdomain
+
 # -- errors ----------------------------------------------------------------------------------------
 
 
@@ -141,15 +143,8 @@ _LABEL_VALUE_ERR: Final = (
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
     "start and end with an alphanumeric character"
 )
-_DNS1123_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT: Final = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_ERR: Final = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-    "start and end with an alphanumeric character"
-)
 _LABEL_KEY_RE: Final = re.compile(_LABEL_KEY_FMT)
 _LABEL_VALUE_RE: Final = re.compile(_LABEL_VALUE_FMT)
-_DNS1123_SUBDOMAIN_RE: Final = re.compile(_DNS1123_SUBDOMAIN_FMT)
 
 
 def _regex_error(message: str, fmt: str, *examples: str) -> str:
@@ -173,15 +168,6 @@ def _byte_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _dns1123_subdomain_errors(value: str) -> list[str]:
-    errors = []
-    if _byte_len(value) > 253:
-        errors.append(_max_len_error(253))
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errors.append(_regex_error(_DNS1123_SUBDOMAIN_ERR, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errors
-
-
 def label_key_errors(key: str) -> list[str]:
     """Why ``key`` is not a valid label key (``content.IsLabelKey``, a.k.a. ``IsQualifiedName``)."""
     errors: list[str] = []
@@ -193,7 +179,7 @@ def label_key_errors(key: str) -> list[str]:
         if not prefix:
             errors.append("prefix part must be non-empty")
         else:
-            errors.extend("prefix part " + msg for msg in _dns1123_subdomain_errors(prefix))
+            errors.extend("prefix part " + msg for msg in is_dns1123_subdomain(prefix))
     else:
         return [
             "a valid label key "

@@ -20,7 +20,7 @@ import binascii
 import json
 from dataclasses import dataclass
 
-from controlplane.api.validation import FieldError, forbidden, invalid, not_supported
+from controlplane.api.validation import FieldError, forbidden, not_supported
 from controlplane.apiserver import errors
 
 CONTINUE_VERSION = "meta.k8s.io/v1"
@@ -152,7 +152,6 @@ __all__ = [
     "ContinueToken",
     "decode_continue",
     "encode_continue",
-    "invalid",
     "parse_resource_version",
     "validate_list_options",
 ]

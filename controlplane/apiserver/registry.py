@@ -34,7 +34,6 @@ from controlplane.store import (
     Compare,
     Delete,
     Get,
-    GetResponse,
     KeyValue,
     Put,
     Store,
@@ -385,4 +384,4 @@ class Registry:
         return int(value) if isinstance(value, int) and value >= 0 else 30
 
 
-__all__ = ["GetResponse", "Registry", "Written", "decode", "encode", "timestamp"]
+__all__ = ["Registry", "Written", "decode", "encode", "timestamp"]

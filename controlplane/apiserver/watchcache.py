@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from controlplane.api.resources import ResourceType
-from controlplane.store import Compacted, Event, EventType, Store, StoreClosed, StoreError, Watch
+from controlplane.apiserver.registry import decode
+from controlplane.store import Event, EventType, Store, StoreClosed, StoreError, Watch
 
 logger = logging.getLogger(__name__)
 
@@ -211,7 +212,7 @@ class WatchCache:
             page = await self.store.range(self.prefix, start=start, revision=revision, limit=1000)
             revision = page.revision
             for kv in page.kvs:
-                listed[kv.key] = Cached(_decode(kv.value, kv.mod_revision), kv.mod_revision)
+                listed[kv.key] = Cached(decode(kv), kv.mod_revision)
             if not page.more:
                 break
             start = page.kvs[-1].key + "\0"
@@ -243,7 +244,7 @@ class WatchCache:
     def _apply(self, event: Event) -> None:
         previous = self.objects.get(event.key)
         if event.type is EventType.PUT:
-            current = Cached(_decode(event.kv.value, event.revision), event.revision)
+            current = Cached(decode(event.kv), event.revision)
             self.objects[event.key] = current
             change = CacheEvent(
                 "MODIFIED" if previous else "ADDED", event.key, event.revision, current, previous
@@ -326,12 +327,6 @@ class WatchCache:
         self.watchers.discard(watcher)
 
 
-def _decode(value: bytes, revision: int) -> Object:
-    obj: Object = json.loads(value)
-    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
-    return obj
-
-
 def _sort_key(obj: Object) -> tuple[str, str]:
     meta = obj.get("metadata", {})
     return (meta.get("namespace", ""), meta.get("name", ""))
@@ -341,7 +336,6 @@ __all__ = [
     "CacheEvent",
     "CacheWatcher",
     "Cached",
-    "Compacted",
     "TooOldResourceVersion",
     "WatchCache",
 ]

@@ -676,10 +676,14 @@ class SqliteStore(Store):
 
     async def lease_revoke(self, lease_id: int) -> int:
         result = await self._submit(lambda batch: self._revoke(batch, lease_id))
+        self._revoked(lease_id, result)
+        return result.revision
+
+    def _revoked(self, lease_id: int, result: TxnResult) -> None:
+        """After a revocation (by request or by expiry): forget the lease and trace its deletions."""
         self._lease_expiry.pop(lease_id, None)
         if self.trace.enabled:
             self._trace_txn(Txn(success=tuple(Delete(e.key) for e in result.events)), result, None)
-        return result.revision
 
     @staticmethod
     def _revoke(batch: _Batch, lease_id: int) -> TxnResult:
@@ -713,7 +717,4 @@ class SqliteStore(Store):
                 with contextlib.suppress(StoreError):
                     result = await self._submit(expire)
                     if result is not None:
-                        self._lease_expiry.pop(lease_id, None)
-                        if self.trace.enabled:
-                            txn = Txn(success=tuple(Delete(e.key) for e in result.events))
-                            self._trace_txn(txn, result, None)
+                        self._revoked(lease_id, result)

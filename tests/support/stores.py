@@ -7,13 +7,14 @@ server on a loopback port) lives in ``tests/support/postgres.py`` and ``tests/su
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from controlplane.store import Store
+from controlplane.store import Event, Store, Watch
 
 BACKENDS = ("sqlite", "postgres", "etcd")
 
@@ -43,3 +44,12 @@ async def make_store(backend: str, cluster: str = "test", **options: Any) -> Asy
             yield store
     else:
         raise ValueError(f"unknown backend {backend!r}")
+
+
+async def next_events(watch: Watch, n: int, seconds: float = 5.0) -> list[Event]:
+    """The next ``n`` events of ``watch``, failing the test if they do not come within ``seconds``."""
+    events: list[Event] = []
+    async with asyncio.timeout(seconds):
+        while len(events) < n:
+            events.append(await anext(watch))
+    return events

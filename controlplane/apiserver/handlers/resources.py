@@ -10,7 +10,6 @@ kube-apiserver makes.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -432,7 +431,6 @@ __all__ = [
     "delete",
     "delete_collection",
     "get",
-    "json",
     "list_",
     "patch",
     "update",

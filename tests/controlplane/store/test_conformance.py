@@ -32,22 +32,13 @@ from controlplane.store import (
     Store,
     StoreClosed,
     Txn,
-    Watch,
     WatcherTooSlow,
 )
 from controlplane.trace import ListSink, request_context
 from tests.controlplane.store.conftest import StoreFactory
+from tests.support.stores import next_events
 
 P = "/registry/pods/default/"
-
-
-async def next_events(watch: Watch, n: int, seconds: float = 5.0) -> list[Event]:
-    """The next ``n`` events of ``watch``, failing the test if they do not come in time."""
-    events: list[Event] = []
-    async with asyncio.timeout(seconds):
-        while len(events) < n:
-            events.append(await anext(watch))
-    return events
 
 
 # -- revisions and key metadata ---------------------------------------------------------------------

@@ -33,6 +33,7 @@ from controlplane.store.etcd import EtcdStore
 from controlplane.trace import ListSink
 from tests.support import etcd
 from tests.support.services import free_port, service_missing
+from tests.support.stores import next_events
 
 pytestmark = pytest.mark.etcd
 
@@ -43,15 +44,6 @@ P = "/registry/pods/default/"
 async def store() -> AsyncIterator[EtcdStore]:
     async with etcd.make_store("c") as store:
         yield store
-
-
-async def next_events(watch: Watch, n: int, seconds: float = 5.0) -> list[Event]:
-    """The next ``n`` events of ``watch``, failing the test if they do not come within ``seconds``."""
-    events: list[Event] = []
-    async with asyncio.timeout(seconds):
-        while len(events) < n:
-            events.append(await anext(watch))
-    return events
 
 
 async def raw_range(store: EtcdStore, key: bytes) -> dict[str, Any]:

@@ -35,10 +35,10 @@ from controlplane.store import (
 )
 from controlplane.store.compaction import RetentionPolicy
 from controlplane.store.postgres import PostgresStore
-from tests.controlplane.store.test_conformance import next_events
 from tests.controlplane.store.test_sqlite import AwaitableSink
 from tests.support.postgres import connect, fresh_schema, make_store
 from tests.support.services import POSTGRES_DSN, free_port
+from tests.support.stores import next_events
 
 pytestmark = pytest.mark.postgres
 

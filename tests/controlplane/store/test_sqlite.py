@@ -16,7 +16,7 @@ from controlplane.store import EventType, KeyNotFound, LeaseNotFound
 from controlplane.store.compaction import RetentionPolicy
 from controlplane.store.sqlite import SqliteStore
 from controlplane.trace import ListSink
-from tests.controlplane.store.test_conformance import next_events
+from tests.support.stores import next_events
 
 P = "/registry/pods/default/"
 
