@@ -401,7 +401,10 @@ class SqliteStore(Store):
             conn = await asyncio.to_thread(self._open_writer_connection)
         except sqlite3.Error as error:
             raise BackendUnavailable(f"cannot open SQLite store {self.path}: {error}") from error
-        writer = _Writer(conn, loop, self._max_batch, self._keyindex, self._keyindex_lock)
+        # Loading the key index reads the whole log: off the event loop.
+        writer = await asyncio.to_thread(
+            _Writer, conn, loop, self._max_batch, self._keyindex, self._keyindex_lock
+        )
         writer.on_commit = self._on_commit
         self._revision = writer.revision
         self._compact_revision = writer.compact_revision
