@@ -58,6 +58,37 @@ def _env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def _env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = os.environ.get(name, "").strip() or default
+    if raw not in choices:
+        raise ValueError(f"{name}={raw!r}: expected one of {', '.join(choices)}")
+    return raw
+
+
+def _env_count(name: str, default: int) -> int:
+    value = _env_int(name)
+    if value is None:
+        return default
+    if value < 0:
+        raise ValueError(f"{name}={os.environ[name]!r}: expected a whole number >= 0")
+    return value
+
+
+def _env_components(name: str, known: tuple[str, ...]) -> tuple[str, ...]:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return known
+    if raw == "none":
+        return ()
+    chosen = [item.strip() for item in raw.split(",") if item.strip()]
+    unknown = [item for item in chosen if item not in known]
+    if unknown:
+        raise ValueError(
+            f"{name}={raw!r}: unknown {', '.join(unknown)}; use none or some of {', '.join(known)}"
+        )
+    return tuple(c for c in known if c in chosen)
+
+
 def _env_address(name: str, default: str) -> str:
     """A ``HOST:PORT`` (``[IPv6]:PORT``, ``:PORT``, ``PORT``) from the environment, checked, as given."""
     raw = os.environ.get(name, "").strip() or default
@@ -255,6 +286,16 @@ KUBELAB_STORE_RETAIN_SECONDS: float | None = _env_float("KUBELAB_STORE_RETAIN_SE
 KUBELAB_WATCH_CACHE_WINDOW: int = _env_int("KUBELAB_WATCH_CACHE_WINDOW") or 10_000
 #: The cluster created on the lab's first start; empty for none.
 KUBELAB_DEMO_CLUSTER = os.environ.get("KUBELAB_DEMO_CLUSTER", "demo").strip()
+#: How fast the clusters' timers run: ``classroom`` (upstream's ratios, five times faster) or
+#: ``upstream`` (Kubernetes' defaults); see controlplane/timing.py.
+KUBELAB_TIMING_PROFILE = _env_choice("KUBELAB_TIMING_PROFILE", "classroom", ("classroom", "upstream"))
+#: The simulated nodes each cluster runs (one kubelet and one kube-proxy each).
+KUBELAB_NODES: int = _env_count("KUBELAB_NODES", 3)
+#: The components each cluster runs inside the lab process; the others may run as their own processes
+#: (``manage.py runcomponent``). ``none`` for none.
+KUBELAB_COMPONENTS = _env_components(
+    "KUBELAB_COMPONENTS", ("scheduler", "controller-manager", "kubelet", "kube-proxy")
+)
 #: Where the Kubernetes API port (HTTPS) listens: ``runlab --api``'s default, and the address
 #: ``manage.py kubeconfig`` puts in its server URLs unless told ``--server``.
 KUBELAB_API_ADDRESS = _env_address("KUBELAB_API_ADDRESS", "127.0.0.1:6443")

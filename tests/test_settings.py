@@ -33,6 +33,9 @@ print(json.dumps({
     "retain_revisions": s.KUBELAB_STORE_RETAIN_REVISIONS,
     "retain_seconds": s.KUBELAB_STORE_RETAIN_SECONDS,
     "demo": s.KUBELAB_DEMO_CLUSTER,
+    "timing": s.KUBELAB_TIMING_PROFILE,
+    "nodes": s.KUBELAB_NODES,
+    "components": list(s.KUBELAB_COMPONENTS),
     "static_root": str(s.STATIC_ROOT),
     "apps": s.INSTALLED_APPS,
 }))
@@ -124,6 +127,9 @@ def test_every_variable_is_honoured(tmp_path: Path) -> None:
         KUBELAB_STORE_RETAIN_REVISIONS="50",
         KUBELAB_STORE_RETAIN_SECONDS="2.5",
         KUBELAB_DEMO_CLUSTER="playground",
+        KUBELAB_TIMING_PROFILE="upstream",
+        KUBELAB_NODES="5",
+        KUBELAB_COMPONENTS="kubelet, scheduler",
     )
     assert s["secret_key"] == "not-a-secret-for-tests"
     assert not (tmp_path / "secret_key").exists()
@@ -140,6 +146,9 @@ def test_every_variable_is_honoured(tmp_path: Path) -> None:
     assert s["retain_revisions"] == 50
     assert s["retain_seconds"] == 2.5
     assert s["demo"] == "playground"
+    assert s["timing"] == "upstream"
+    assert s["nodes"] == 5
+    assert s["components"] == ["scheduler", "kubelet"]
 
 
 @pytest.mark.parametrize(
@@ -150,6 +159,9 @@ def test_every_variable_is_honoured(tmp_path: Path) -> None:
         ("KUBELAB_CHANNEL_LAYER", "rabbitmq://localhost"),
         ("KUBELAB_STORE_RETAIN_REVISIONS", "many"),
         ("KUBELAB_STORE_RETAIN_REVISIONS", "1.5"),
+        ("KUBELAB_TIMING_PROFILE", "fast"),
+        ("KUBELAB_NODES", "-1"),
+        ("KUBELAB_COMPONENTS", "scheduler,etcd"),
     ],
 )
 def test_a_bad_value_stops_the_process_and_names_the_variable(tmp_path: Path, name: str, value: str) -> None:

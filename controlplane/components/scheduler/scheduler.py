@@ -34,6 +34,12 @@ message ("0/3 nodes are available: 3 Insufficient cpu."), sets the pod's conditi
 to ``False`` (reason ``Unschedulable``) through ``pods/status``, and parks the pod as unschedulable
 until a cluster event may help. That is what ``kubectl describe pod`` shows for a Pending pod.
 
+**Leader election** (``--leader-elect``, on by default upstream): with ``leader_election`` set, the
+scheduler stands for election on the Lease ``kube-system/kube-scheduler``. Every replica runs its
+informers (a standby's cache is warm when it takes over) but only the leader runs the loop; a stopped
+leader releases the Lease so a standby takes over at once, a crashed one is replaced once the Lease
+expires (15 s upstream).
+
 Not modelled: preemption (PostFilter), permit and pre-bind plugins, binding in a separate goroutine,
 the expiry of assumed pods whose binding never shows up, queueing hints, several profiles.
 """
@@ -46,6 +52,7 @@ import copy
 import logging
 import random
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
@@ -56,6 +63,7 @@ from controlplane.client.informer import (
     SharedIndexInformer,
     SharedInformerFactory,
 )
+from controlplane.client.leaderelection import LeaderCallbacks, LeaderElector
 from controlplane.client.record import (
     EVENT_TYPE_NORMAL,
     EVENT_TYPE_WARNING,
@@ -164,6 +172,18 @@ def node_scheduling_properties_changed(old: Obj, new: Obj) -> bool:
     return properties(old) != properties(new)
 
 
+@dataclass(frozen=True)
+class LeaderElection:
+    """kube-scheduler's ``--leader-elect``: the Lease ``kube-system/kube-scheduler`` and its timings."""
+
+    identity: str = ""
+    namespace: str = "kube-system"
+    name: str = "kube-scheduler"
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+
+
 class Scheduler:
     """A kube-scheduler: informers, the scheduling queue, the cache of assumed pods, and the loop.
 
@@ -182,8 +202,14 @@ class Scheduler:
         trace: TraceSink = NULL_SINK,
         profile: Profile | None = None,
         cluster: str = "",
+        leader_election: LeaderElection | None = None,
     ) -> None:
         self._client_or_factory = client
+        #: With leader election, several replicas keep their caches warm and only the leader schedules.
+        self.leader_election = leader_election
+        self._elector: LeaderElector | None = None
+        #: Set while this replica schedules (at once without leader election, else while leading).
+        self.leading = asyncio.Event()
         self.scheduler_name = scheduler_name
         self._clock = clock
         self.rng = rng if rng is not None else random.Random()
@@ -225,6 +251,9 @@ class Scheduler:
     def started(self) -> bool:
         return self._task is not None
 
+    def is_leader(self) -> bool:
+        return self.leading.is_set()
+
     async def start(self) -> None:
         """Start the informers, wait for their caches, then start scheduling."""
         if self._task is not None:
@@ -257,7 +286,39 @@ class Scheduler:
         except BaseException:
             await self._shutdown()
             raise
-        self._task = asyncio.create_task(self._run(), name=f"{self.scheduler_name} loop")
+        if self.leader_election is None:
+            self._task = asyncio.create_task(self._lead(), name=f"{self.scheduler_name} loop")
+        else:
+            election = self.leader_election
+            self._elector = LeaderElector.for_lease(
+                self._client,
+                namespace=election.namespace,
+                name=election.name,
+                identity=election.identity or f"{self.scheduler_name}_{self.rng.getrandbits(64):016x}",
+                callbacks=LeaderCallbacks(self._lead),
+                lease_duration=election.lease_duration,
+                renew_deadline=election.renew_deadline,
+                retry_period=election.retry_period,
+                release_on_cancel=True,
+                clock=clock,
+                rng=random.Random(self.rng.getrandbits(64)),
+            )
+            self._task = asyncio.create_task(self._elect(), name=f"{self.scheduler_name} election")
+
+    async def _elect(self) -> None:
+        """Stand for election again after each loss of leadership, until the scheduler stops."""
+        assert self._elector is not None
+        while True:
+            await self._elector.run()
+            logger.warning("%s: lost the lease, standing by", self._elector.identity)
+
+    async def _lead(self) -> None:
+        """Schedule until cancelled (by ``stop`` or, with leader election, by losing the lease)."""
+        self.leading.set()
+        try:
+            await self._run()
+        finally:
+            self.leading.clear()
 
     async def stop(self) -> None:
         """Stop the loop, the event writer and the informers; close the client if the scheduler made it."""

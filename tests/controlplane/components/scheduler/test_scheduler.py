@@ -21,7 +21,7 @@ from controlplane.apiserver.server import APIServer
 from controlplane.client.config import Config
 from controlplane.client.rest import ResourceClient, RESTClient
 from controlplane.clock import ManualClock
-from controlplane.components.scheduler.scheduler import Scheduler
+from controlplane.components.scheduler.scheduler import LeaderElection, Scheduler
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.store.sqlite import SqliteStore
 from controlplane.trace import ListSink
@@ -273,3 +273,52 @@ async def test_start_and_stop_leave_no_tasks(client: RESTClient, clock: ManualCl
     assert not sched.started
     assert asyncio.all_tasks() == before
     assert len(made) == 1
+
+
+async def test_only_the_leader_schedules_and_a_standby_takes_over_when_it_stops(
+    client: RESTClient, clock: ManualClock, trace: ListSink
+) -> None:
+    for name in ("node-a", "node-b"):
+        await add_node(client, name)
+    first = Scheduler(
+        client,
+        clock=clock,
+        rng=random.Random(1),
+        trace=trace,
+        cluster=CLUSTER,
+        leader_election=LeaderElection(identity="first"),
+    )
+    second = Scheduler(
+        client,
+        clock=clock,
+        rng=random.Random(2),
+        trace=trace,
+        cluster=CLUSTER,
+        leader_election=LeaderElection(identity="second"),
+    )
+    await first.start()
+    try:
+        await asyncio.wait_for(first.leading.wait(), WAIT_TIMEOUT)
+        await second.start()
+        await add_pod(client, "web-0")
+        await wait_for(pods(client), lambda items: bool(items) and all(map(node_of, items)))
+        lease = await client.resource("coordination.k8s.io", "v1", "leases", "kube-system").get(
+            "kube-scheduler"
+        )
+        assert lease["spec"]["holderIdentity"] == "first"
+        assert not second.is_leader(), "the standby scheduled while another replica held the lease"
+
+        await first.stop()  # releases the lease: the standby takes it at its next retry
+        await clock.advance(5)
+        await asyncio.wait_for(second.leading.wait(), WAIT_TIMEOUT)
+        await add_pod(client, "web-1")
+        items = await wait_for(pods(client), lambda items: len(items) == 2 and all(map(node_of, items)))
+        assert {p["metadata"]["name"] for p in items} == {"web-0", "web-1"}
+        lease = await client.resource("coordination.k8s.io", "v1", "leases", "kube-system").get(
+            "kube-scheduler"
+        )
+        assert lease["spec"]["holderIdentity"] == "second"
+        assert lease["spec"]["leaseTransitions"] >= 1
+    finally:
+        await first.stop()
+        await second.stop()
