@@ -44,6 +44,19 @@ class Strategy:
     #: Whether deleting waits for a grace period (pods) instead of removing at once.
     graceful_deletion: bool = False
 
+    def deletion_grace_period(self, obj: Object, requested: int | None) -> int:
+        """Seconds a delete of ``obj`` waits (``CheckGracefulDelete``); 0 removes it at once.
+
+        ``requested`` is the DeleteOptions' ``gracePeriodSeconds``. Kinds without graceful deletion
+        always answer 0; others take the request, else ``spec.terminationGracePeriodSeconds`` (30).
+        """
+        if not self.graceful_deletion:
+            return 0
+        if requested is not None:
+            return max(0, requested)
+        value = (obj.get("spec") or {}).get("terminationGracePeriodSeconds")
+        return int(value) if isinstance(value, int) and value >= 0 else 30
+
     def default(self, obj: Object) -> None:
         """Fill in defaulted fields (upstream's ``SetDefaults_*``)."""
 

@@ -341,15 +341,11 @@ class Registry:
             # Pods are deleted gracefully: first only marked, with a grace period for the kubelet
             # to stop them; the kubelet's own delete (grace 0) removes them. Objects with
             # finalizers are marked too, and removed when the last finalizer is (``update``).
-            graceful = self.strategy.graceful_deletion and (grace_period is None or grace_period > 0)
+            period = self.strategy.deletion_grace_period(current, grace_period)
+            graceful = period > 0
             if finalizers or graceful:
                 marked = copy.deepcopy(current)
                 mmeta = marked["metadata"]
-                period = (
-                    (grace_period if grace_period is not None else self._default_grace(current))
-                    if graceful
-                    else 0
-                )
                 old_period = mmeta.get("deletionGracePeriodSeconds")
                 if not mmeta.get("deletionTimestamp") or (old_period is not None and period < old_period):
                     mmeta["deletionTimestamp"] = timestamp(self.clock)
@@ -377,11 +373,6 @@ class Registry:
                 meta["resourceVersion"] = str(result.revision)
                 return current, True
         raise errors.conflict(self.rtype.plural, self.rtype.group, name, errors.OBJECT_MODIFIED)
-
-    @staticmethod
-    def _default_grace(obj: Object) -> int:
-        value = (obj.get("spec") or {}).get("terminationGracePeriodSeconds")
-        return int(value) if isinstance(value, int) and value >= 0 else 30
 
 
 __all__ = ["Registry", "Written", "decode", "encode", "timestamp"]

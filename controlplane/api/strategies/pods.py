@@ -1606,6 +1606,16 @@ class PodStrategy(CoreKindStrategy):
     def reset_status(self, obj: Object) -> None:
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(spec_of(obj))}
 
+    def deletion_grace_period(self, obj: Object, requested: int | None) -> int:
+        """``CheckGracefulDelete``: a pod no kubelet runs (not scheduled, or already finished) has
+        nobody to wait for and goes at once (``pkg/registry/core/pod/strategy.go``)."""
+        period = super().deletion_grace_period(obj, requested)
+        if not spec_of(obj).get("nodeName"):
+            return 0
+        if (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return 0
+        return period
+
     def validate(self, obj: Object, *, namespaced: bool) -> list[FieldError]:
         """``ValidatePodCreate``: the pod, then what only a *new* pod may not have."""
         errors = self._validate_metadata_and_spec(obj, namespaced=namespaced)

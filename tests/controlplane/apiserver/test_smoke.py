@@ -28,5 +28,28 @@ async def test_create_get_list_delete_a_pod(api: API) -> None:
     assert again.status_code == 409
     assert again.json()["reason"] == "AlreadyExists"
     deleted = await api.client.delete("/api/v1/namespaces/default/pods/web")
-    assert deleted.status_code == 202  # pods are deleted gracefully
+    # No kubelet runs an unscheduled pod: it goes at once (upstream's CheckGracefulDelete).
+    assert deleted.status_code == 200, deleted.text
+    assert (await api.client.get("/api/v1/namespaces/default/pods/web")).status_code == 404
+
+
+async def test_a_scheduled_pod_is_deleted_gracefully_and_a_finished_one_at_once(api: API) -> None:
+    scheduled = {**POD, "spec": {**POD["spec"], "nodeName": "node-1"}}
+    assert (await api.client.post("/api/v1/namespaces/default/pods", json=scheduled)).status_code == 201
+    deleted = await api.client.delete("/api/v1/namespaces/default/pods/web")
+    assert deleted.status_code == 202  # marked, with a grace period for the kubelet
     assert deleted.json()["metadata"]["deletionTimestamp"]
+    assert deleted.json()["metadata"]["deletionGracePeriodSeconds"] == 30
+    forced = await api.client.delete("/api/v1/namespaces/default/pods/web?gracePeriodSeconds=0")
+    assert forced.status_code == 200
+    assert (await api.client.get("/api/v1/namespaces/default/pods/web")).status_code == 404
+
+    assert (await api.client.post("/api/v1/namespaces/default/pods", json=scheduled)).status_code == 201
+    finished = await api.client.patch(
+        "/api/v1/namespaces/default/pods/web/status",
+        json={"status": {"phase": "Succeeded"}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert finished.status_code == 200, finished.text
+    deleted = await api.client.delete("/api/v1/namespaces/default/pods/web")
+    assert deleted.status_code == 200, "a finished pod has nothing left to stop"
