@@ -4,8 +4,11 @@ A **cluster** is what ``kubectl`` talks to: in real Kubernetes an etcd, a kube-a
 and the components (scheduler, controller-manager, kubelets) that watch the API server and act. In
 Kubelab a cluster is the same parts as asyncio tasks in one process: ``Cluster`` owns them, starts them
 in dependency order (the store first, because everything else reads and writes through the API server
-and the API server keeps its state in the store) and stops them in reverse. For now a cluster is its
-identities and its store; the API server and the components join it in their own issues.
+and the API server keeps its state in the store) and stops them in reverse: its identities, its store,
+its API server, then its components (``component_plan``: the scheduler, the controller manager, and a
+kubelet and a kube-proxy per simulated node), each a client of the API server with its own credential,
+over the in-process transport. ``LabConfig.components`` leaves some out, to be run as processes of
+their own (``manage.py runcomponent``).
 
 A cluster's **identities** are files in its directory, made on its first start and kept after: its
 client CA and ServiceAccount signing key (``<cluster dir>/pki/``, see ``controlplane.pki``) and the
@@ -32,23 +35,28 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from controlplane.api.kinds import builtin_types
 from controlplane.apiserver.server import APIServer
 from controlplane.client.config import Config
 from controlplane.client.rest import RESTClient
 from controlplane.clock import SYSTEM_CLOCK, Clock
-from controlplane.components.scheduler.scheduler import Scheduler
-from controlplane.identity import KUBE_SCHEDULER
+from controlplane.components.identities import KINDS, component_identity
+from controlplane.components.kubelet.kubelet import Kubelet
+from controlplane.components.kubelet.simulation import PullTiming
+from controlplane.components.launch import Component, LaunchOptions, build_component
 from controlplane.pki import ClusterPKI
 from controlplane.store.compaction import RetentionPolicy
 from controlplane.store.errors import UnknownCluster
 from controlplane.store.factory import open_store, store_path
 from controlplane.store.interface import Store
+from controlplane.timing import CLASSROOM, TimingProfile
 from controlplane.tokens import TokenRegistry
 
 logger = logging.getLogger(__name__)
@@ -160,10 +168,33 @@ def load_identities(cluster_dir: Path) -> tuple[ClusterPKI, TokenRegistry]:
 
 
 class Cluster:
-    """One simulated Kubernetes cluster: its identities and store; the API server and components follow."""
+    """One simulated Kubernetes cluster: its identities, its store, its API server and its components."""
 
-    def __init__(self, name: str, *, data_dir: Path, store: Store, watch_cache_window: int = 10_000) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        data_dir: Path,
+        store: Store,
+        watch_cache_window: int = 10_000,
+        components: Iterable[str] = KINDS,
+        nodes: int = 3,
+        timing: TimingProfile = CLASSROOM,
+        clock: Clock = SYSTEM_CLOCK,
+        node_options: Mapping[str, Any] | None = None,
+        rate_limits: Mapping[str, tuple[float, int]] | None = None,
+    ) -> None:
         self.name = check_cluster_name(name)
+        #: Client QPS and burst per component kind, instead of upstream's defaults (``identities``):
+        #: what upstream's scale tests do with ``--kube-api-qps``; the lab keeps the defaults.
+        self.rate_limits = dict(rate_limits or {})
+        #: Options of every kubelet (``cpu``, ``memory``, ``pull_timing`` ...); see ``Kubelet``.
+        self.node_options = dict(node_options or {})
+        #: The component kinds this cluster runs in-process (``identities.KINDS``), and its node count.
+        self.components = tuple(components)
+        self.nodes = nodes
+        self.timing = timing
+        self.clock = clock
         self.watch_cache_window = watch_cache_window
         self.data_dir = data_dir
         self.store = store
@@ -174,8 +205,8 @@ class Cluster:
         self._tokens: TokenRegistry | None = None
         #: The cluster's API server, mounted at /clusters/<name>/ while the cluster runs.
         self.apiserver: APIServer | None = None
-        #: The components, each a client of the API server with its own identity.
-        self.scheduler: Scheduler | None = None
+        #: The running components by trace id (``scheduler``, ``kubelet:node-1`` ...), in start order.
+        self.components_running: dict[str, Component] = {}
 
     def __repr__(self) -> str:
         return f"<Cluster {self.name} {self.state.value} store={self.store.backend or '?'}>"
@@ -227,29 +258,72 @@ class Cluster:
             raise
         self.state = ClusterState.RUNNING
 
+    def component_plan(self) -> list[tuple[str, str]]:
+        """The ``(kind, node)`` of every component this cluster runs in-process, in start order.
+
+        The scheduler and the controller manager first (they only watch until there is work), then
+        each node's kubelet (which registers its Node) and kube-proxy. Nodes are ``node-1`` ... ``node-N``.
+        """
+        plan: list[tuple[str, str]] = [
+            (kind, "") for kind in ("scheduler", "controller-manager") if kind in self.components
+        ]
+        for i in range(1, self.nodes + 1):
+            plan += [(kind, f"node-{i}") for kind in ("kubelet", "kube-proxy") if kind in self.components]
+        return plan
+
     async def _start_components(self, apiserver: APIServer) -> None:
         """Start the components as clients of ``apiserver``, over the in-process transport.
 
         Each authenticates with a bearer token of its own identity (the security issue moves them to
         client certificates), made anew at every start; only its hash is kept on disk.
         """
-        token = await asyncio.to_thread(self._component_token, KUBE_SCHEDULER)
-        config = Config.for_in_process(
-            apiserver,
-            self.name,
-            mount_prefix=f"/clusters/{self.name}",
-            bearer_token=token,
-            user_agent="kube-scheduler/v1.37.0-kubelab",
-            qps=50,  # upstream's scheduler: 50 QPS, burst 100
-            burst=100,
+        options = LaunchOptions(
+            cluster=self.name,
+            clock=self.clock,
+            timing=self.timing,
+            node_options={
+                "pull_timing": PullTiming(default=self.timing.image_pull_seconds, jitter=0.2),
+                **self.node_options,
+            },
         )
-        scheduler = Scheduler(lambda: RESTClient(config), cluster=self.name)
-        await scheduler.start()
-        self.scheduler = scheduler
+        for kind, node in self.component_plan():
+            identity = component_identity(kind, node)
+            token = await asyncio.to_thread(self._component_token, identity.user, identity.groups)
+            config = Config.for_in_process(
+                apiserver,
+                self.name,
+                mount_prefix=f"/clusters/{self.name}",
+                bearer_token=token,
+                user_agent=identity.user_agent,
+                qps=self.rate_limits.get(kind, (identity.qps, identity.burst))[0],
+                burst=self.rate_limits.get(kind, (identity.qps, identity.burst))[1],
+                clock=self.clock,
+            )
+            node_options = self._node_options(node) if kind == "kubelet" else None
+            component = build_component(
+                kind, partial(RESTClient, config), options, node=node, node_options=node_options
+            )
+            await component.start()
+            self.components_running[identity.trace_id] = component
+            if isinstance(component, Kubelet):
+                # The API server reaches this kubelet's API (containerLogs) without a socket.
+                apiserver.kubelets.register(node, component.server)
 
-    def _component_token(self, user: str) -> str:
+    @staticmethod
+    def _node_options(node: str) -> dict[str, Any]:
+        """Addresses of the in-process node ``node-<i>``: pod CIDR 10.244.<i>.0/24 (as kubeadm's
+        node IPAM would give) and InternalIP 172.18.0.<i+1> (kind's docker network)."""
+        index = int(node.rpartition("-")[2])
+        return {"pod_cidr": f"10.244.{index}.0/24", "internal_ip": f"172.18.0.{index + 1}"}
+
+    @property
+    def scheduler(self) -> Component | None:
+        """The cluster's in-process scheduler, while it runs."""
+        return self.components_running.get("scheduler")
+
+    def _component_token(self, user: str, groups: tuple[str, ...] = ()) -> str:
         self.tokens.revoke(user)
-        return self.tokens.issue(user)
+        return self.tokens.issue(user, groups)
 
     async def stop(self) -> None:
         """Stop everything the cluster runs, in reverse start order. Idempotent."""
@@ -259,9 +333,14 @@ class Cluster:
             return
         self.state = ClusterState.STOPPING
         try:
-            scheduler, self.scheduler = self.scheduler, None
-            if scheduler is not None:
-                await scheduler.stop()
+            running, self.components_running = self.components_running, {}
+            for trace_id, component in reversed(list(running.items())):
+                try:
+                    if isinstance(component, Kubelet) and self.apiserver is not None:
+                        self.apiserver.kubelets.unregister(component.node_name, component.server)
+                    await component.stop()
+                except Exception:
+                    logger.exception("%s of cluster %r did not stop cleanly", trace_id, self.name)
             apiserver, self.apiserver = self.apiserver, None
             if apiserver is not None:
                 await apiserver.stop()
@@ -291,6 +370,10 @@ class LabConfig:
     clock: Clock = SYSTEM_CLOCK
     #: Events per resource each API server's watch cache keeps for resuming watches.
     watch_cache_window: int = 10_000
+    #: The components each cluster runs in-process, its simulated nodes and its timers.
+    components: tuple[str, ...] = KINDS
+    nodes: int = 3
+    timing: TimingProfile = CLASSROOM
 
 
 class LabState(enum.Enum):
@@ -388,6 +471,10 @@ class Lab:
             data_dir=cluster_dir(self.data_dir, name),
             store=self._open_store(name),
             watch_cache_window=self.config.watch_cache_window,
+            components=self.config.components,
+            nodes=self.config.nodes,
+            timing=self.config.timing,
+            clock=self.config.clock,
         )
         self._clusters = MappingProxyType({**self._clusters, name: cluster})
         try:

@@ -55,6 +55,9 @@ class TimingProfile:
     leader_lease_duration: float = 15.0
     leader_renew_deadline: float = 10.0
     leader_retry_period: float = 2.0
+    #: The simulated kubelets' image pull time (not an upstream setting: a small image from a nearby
+    #: registry takes a few seconds), long enough to see ``ContainerCreating`` and ``Pulling``.
+    image_pull_seconds: float = 5.0
 
     def scaled(self, factor: float, *, name: str) -> TimingProfile:
         """The same profile with every duration multiplied by ``factor`` (ratios unchanged)."""

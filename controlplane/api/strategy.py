@@ -82,11 +82,26 @@ class Strategy:
                 generation + 1 if obj.get("spec") != old.get("spec") else generation
             )
 
+    #: Metadata fields a ``/status`` write may not change for this kind (its upstream status strategy
+    #: resets them: a Deployment's labels, a pod's ownerReferences).
+    status_resets_metadata: tuple[str, ...] = ()
+
     def prepare_for_status_update(self, obj: Object, old: Object) -> None:
-        """``/status`` writes change only ``status``: everything else is taken from the stored object."""
+        """``/status`` writes change ``status`` and metadata (annotations, labels): the spec and every
+        other field come from the stored object, as upstream's status strategies do (``newObj.Spec =
+        oldObj.Spec``). The registry has already kept the server-owned metadata (uid, timestamps)."""
         status = obj.get("status")
+        meta = obj.get("metadata")
         obj.clear()
         obj.update(copy.deepcopy(old))
+        if isinstance(meta, dict):
+            kept = dict(meta)
+            for field in self.status_resets_metadata:
+                if field in old.get("metadata", {}):
+                    kept[field] = copy.deepcopy(old["metadata"][field])
+                else:
+                    kept.pop(field, None)
+            obj["metadata"] = kept
         if status is None:
             obj.pop("status", None)
         else:

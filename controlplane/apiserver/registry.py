@@ -257,11 +257,10 @@ class Registry:
                 pipeline.stage("storage", "pass", f"updated {key} at revision {result.revision}")
                 desired["metadata"]["resourceVersion"] = str(result.revision)
                 return Written(desired)
-            if sent_rv not in (None, ""):
-                pipeline.stage("storage", "deny", f"{key} was modified since revision {sent_rv}")
-                raise errors.conflict(self.rtype.plural, self.rtype.group, name, errors.OBJECT_MODIFIED)
-            # Someone wrote between our read and our write, and the client did not pin a version:
-            # read again and re-apply its change.
+            # Someone wrote between our read and our write: read again and re-apply the change (as
+            # etcd3's GuaranteedUpdate does). A client that pinned a resourceVersion (a PUT carrying
+            # one, a patch that sets one) gets 409 at the check above; a patch without one is simply
+            # applied to the newer object.
         raise errors.conflict(self.rtype.plural, self.rtype.group, name, errors.OBJECT_MODIFIED)
 
     @staticmethod

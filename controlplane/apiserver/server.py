@@ -24,8 +24,9 @@ from controlplane.api.resources import ResourceRegistry, ResourceType
 from controlplane.api.strategies.common import UndecodableObject
 from controlplane.apiserver import errors, pipeline, requestinfo
 from controlplane.apiserver.filters import audit, authentication, authorization, flowcontrol, impersonation
-from controlplane.apiserver.handlers import discovery, resources, watch
+from controlplane.apiserver.handlers import discovery, finalize, resources, watch
 from controlplane.apiserver.http import (
+    Accept,
     Receive,
     Request,
     Scope,
@@ -35,6 +36,7 @@ from controlplane.apiserver.http import (
     respond,
     respond_error,
 )
+from controlplane.apiserver.kubeletclient import KubeletConnections
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK, Clock
@@ -77,6 +79,7 @@ class APIServer:
         trace: TraceSink = NULL_SINK,
         server_address: str = "127.0.0.1:6443",
         watch_cache_window: int = 10_000,
+        kubelets: KubeletConnections | None = None,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -90,9 +93,11 @@ class APIServer:
         for t in resource_types:
             if t.storage_prefix is None:
                 continue
-            self.registries[(t.group, t.version, t.plural)] = Registry(store, t, clock)
+            self.registries[(t.group, t.version, t.plural)] = finalize.registry_for(store, t, clock)
             if t.storage_prefix not in self.caches:
                 self.caches[t.storage_prefix] = WatchCache(store, t, window=watch_cache_window)
+        #: How ``pods/log`` reaches the kubelets (the runtime registers the in-process ones).
+        self.kubelets = kubelets if kubelets is not None else KubeletConnections()
         self.started = False
 
     async def start(self) -> None:
@@ -117,6 +122,7 @@ class APIServer:
     async def stop(self) -> None:
         self.started = False
         await asyncio.gather(*(cache.stop() for cache in self.caches.values()))
+        await self.kubelets.aclose()
 
     # -- ASGI ------------------------------------------------------------------------------------
 
@@ -276,7 +282,8 @@ class APIServer:
         name = info.name
         if info.resource == "namespaces" and verb not in ("list", "watch", "create", "deletecollection"):
             name = info.name
-        accept = negotiate(request)
+        # pods/log answers text/plain whatever the client accepts (upstream: ProducesMIMETypes).
+        accept = Accept() if info.subresource == "log" else negotiate(request)
         ctx = resources.Context(
             rtype=rtype,
             registry=registry,
@@ -291,6 +298,12 @@ class APIServer:
         if verb == "watch":
             await watch.watch(ctx, send)
             return 200
+        if info.subresource == "log":
+            from controlplane.apiserver.handlers import subresources
+
+            return await subresources.stream_log(
+                ctx, send, self.kubelets, self.registries.get(("", "v1", "nodes"))
+            )
         handler = {
             "get": resources.get,
             "list": resources.list_,

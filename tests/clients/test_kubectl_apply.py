@@ -42,8 +42,11 @@ def deployment(lab: LiveLab, name: str) -> dict[str, Any]:
 
 
 def managers(obj: dict[str, Any]) -> list[tuple[str, str, str | None]]:
+    """The field managers of ``obj`` other than the controllers' status writers."""
     return sorted(
-        (e["manager"], e["operation"], e.get("subresource")) for e in obj["metadata"]["managedFields"]
+        (e["manager"], e["operation"], e.get("subresource"))
+        for e in obj["metadata"]["managedFields"]
+        if e.get("subresource") != "status"
     )
 
 

@@ -314,7 +314,14 @@ async def test_a_started_cluster_has_its_identities(tmp_path: Path) -> None:
         assert demo.pki.ca_path == tmp_path / "clusters" / "demo" / "pki" / "ca.crt"
         assert demo.pki.ca_path.exists() and demo.pki.service_account_key_path.exists()
         # Only the components hold tokens; a person gets one when `manage.py kubeconfig` issues it.
-        assert {e.user.username for e in demo.tokens.entries()} == {"system:kube-scheduler"}
+        assert {e.user.username for e in demo.tokens.entries()} == {
+            "system:kube-scheduler",
+            "system:kube-controller-manager",
+            "system:kube-proxy",
+            *(f"system:node:node-{i}" for i in (1, 2, 3)),
+        }
+        kubelet = next(e for e in demo.tokens.entries() if e.user.username == "system:node:node-1")
+        assert kubelet.user.groups == ("system:nodes",)
         token = TokenRegistry.load(demo.data_dir).issue("admin", [SYSTEM_MASTERS])
         user = demo.tokens.authenticate(token)  # issued "by another process", known at once
         assert user is not None and user.groups == (SYSTEM_MASTERS,)

@@ -52,9 +52,7 @@ async def test_second_start_resumes_the_same_clusters_with_their_data(tmp_path: 
     first = lab(tmp_path)
     await first.start()
     try:
-        written = await first.cluster("demo").store.put(
-            "/registry/namespaces/default", b'{"kind":"Namespace"}'
-        )
+        written = await first.cluster("demo").store.put("/registry/kubelab-test/kept", b'{"kept":true}')
     finally:
         await first.stop()
 
@@ -62,9 +60,9 @@ async def test_second_start_resumes_the_same_clusters_with_their_data(tmp_path: 
     await second.start()
     try:
         assert second.names() == ["demo"]
-        kv = await second.cluster("demo").store.get("/registry/namespaces/default")
+        kv = await second.cluster("demo").store.get("/registry/kubelab-test/kept")
         assert kv is not None
-        assert kv.value == b'{"kind":"Namespace"}'
+        assert kv.value == b'{"kept":true}'
         assert kv.mod_revision == written.mod_revision
     finally:
         await second.stop()

@@ -1597,6 +1597,9 @@ class PodStrategy(CoreKindStrategy):
     #: Whether a plain update may set ``spec.nodeName`` (upstream: never; only ``pods/binding`` may,
     #: and the registry applies a binding without this strategy).
     binding_through_update = False
+    #: ``podStatusStrategy.PrepareForUpdate``: old kubelets corrupted ownerReferences through
+    #: ``pods/status``, which broke garbage collection, so the endpoint may not touch them.
+    status_resets_metadata = ("ownerReferences",)
 
     def default(self, obj: Object) -> None:
         spec = spec_of(obj)

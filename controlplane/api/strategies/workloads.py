@@ -308,6 +308,10 @@ class WorkloadStrategy(CoreKindStrategy):
 class DeploymentStrategy(WorkloadStrategy):
     """``pkg/registry/apps/deployment/strategy.go``."""
 
+    #: ``deploymentStatusStrategy.PrepareForUpdate``: status writes keep the spec and the labels (the
+    #: controller's revision annotation does come through ``/status``).
+    status_resets_metadata = ("labels",)
+
     def default(self, obj: Object) -> None:
         """``SetDefaults_Deployment``."""
         spec = spec_of(obj)

@@ -6,16 +6,31 @@
 - ``pods/binding`` is how the scheduler assigns a pod: a ``Binding`` whose target names the node.
   The API server sets ``spec.nodeName`` only if it is still empty (409 Conflict otherwise), which is
   why two schedulers can never place the same pod twice (``pkg/registry/core/pod/storage/storage.go``).
+- ``pods/log`` is ``kubectl logs``. The logs are on the node, so the API server checks the request,
+  picks the container, and relays the answer of the node's kubelet (``GET /containerLogs/...``, see
+  ``kubeletclient.py``) as ``text/plain``, streaming it with ``follow=true`` until the container stops
+  or the reader goes away (``pkg/registry/core/pod/rest/log.go``, ``LogLocation`` in
+  ``pkg/registry/core/pod/strategy.go``).
+- ``pods/eviction`` is how ``kubectl drain`` removes pods: a ``policy/v1`` ``Eviction`` is a delete
+  that a PodDisruptionBudget may refuse (429). Kubelab has no PodDisruptionBudgets yet, so an eviction
+  deletes the pod with the Eviction's ``deleteOptions`` and answers ``Status Success``, 201
+  (``pkg/registry/core/pod/storage/eviction.go``).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from controlplane.api.resources import ResourceType
 from controlplane.apiserver import errors
+from controlplane.apiserver.handlers import finalize
 from controlplane.apiserver.handlers.resources import Context, Reply
-from controlplane.apiserver.http import decode_body, dumps
+from controlplane.apiserver.http import Receive, Send, decode_body, dumps
+from controlplane.apiserver.kubeletclient import KubeletConnections, KubeletUnavailable, container_logs_path
+from controlplane.apiserver.registry import Registry
 
 Object = dict[str, Any]
 
@@ -49,6 +64,10 @@ async def handle(ctx: Context, verb: str) -> Reply:
         return await _handle_scale(ctx, verb)
     if ctx.subresource == "binding" and verb == "create":
         return await _bind(ctx)
+    if ctx.subresource == "eviction" and verb == "create":
+        return await _evict(ctx)
+    if ctx.subresource == "finalize" and verb == "update":
+        return await finalize.finalize(ctx)
     raise errors.method_not_supported(f"{ctx.rtype.plural}/{ctx.subresource}", ctx.rtype.group, verb)
 
 
@@ -134,3 +153,296 @@ async def _bind(ctx: Context) -> Reply:
     return Reply(
         201, dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
     )
+
+
+# -- pods/log ---------------------------------------------------------------------------------------
+
+#: The annotation kubectl reads to choose a pod's container when none is named.
+DEFAULT_CONTAINER_ANNOTATION = "kubectl.kubernetes.io/default-container"
+_GO_TRUE = ("1", "t", "T", "true", "TRUE", "True")
+_GO_FALSE = ("0", "f", "F", "false", "FALSE", "False", "")
+
+
+@dataclass(frozen=True)
+class PodLogOptions:
+    """The query of ``pods/<name>/log`` (core/v1 ``PodLogOptions``)."""
+
+    container: str = ""
+    follow: bool = False
+    previous: bool = False
+    timestamps: bool = False
+    since_seconds: int | None = None
+    since_time: str | None = None
+    tail_lines: int | None = None
+    limit_bytes: int | None = None
+
+    def kubelet_query(self) -> dict[str, str]:
+        """The kubelet's query, as ``LogLocation`` builds it."""
+        query: dict[str, str] = {}
+        if self.follow:
+            query["follow"] = "true"
+        if self.previous:
+            query["previous"] = "true"
+        if self.timestamps:
+            query["timestamps"] = "true"
+        if self.since_seconds is not None:
+            query["sinceSeconds"] = str(self.since_seconds)
+        if self.since_time is not None:
+            query["sinceTime"] = self.since_time
+        if self.tail_lines is not None:
+            query["tailLines"] = str(self.tail_lines)
+        if self.limit_bytes is not None:
+            query["limitBytes"] = str(self.limit_bytes)
+        return query
+
+
+def parse_log_options(query: Mapping[str, str], name: str) -> PodLogOptions:
+    """Decode and validate the query (400 if a value does not parse, 422 ``ValidatePodLogOptions``)."""
+
+    def flag(key: str) -> bool:
+        text = query.get(key, "")
+        if text in _GO_TRUE:
+            return True
+        if text in _GO_FALSE:
+            return False
+        raise errors.bad_request(f'strconv.ParseBool: parsing "{text}": invalid syntax')
+
+    def number(key: str) -> int | None:
+        text = query.get(key)
+        if text is None or text == "":
+            return None
+        try:
+            return int(text)
+        except ValueError:
+            raise errors.bad_request(f'strconv.ParseInt: parsing "{text}": invalid syntax') from None
+
+    since_time = query.get("sinceTime") or None
+    if since_time is not None:
+        from datetime import datetime
+
+        try:
+            datetime.fromisoformat(since_time.replace("Z", "+00:00"))
+        except ValueError:
+            raise errors.bad_request(
+                f'parsing time "{since_time}" as "2006-01-02T15:04:05Z07:00": cannot parse'
+            ) from None
+    options = PodLogOptions(
+        container=query.get("container", ""),
+        follow=flag("follow"),
+        previous=flag("previous"),
+        timestamps=flag("timestamps"),
+        since_seconds=number("sinceSeconds"),
+        since_time=since_time,
+        tail_lines=number("tailLines"),
+        limit_bytes=number("limitBytes"),
+    )
+    from controlplane.api.validation import forbidden, invalid
+
+    problems = []
+    if options.tail_lines is not None and options.tail_lines < 0:
+        problems.append(invalid("tailLines", options.tail_lines, "must be greater than or equal to 0"))
+    if options.limit_bytes is not None and options.limit_bytes < 1:
+        problems.append(invalid("limitBytes", options.limit_bytes, "must be greater than 0"))
+    if options.since_seconds is not None and options.since_time is not None:
+        problems.append(forbidden("", "at most one of `sinceTime` or `sinceSeconds` may be specified"))
+    elif options.since_seconds is not None and options.since_seconds < 1:
+        problems.append(invalid("sinceSeconds", options.since_seconds, "must be greater than 0"))
+    if problems:
+        raise errors.invalid("PodLogOptions", "", name, problems)
+    return options
+
+
+def log_container(pod: Mapping[str, Any], requested: str) -> str:
+    """``validateContainer``: the named container, else the only one, else kubectl's default annotation.
+
+    (Upstream's server takes only the sole container; kubectl reads the annotation on its side. Kubelab
+    honours it here too, so that every client gets the same answer.)
+    """
+    spec: Mapping[str, Any] = pod.get("spec") or {}
+    name = str((pod.get("metadata") or {}).get("name", ""))
+    regular = [str(c.get("name")) for c in spec.get("containers") or [] if isinstance(c, Mapping)]
+    every = [
+        str(c.get("name"))
+        for key in ("initContainers", "containers", "ephemeralContainers")
+        for c in spec.get(key) or []
+        if isinstance(c, Mapping)
+    ]
+    if requested:
+        if requested not in every:
+            raise errors.bad_request(f"container {requested} is not valid for pod {name}")
+        return requested
+    if len(regular) == 1:
+        return regular[0]
+    if not regular:
+        raise errors.bad_request(f"a container name must be specified for pod {name}")
+    default = ((pod.get("metadata") or {}).get("annotations") or {}).get(DEFAULT_CONTAINER_ANNOTATION)
+    if default in every:
+        return str(default)
+    raise errors.bad_request(
+        f"a container name must be specified for pod {name}, choose one of: [{' '.join(every)}]"
+    )
+
+
+def _kubelet_error(code: int, body: bytes, name: str) -> errors.StatusError:
+    """``GenericHttpResponseChecker``: a kubelet's error answer as the API server's Status."""
+    text = body[:50_000].decode("utf-8", "replace")
+    if code == 500:
+        return errors.internal_error(text)
+    if code == 400:
+        return errors.bad_request(text)
+    reason = {401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 503: "ServiceUnavailable"}.get(code, "")
+    message = {
+        404: "the server could not find the requested resource",
+        503: "the server is currently unable to handle the request",
+    }.get(code, f"the server responded with the status code {code} but did not return more information")
+    return errors.StatusError(
+        code,
+        reason or "Unknown",
+        f"{message} ( pods/log {name})",
+        {
+            "name": name,
+            "kind": "pods/log",
+            "causes": [{"reason": "UnexpectedServerResponse", "message": text}],
+        },
+    )
+
+
+async def stream_log(ctx: Context, send: Send, kubelets: KubeletConnections, nodes: Registry | None) -> int:
+    """GET ``pods/<name>/log``: relay the kubelet's answer; returns the status code sent."""
+    options = parse_log_options(ctx.request.query, ctx.name)
+    pod, _ = await ctx.registry.read(ctx.namespace, ctx.name)
+    container = log_container(pod, options.container)
+    node = str((pod.get("spec") or {}).get("nodeName") or "")
+    headers = [(b"content-type", b"text/plain"), (b"audit-id", ctx.request.audit_id.encode())]
+    if not node:
+        # LogLocation: a pod not yet assigned a host has no log location; the answer is empty.
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return 200
+    node_object = None
+    if nodes is not None and node not in kubelets:
+        node_object, _ = await nodes.read("", node)  # GetConnectionInfo: 404 'nodes "x" not found'
+    path = container_logs_path(ctx.namespace, ctx.name, container)
+    try:
+        response = await kubelets.get(node, node_object, path, options.kubelet_query())
+    except KubeletUnavailable as error:
+        raise errors.internal_error(error) from None
+    try:
+        if not 200 <= response.status <= 206:
+            raise _kubelet_error(response.status, await response.read(), ctx.name)
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await _relay(response.chunks(), send, ctx.request.receive)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    finally:
+        await response.aclose()
+    return 200
+
+
+async def _relay(chunks: Any, send: Send, receive: Receive) -> None:
+    """Copy the kubelet's body to the client until it ends or the client disconnects."""
+
+    async def pump() -> None:
+        async for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+    async def disconnected() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    tasks = [asyncio.create_task(pump()), asyncio.create_task(disconnected())]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            if task is tasks[0]:
+                task.result()  # a broken send (client gone) surfaces here
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+# -- pods/eviction ----------------------------------------------------------------------------------
+
+_EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
+#: ``EvictionsRetry``: how often an eviction re-reads the pod after a conflict it did not ask for.
+EVICTION_RETRIES = 20
+
+
+async def _evict(ctx: Context) -> Reply:
+    """``EvictionREST.Create``: with no PodDisruptionBudgets, an eviction is a delete."""
+    body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
+    if not isinstance(body, dict):
+        raise errors.bad_request("the body of an eviction must be an Eviction object")
+    if body.get("kind") not in (None, "", "Eviction") or body.get("apiVersion") not in (
+        None,
+        "",
+        *_EVICTION_VERSIONS,
+    ):
+        raise errors.bad_request(
+            f"not a Eviction object: {body.get('apiVersion') or ''}, Kind={body.get('kind') or ''}"
+        )
+    meta = body.get("metadata") or {}
+    if not isinstance(meta, dict):
+        raise errors.bad_request("metadata must be an object")
+    if meta.get("namespace") not in (None, "", ctx.namespace):
+        raise errors.bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request"
+        )
+    if meta.get("name") != ctx.name:
+        raise errors.bad_request("name in URL does not match name in Eviction object")
+    options = body.get("deleteOptions") or {}
+    if not isinstance(options, dict):
+        raise errors.bad_request("deleteOptions must be an object")
+    query_dry_run = ["All"] if ctx.dry_run else []
+    body_dry_run = options.get("dryRun") or []
+    if query_dry_run and body_dry_run and body_dry_run != query_dry_run:
+        raise errors.bad_request(
+            f"Non-matching dry-run options in request and content: {query_dry_run} and {body_dry_run}"
+        )
+    dry_run = bool(query_dry_run or body_dry_run)
+    if body_dry_run and body_dry_run != ["All"]:
+        raise errors.bad_request(f'unsupported dry run value "{body_dry_run}": only "All" is supported')
+    grace = options.get("gracePeriodSeconds")
+    if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
+        raise errors.bad_request("deleteOptions.gracePeriodSeconds must be an integer")
+    policy = options.get("propagationPolicy")
+    if policy not in (None, "Foreground", "Background", "Orphan"):
+        from controlplane.api.validation import not_supported
+
+        raise errors.invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            [not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan"])],
+        )
+    preconditions = options.get("preconditions") or {}
+    if not isinstance(preconditions, dict):
+        raise errors.bad_request("deleteOptions.preconditions must be an object")
+    user_pinned_version = bool(preconditions.get("resourceVersion"))
+    for _ in range(1 if user_pinned_version else EVICTION_RETRIES):
+        pod, revision = await ctx.registry.read(ctx.namespace, ctx.name)
+        phase = (pod.get("status") or {}).get("phase")
+        deleting = bool(pod["metadata"].get("deletionTimestamp"))
+        wanted = dict(preconditions)
+        # canIgnorePDB + shouldEnforceResourceVersion: a Pending pod is deleted only as it was read.
+        if phase == "Pending" and not deleting and not user_pinned_version:
+            wanted["resourceVersion"] = str(revision)
+        try:
+            await ctx.registry.delete(
+                ctx.namespace,
+                ctx.name,
+                preconditions=wanted or None,
+                grace_period=grace,
+                dry_run=dry_run,
+                orphan=policy == "Orphan" or options.get("orphanDependents") is True,
+                foreground=policy == "Foreground",
+            )
+        except errors.StatusError as error:
+            if not user_pinned_version and "ResourceVersion in precondition" in error.message:
+                continue  # the Pending pod changed since we read it: read it again
+            raise
+        return Reply(
+            201,
+            dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
+        )
+    raise errors.conflict("pods", "", ctx.name, errors.OBJECT_MODIFIED)

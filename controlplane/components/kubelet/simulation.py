@@ -301,10 +301,14 @@ class Script:
         turns_without_time = 0
         while shell.now != float("inf"):
             before = shell.now
+            silent = True
             for event in shell.run(self.loop):
+                silent = False
                 yield event
                 if isinstance(event, Exit):
                     return
+            if silent:
+                return  # ``while true; do sleep 1; done``: every turn alike, runs forever in silence
             if shell.now == before:
                 turns_without_time += 1
                 if turns_without_time >= MAX_INSTANT_LOOP_TURNS:

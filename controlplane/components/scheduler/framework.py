@@ -121,6 +121,25 @@ def pod_requests(pod: Obj, *, non_zero: bool = False) -> Resource:
     CPU or memory counts as 100m and 200Mi, so best-effort pods do not all pile onto one node.
     Sidecar (restartable) init containers and pod-level resources are not modelled.
     """
+    meta: Obj = pod.get("metadata") or {}
+    cache_key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""), non_zero)
+    if cache_key[0] and (cached := _REQUESTS.get(cache_key)) is not None:
+        return cached
+    requests = _pod_requests(pod, non_zero=non_zero)
+    if cache_key[0]:
+        if len(_REQUESTS) >= _REQUESTS_LIMIT:
+            _REQUESTS.clear()
+        _REQUESTS[cache_key] = requests
+    return requests
+
+
+#: ``pod_requests`` by (uid, resourceVersion, non_zero): a pod's requests do not change while its
+#: resourceVersion does not, and every scheduling attempt sums them for every pod on every node.
+_REQUESTS: dict[tuple[str, str, bool], Resource] = {}
+_REQUESTS_LIMIT = 200_000
+
+
+def _pod_requests(pod: Obj, *, non_zero: bool) -> Resource:
     spec: Obj = pod.get("spec") or {}
     total: dict[str, int] = {}
     for container in spec.get("containers") or []:

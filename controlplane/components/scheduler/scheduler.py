@@ -24,7 +24,8 @@ Cluster events move pods that no node could take back into play (``queue``): a n
    the API server is told, so the next pod popped a millisecond later already sees that room taken
    (upstream's assume cache). Without it, pods created together would all land on the same node until
    the informer caught up;
-5. **bind**: ``POST pods/<name>/binding`` with a ``Binding`` naming the node. The API server sets
+5. **bind**: ``POST pods/<name>/binding`` with a ``Binding`` naming the node, in a task of its own
+   (upstream's binding cycle goroutine) while the loop goes on with the next pod. The API server sets
    ``spec.nodeName``; the kubelet of that node, watching for its pods, takes it from there. If the
    binding fails with ``Conflict`` (someone else bound it) or ``NotFound`` (the pod is gone), the
    pod is dropped; the informer tells the rest.
@@ -40,7 +41,7 @@ informers (a standby's cache is warm when it takes over) but only the leader run
 leader releases the Lease so a standby takes over at once, a crashed one is replaced once the Lease
 expires (15 s upstream).
 
-Not modelled: preemption (PostFilter), permit and pre-bind plugins, binding in a separate goroutine,
+Not modelled: preemption (PostFilter), permit and pre-bind plugins,
 the expiry of assumed pods whose binding never shows up, queueing hints, several profiles.
 """
 
@@ -230,6 +231,8 @@ class Scheduler:
         self._recorder: EventRecorder | None = None
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        #: Binding cycles in flight (each binds one assumed pod while the loop goes on).
+        self._binding_tasks: set[asyncio.Task[None]] = set()
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -327,6 +330,10 @@ class Scheduler:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        bindings, self._binding_tasks = self._binding_tasks, set()
+        for binding in bindings:
+            binding.cancel()
+        await asyncio.gather(*bindings, return_exceptions=True)
         await self._shutdown()
 
     async def _shutdown(self) -> None:
@@ -479,6 +486,15 @@ class Scheduler:
         assumed_pod = copy.deepcopy(dict(pod))
         assumed_pod.setdefault("spec", {})["nodeName"] = node
         self.assumed[key] = assumed_pod  # reserve: the next attempt sees the room taken
+        # The binding cycle runs beside the next scheduling cycles, as upstream's goroutine does:
+        # the assumed pod already holds its room, so the loop need not wait for the API server.
+        task = asyncio.create_task(self._binding_cycle(info, node), name=f"bind {key}")
+        self._binding_tasks.add(task)
+        task.add_done_callback(self._binding_tasks.discard)
+
+    async def _binding_cycle(self, info: QueuedPodInfo, node: str) -> None:
+        """Bind the assumed pod; on failure forget the assumption (and retry unless it is moot)."""
+        pod, key = info.pod, info.key
         try:
             await self._bind(pod, node)
         except (Conflict, NotFound) as error:
@@ -486,6 +502,7 @@ class Scheduler:
             logger.info("binding %s to %s: %s; dropping the pod", key, node, error)
             self.assumed.pop(key, None)
             self.queue.done(key)
+            self._move(ASSIGNED_POD_DELETE)  # the room it held is free again
             return
         except (APIError, TransportError) as error:
             logger.warning("binding %s to %s failed: %s; retrying after backoff", key, node, error)

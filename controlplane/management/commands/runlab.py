@@ -44,6 +44,7 @@ from django.db import connections
 from controlplane.pki import WILDCARD_HOSTS, PKIError, ServingPKI
 from controlplane.runtime import Lab, LabConfig, activate
 from controlplane.store.compaction import RetentionPolicy
+from controlplane.timing import timing_profile
 
 #: How long the lab may take to stop before the process gives up waiting (seconds).
 STOP_TIMEOUT = 60.0
@@ -330,6 +331,9 @@ class Command(BaseCommand):
                 retention=retention_from_settings(),
                 demo_cluster=settings.KUBELAB_DEMO_CLUSTER,
                 watch_cache_window=settings.KUBELAB_WATCH_CACHE_WINDOW,
+                components=settings.KUBELAB_COMPONENTS,
+                nodes=settings.KUBELAB_NODES,
+                timing=timing_profile(settings.KUBELAB_TIMING_PROFILE),
             )
         )
         LabServer(self, lab, web=web, api=api, serving=serving, verbosity=options["verbosity"]).run()

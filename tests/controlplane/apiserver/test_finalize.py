@@ -1,51 +1,19 @@
 """Namespace termination on the server: DELETE marks ``Terminating``, ``/finalize`` releases it.
 
-``install_namespace_finalization`` wires ``controlplane/apiserver/handlers/finalize.py`` into a running
-test server the way the two hook lines in ``server.py`` and ``subresources.py`` do (see that module's
-docstring); with the hooks in place it changes nothing.
+``controlplane/apiserver/handlers/finalize.py`` (upstream's ``pkg/registry/core/namespace/storage``).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from controlplane.apiserver.handlers import finalize, subresources
-from controlplane.apiserver.handlers.resources import Context, Reply
 from controlplane.client.errors import Conflict, Invalid, NotFound
 from tests.support.inprocess import InProcessCluster, in_process_cluster
 
 NAMESPACES_KEY = ("", "v1", "namespaces")
-
-
-def install_namespace_finalization(cluster: InProcessCluster, monkeypatch: pytest.MonkeyPatch) -> None:
-    registry = cluster.server.registries[NAMESPACES_KEY]
-    if not isinstance(registry, finalize.NamespaceRegistry):
-        cluster.server.registries[NAMESPACES_KEY] = finalize.registry_for(
-            registry.store, registry.rtype, registry.clock
-        )
-    original = subresources.handle
-
-    async def handle(ctx: Context, verb: str) -> Reply:
-        if ctx.subresource == "finalize" and verb == "update":
-            return await finalize.finalize(ctx)
-        return await original(ctx, verb)
-
-    monkeypatch.setattr(subresources, "handle", handle)
-
-
-@asynccontextmanager
-async def lifecycle_cluster(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[InProcessCluster]:
-    """An in-process cluster whose namespaces terminate as upstream's do."""
-    async with in_process_cluster(tmp_path) as cluster:
-        install_namespace_finalization(cluster, monkeypatch)
-        yield cluster
 
 
 async def finalize_namespace(cluster: InProcessCluster, namespace: dict[str, Any]) -> dict[str, Any]:
@@ -54,9 +22,9 @@ async def finalize_namespace(cluster: InProcessCluster, namespace: dict[str, Any
 
 
 async def test_deleting_a_namespace_marks_it_terminating_until_its_finalizers_are_gone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    async with lifecycle_cluster(tmp_path, monkeypatch) as cluster:
+    async with in_process_cluster(tmp_path) as cluster:
         namespaces = cluster.resource("", "v1", "namespaces")
         await namespaces.create({"metadata": {"name": "shop"}})
 
@@ -96,10 +64,8 @@ async def test_deleting_a_namespace_marks_it_terminating_until_its_finalizers_ar
             await namespaces.get("shop")
 
 
-async def test_finalize_keeps_an_active_namespace_and_validates_names(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    async with lifecycle_cluster(tmp_path, monkeypatch) as cluster:
+async def test_finalize_keeps_an_active_namespace_and_validates_names(tmp_path: Path) -> None:
+    async with in_process_cluster(tmp_path) as cluster:
         namespaces = cluster.resource("", "v1", "namespaces")
         ns = await namespaces.create({"metadata": {"name": "shop"}})
         ns["spec"]["finalizers"] = ["example.com/hold"]
@@ -112,10 +78,8 @@ async def test_finalize_keeps_an_active_namespace_and_validates_names(
             await finalize_namespace(cluster, ns)
 
 
-async def test_a_namespace_without_finalizers_and_a_uid_precondition(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    async with lifecycle_cluster(tmp_path, monkeypatch) as cluster:
+async def test_a_namespace_without_finalizers_and_a_uid_precondition(tmp_path: Path) -> None:
+    async with in_process_cluster(tmp_path) as cluster:
         namespaces = cluster.resource("", "v1", "namespaces")
         ns = await namespaces.create({"metadata": {"name": "shop"}})
         with pytest.raises(Conflict, match="Precondition failed: UID in precondition: wrong"):

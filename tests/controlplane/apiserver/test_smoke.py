@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.controlplane.apiserver.conftest import API
 
-POD = {
+POD: dict[str, Any] = {
     "apiVersion": "v1",
     "kind": "Pod",
     "metadata": {"name": "web", "labels": {"app": "web"}},

@@ -25,14 +25,13 @@ from controlplane.components.controllers.namespace import (
     finalized,
     requeue_after,
 )
-from tests.controlplane.apiserver.test_finalize import lifecycle_cluster
 from tests.controlplane.components.controllers.test_garbagecollector import (
     PodTerminator,
     configmap,
     controller_manager,
     pod,
 )
-from tests.support.inprocess import condition, wait_for
+from tests.support.inprocess import condition, in_process_cluster, wait_for
 
 Object = dict[str, Any]
 NOW = "2026-11-30T10:00:00Z"
@@ -164,10 +163,8 @@ def _secret(name: str) -> Object:
     return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {"k": "v"}}
 
 
-async def test_deleting_a_namespace_deletes_everything_in_it_then_the_namespace(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    async with lifecycle_cluster(tmp_path, monkeypatch) as cluster:
+async def test_deleting_a_namespace_deletes_everything_in_it_then_the_namespace(tmp_path: Path) -> None:
+    async with in_process_cluster(tmp_path) as cluster:
         namespaces = cluster.resource("", "v1", "namespaces")
         await namespaces.create({"metadata": {"name": "shop"}})
         await namespaces.create({"metadata": {"name": "bystander"}})
@@ -197,9 +194,9 @@ async def test_deleting_a_namespace_deletes_everything_in_it_then_the_namespace(
 
 
 async def test_content_with_finalizers_holds_the_namespace_and_shows_in_its_conditions(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    async with lifecycle_cluster(tmp_path, monkeypatch) as cluster:
+    async with in_process_cluster(tmp_path) as cluster:
         namespaces = cluster.resource("", "v1", "namespaces")
         await namespaces.create({"metadata": {"name": "shop"}})
         held = configmap("held")

@@ -7,8 +7,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from controlplane.client.informer import ResourceEventHandlerFuncs
 from controlplane.client.reconciler import Request
 from controlplane.components.controllers import serviceaccount
@@ -18,9 +16,8 @@ from controlplane.components.controllers.serviceaccount import (
     missing_service_accounts,
     namespace_of,
 )
-from tests.controlplane.apiserver.test_finalize import lifecycle_cluster
 from tests.controlplane.components.controllers.test_garbagecollector import controller_manager
-from tests.support.inprocess import wait_for
+from tests.support.inprocess import in_process_cluster, wait_for
 
 Object = dict[str, Any]
 
@@ -44,11 +41,9 @@ def _has_default(items: list[Object]) -> bool:
     return any(sa["metadata"]["name"] == "default" for sa in items)
 
 
-async def test_every_namespace_gets_a_default_service_account_back_when_deleted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_every_namespace_gets_a_default_service_account_back_when_deleted(tmp_path: Path) -> None:
     async with (
-        lifecycle_cluster(tmp_path, monkeypatch) as cluster,
+        in_process_cluster(tmp_path) as cluster,
         controller_manager(cluster, serviceaccount.add_to_manager),
     ):
         for system in ("default", "kube-system", "kube-public", "kube-node-lease"):
@@ -66,10 +61,8 @@ async def test_every_namespace_gets_a_default_service_account_back_when_deleted(
         assert second["metadata"]["name"] == "default"
 
 
-async def test_no_service_account_is_created_in_a_terminating_namespace(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    async with lifecycle_cluster(tmp_path, monkeypatch) as cluster:
+async def test_no_service_account_is_created_in_a_terminating_namespace(tmp_path: Path) -> None:
+    async with in_process_cluster(tmp_path) as cluster:
         namespaces = cluster.resource("", "v1", "namespaces")
         await namespaces.create({"metadata": {"name": "closing"}})
         accounts = cluster.resource("", "v1", "serviceaccounts", "closing")

@@ -8,7 +8,14 @@ import pytest
 
 from controlplane.components.kubelet.lifecycle import PodLifecycle
 from controlplane.components.kubelet.logs import NoPreviousContainer
-from controlplane.components.kubelet.simulation import Exit, PullTiming, behaviour_of, parse_image, pull_error
+from controlplane.components.kubelet.simulation import (
+    Exit,
+    PullTiming,
+    Script,
+    behaviour_of,
+    parse_image,
+    pull_error,
+)
 from tests.controlplane.components.kubelet.conftest import make_pod
 
 
@@ -75,3 +82,10 @@ def test_follow_cursor_streams_new_lines_only() -> None:
     assert lines == ["b"] and not logs.follow_finished(cursor, 3.0)
     lc.advance(4.0)
     assert logs.follow_finished(cursor, 4.0)
+
+
+def test_a_silent_loop_runs_forever_without_hanging_the_simulation() -> None:
+    script = Script.parse("while true; do sleep 1; done")
+    assert list(script.events(0.0, {})) == []  # no output, no exit: it runs until stopped
+    counted = Script.parse("i=0; while true; do i=$((i+1)); sleep 1; done")
+    assert list(counted.events(0.0, {})) == []

@@ -1,0 +1,141 @@
+"""kube-controller-manager: many controllers in one process, sharing informers and one leader election.
+
+Each controller (``controllers/``) is a small control loop of its own: the ReplicaSet controller keeps
+the right number of pods, the Deployment controller rolls ReplicaSets, the node lifecycle controller
+notices silent nodes, the garbage collector deletes what lost its owner ... Upstream runs them all in
+one binary so that they share one set of informers (one watch per resource however many controllers
+read it), one event broadcaster and one leader election: with two replicas, one runs every controller
+and the other waits with warm caches. ``ControllerManager`` is that binary, built on the client's
+``Manager``; ``CONTROLLERS`` lists what it runs, by upstream's ``--controllers`` names.
+
+The timers (how old a node Lease may get, leader election) come from the cluster's timing profile.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from controlplane.client.manager import Manager
+from controlplane.client.rest import RESTClient
+from controlplane.clock import Clock
+from controlplane.components.controllers import (
+    deployment,
+    endpoints,
+    endpointslice,
+    garbagecollector,
+    namespace,
+    nodelifecycle,
+    replicaset,
+    serviceaccount,
+    tainteviction,
+)
+from controlplane.timing import CLASSROOM, TimingProfile
+from controlplane.trace import NULL_SINK, TraceSink
+
+ClientOrFactory = RESTClient | Callable[[], RESTClient]
+#: Adds one controller to a manager, with the cluster's timing profile.
+Adder = Callable[[Manager, TimingProfile], Any]
+
+#: Every controller this controller manager runs, by upstream's name, in start order.
+CONTROLLERS: dict[str, Adder] = {
+    "replicaset-controller": lambda m, t: replicaset.add_to_manager(m),
+    "deployment-controller": lambda m, t: deployment.add_to_manager(m),
+    "node-lifecycle-controller": lambda m, t: nodelifecycle.add_to_manager(
+        m,
+        node_monitor_period=t.node_monitor_period,
+        node_monitor_grace_period=t.node_monitor_grace_period,
+        node_startup_grace_period=t.node_startup_grace_period,
+    ),
+    "taint-eviction-controller": lambda m, t: tainteviction.add_to_manager(m),
+    "endpoints-controller": lambda m, t: endpoints.add_to_manager(m),
+    "endpointslice-controller": lambda m, t: endpointslice.add_to_manager(m),
+    "garbage-collector-controller": lambda m, t: garbagecollector.add_to_manager(m),
+    "namespace-controller": lambda m, t: namespace.add_to_manager(m),
+    "serviceaccount-controller": lambda m, t: serviceaccount.add_to_manager(m),
+}
+
+
+class ControllerManager:
+    """The controllers of one cluster on one ``Manager`` (informers, events, leader election)."""
+
+    def __init__(
+        self,
+        client: ClientOrFactory,
+        *,
+        cluster: str = "",
+        clock: Clock | None = None,
+        timing: TimingProfile = CLASSROOM,
+        trace: TraceSink = NULL_SINK,
+        rng: random.Random | None = None,
+        leader_election: bool = False,
+        identity: str = "",
+        controllers: Sequence[str] | None = None,
+    ) -> None:
+        unknown = [name for name in controllers or () if name not in CONTROLLERS]
+        if unknown:
+            raise ValueError(f"unknown controllers {unknown}: choose from {', '.join(CONTROLLERS)}")
+        self._client_or_factory = client
+        self.cluster = cluster
+        self.clock = clock
+        self.timing = timing
+        self.trace = trace
+        self.rng = rng if rng is not None else random.Random()
+        self.leader_election = leader_election
+        self.identity = identity
+        self.controllers = tuple(controllers) if controllers is not None else tuple(CONTROLLERS)
+        self.manager: Manager | None = None
+        self._client: RESTClient | None = None
+        self._owns_client = False
+
+    async def start(self) -> None:
+        """Build the manager and every controller, then start: caches synced, controllers (or election)."""
+        if self.manager is not None:
+            return
+        if isinstance(self._client_or_factory, RESTClient):
+            self._client = self._client_or_factory
+        else:
+            self._client = self._client_or_factory()
+            self._owns_client = True
+        timing = self.timing
+        manager = Manager(
+            self._client,
+            name="controller-manager",  # the trace's node id (DESIGN.md); the Lease keeps upstream's name
+            clock=self.clock,
+            leader_election=self.leader_election,
+            lease_name="kube-controller-manager",
+            identity=self.identity or None,
+            lease_duration=timing.leader_lease_duration,
+            renew_deadline=timing.leader_renew_deadline,
+            retry_period=timing.leader_retry_period,
+            cluster=self.cluster or None,
+            trace=self.trace,
+            rng=random.Random(self.rng.getrandbits(64)),
+        )
+        for name in self.controllers:
+            CONTROLLERS[name](manager, timing)
+        self.manager = manager
+        try:
+            await manager.start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Stop the controllers (releasing the lease), the informers, and the client if made here."""
+        manager, self.manager = self.manager, None
+        try:
+            if manager is not None:
+                await manager.stop()
+        finally:
+            if self._client is not None and self._owns_client:
+                await self._client.aclose()
+            self._client = None
+            self._owns_client = False
+
+    def is_leader(self) -> bool:
+        return self.manager is not None and self.manager.is_leader()
+
+
+__all__ = ["CONTROLLERS", "ControllerManager"]

@@ -1,0 +1,427 @@
+"""What every workload controller needs: owner references, pods from templates, and expectations.
+
+This is the Python shape of upstream's ``pkg/controller/controller_utils.go`` and
+``controller_ref_manager.go``, the helpers the ReplicaSet, Deployment, Job and StatefulSet controllers
+share. Everything here is pure, except ``slow_start_batch`` which runs the callables it is given.
+
+**Owner references.** A pod created by a ReplicaSet names it in ``metadata.ownerReferences`` with
+``controller: true`` (there is at most one controller per object) and ``blockOwnerDeletion: true``
+(a foreground delete of the ReplicaSet waits for the pod). That reference, not the labels, says whose
+pod it is. Labels only say whose pod it *could* be: the **controller ref manager** (``plan_claims``)
+reconciles the two on every sync. A pod that matches the selector but has no controller is
+**adopted** (a patch adds the reference); a pod that has this controller but no longer matches (its
+labels were edited) is **released** (a patch removes it); a pod controlled by someone else is left
+alone.
+
+**Pods from a template** (``pod_from_template``): the template's labels, annotations, finalizers and
+spec, the controller reference, and ``generateName: <owner>-`` so the API server picks the suffix.
+
+**Expectations** (``ControllerExpectations``). A controller reads pods from its informer's cache,
+which lags behind the API server. Right after creating 3 pods, the cache may not show them yet; a
+second sync reading it would create 3 more. So before creating, the controller *expects* 3 creations
+and does not act again (it only updates status) until its pod handler has *observed* 3 new pods, or 5
+minutes passed (then something went wrong and the cache is trusted again). Deletions are expected by
+pod key. Upstream: ``ControllerExpectations`` / ``UIDTrackingControllerExpectations``.
+
+**Slow start** (``slow_start_batch``): pods are created in batches of 1, 2, 4, 8 ... and the first
+failing batch stops the rest: a quota or admission error costs one failed request, not 500.
+
+**Which pods to delete first** (``pods_to_delete``), ``ActivePodsWithRanks``: unscheduled before
+scheduled, Pending before Unknown before Running, not ready before ready, lower
+``controller.kubernetes.io/pod-deletion-cost`` first, pods on crowded nodes first, then the most
+recently ready, the most restarted and the newest (compared on a log2 scale of their age, ties broken
+by UID, as ``LogarithmicScaleDown`` does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import math
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cmp_to_key
+from typing import Any, Final
+
+from controlplane.api.selectors import LabelSelector
+from controlplane.clock import Clock
+from controlplane.components.controllers.deploymentutil import meta, name_of, parse_time, spec, status, uid_of
+
+Object = dict[str, Any]
+
+#: At most this many pods are created or deleted in one sync (``BurstReplicas``).
+BURST_REPLICAS: Final = 500
+#: The first batch of ``slow_start_batch`` (``SlowStartInitialBatchSize``).
+SLOW_START_INITIAL_BATCH_SIZE: Final = 1
+#: Unfulfilled expectations are given up after 5 minutes (``ExpectationsTimeout``).
+EXPECTATIONS_TIMEOUT: Final = 5 * 60.0
+POD_DELETION_COST_ANNOTATION: Final = "controller.kubernetes.io/pod-deletion-cost"
+
+# Event reasons (controller_utils.go).
+FAILED_CREATE_POD_REASON: Final = "FailedCreate"
+SUCCESSFUL_CREATE_POD_REASON: Final = "SuccessfulCreate"
+FAILED_DELETE_POD_REASON: Final = "FailedDelete"
+SUCCESSFUL_DELETE_POD_REASON: Final = "SuccessfulDelete"
+
+
+# -- owner references --------------------------------------------------------------------------------
+
+
+def controller_ref_of(obj: Mapping[str, Any]) -> Object | None:
+    """``metav1.GetControllerOf``: the owner reference with ``controller: true``, if any."""
+    for ref in meta(obj).get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller"):
+            return ref
+    return None
+
+
+def new_controller_ref(owner: Mapping[str, Any], *, api_version: str, kind: str) -> Object:
+    """``metav1.NewControllerRef``: a controlling, deletion-blocking reference to ``owner``."""
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": name_of(owner),
+        "uid": uid_of(owner),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def adopt_patch(
+    owner: Mapping[str, Any], dependent: Mapping[str, Any], *, api_version: str, kind: str
+) -> Object:
+    """The strategic merge patch that adopts ``dependent`` (``ownerRefControllerPatch``): the
+    reference is merged by ``uid``; the dependent's own ``uid`` makes the patch apply only to it."""
+    return {
+        "metadata": {
+            "ownerReferences": [new_controller_ref(owner, api_version=api_version, kind=kind)],
+            "uid": uid_of(dependent),
+        }
+    }
+
+
+def release_patch(owner: Mapping[str, Any], dependent: Mapping[str, Any]) -> Object:
+    """The strategic merge patch that releases ``dependent``
+    (``GenerateDeleteOwnerRefStrategicMergeBytes``)."""
+    return {
+        "metadata": {
+            "ownerReferences": [{"$patch": "delete", "uid": uid_of(owner)}],
+            "uid": uid_of(dependent),
+        }
+    }
+
+
+@dataclass
+class ClaimPlan:
+    """What the controller ref manager decided: objects already ours, to adopt, and to release."""
+
+    claimed: list[Object] = field(default_factory=list)
+    adopt: list[Object] = field(default_factory=list)
+    release: list[Object] = field(default_factory=list)
+
+
+def plan_claims(owner: Mapping[str, Any], selector: LabelSelector, candidates: Iterable[Object]) -> ClaimPlan:
+    """``BaseControllerRefManager.ClaimObject`` for each candidate, as a plan (no I/O).
+
+    Ours and matching: claimed (even while we are being deleted, it costs nothing). Ours and no longer
+    matching: released, unless we are being deleted. An orphan that matches, in our namespace, not
+    being deleted itself, while we are not: adopted. Anybody else's: ignored.
+    """
+    plan = ClaimPlan()
+    owner_uid = uid_of(owner)
+    owner_deleting = bool(meta(owner).get("deletionTimestamp"))
+    owner_namespace = meta(owner).get("namespace")
+    for obj in candidates:
+        labels = meta(obj).get("labels") or {}
+        ref = controller_ref_of(obj)
+        if ref is not None:
+            if ref.get("uid") != owner_uid:
+                continue
+            if selector.matches(labels):
+                plan.claimed.append(obj)
+            elif not owner_deleting:
+                plan.release.append(obj)
+            continue
+        if owner_deleting or not selector.matches(labels) or meta(obj).get("deletionTimestamp"):
+            continue
+        if owner_namespace and meta(obj).get("namespace") != owner_namespace:
+            continue
+        plan.adopt.append(obj)
+    return plan
+
+
+# -- pods from templates -----------------------------------------------------------------------------
+
+
+def pods_prefix(controller_name: str) -> str:
+    """``getPodsPrefix``: ``<name>-``, unless that would make too long a pod name."""
+    prefix = f"{controller_name}-"
+    return prefix if len(prefix) <= 253 else controller_name
+
+
+def pod_from_template(
+    template: Mapping[str, Any], owner: Mapping[str, Any], controller_ref: Mapping[str, Any] | None
+) -> Object:
+    """``GetPodFromTemplate``: the pod a controller creates from its template."""
+    template_meta = template.get("metadata") or {}
+    pod_meta: Object = {"generateName": pods_prefix(name_of(owner))}
+    for key in ("labels", "annotations"):
+        if template_meta.get(key):
+            pod_meta[key] = dict(template_meta[key])
+    if template_meta.get("finalizers"):
+        pod_meta["finalizers"] = list(template_meta["finalizers"])
+    if controller_ref is not None:
+        pod_meta["ownerReferences"] = [dict(controller_ref)]
+    namespace = meta(owner).get("namespace")
+    if namespace:
+        pod_meta["namespace"] = namespace
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": pod_meta,
+        "spec": copy.deepcopy(template.get("spec") or {}),
+    }
+
+
+def pod_key(pod: Mapping[str, Any]) -> str:
+    """``controller.PodKey``: ``namespace/name``."""
+    return f"{meta(pod).get('namespace') or ''}/{name_of(pod)}"
+
+
+# -- pod states --------------------------------------------------------------------------------------
+
+
+def is_pod_active(pod: Mapping[str, Any]) -> bool:
+    """``IsPodActive``: not finished and not being deleted."""
+    return status(pod).get("phase") not in ("Succeeded", "Failed") and not meta(pod).get("deletionTimestamp")
+
+
+def is_pod_terminating(pod: Mapping[str, Any]) -> bool:
+    """``IsPodTerminating``: being deleted and not finished (still holding its resources)."""
+    return status(pod).get("phase") not in ("Succeeded", "Failed") and bool(
+        meta(pod).get("deletionTimestamp")
+    )
+
+
+def pod_ready_condition(pod: Mapping[str, Any]) -> Object | None:
+    for condition in status(pod).get("conditions") or []:
+        if isinstance(condition, dict) and condition.get("type") == "Ready":
+            return condition
+    return None
+
+
+def is_pod_ready(pod: Mapping[str, Any]) -> bool:
+    """``podutil.IsPodReady``: the ``Ready`` condition is True."""
+    condition = pod_ready_condition(pod)
+    return condition is not None and condition.get("status") == "True"
+
+
+def pod_ready_time(pod: Mapping[str, Any]) -> float | None:
+    """When the pod last became ready (its Ready condition's ``lastTransitionTime``)."""
+    condition = pod_ready_condition(pod)
+    if condition is None or condition.get("status") != "True":
+        return None
+    return parse_time(condition.get("lastTransitionTime"))
+
+
+def is_pod_available(pod: Mapping[str, Any], min_ready_seconds: int, now: float) -> bool:
+    """``podutil.IsPodAvailable``: ready, and for at least ``minReadySeconds``."""
+    if not is_pod_ready(pod):
+        return False
+    if min_ready_seconds == 0:
+        return True
+    since = pod_ready_time(pod)
+    return since is not None and since + min_ready_seconds < now
+
+
+# -- which pods to delete ----------------------------------------------------------------------------
+
+_PHASE_ORDINAL: Final = {"Pending": 0, "Unknown": 1, "Running": 2}
+
+
+def _deletion_cost(pod: Mapping[str, Any]) -> int:
+    value = (meta(pod).get("annotations") or {}).get(POD_DELETION_COST_ANNOTATION)
+    try:
+        return int(value) if value is not None else 0
+    except ValueError:
+        return 0
+
+
+def _max_restarts(pod: Mapping[str, Any]) -> int:
+    return max(
+        (int(c.get("restartCount") or 0) for c in status(pod).get("containerStatuses") or []), default=0
+    )
+
+
+def _log_rank(when: float, now: float) -> int:
+    """``logarithmicRankDiff``'s rank: log2 of the age in nanoseconds (-1 for none)."""
+    age = (now - when) * 1e9
+    return int(math.log2(age)) if age > 0 else -1
+
+
+def _compare_times(t1: float | None, t2: float | None, now: float | None, uid1: str, uid2: str) -> int:
+    """Newer first, unset first of all (``afterOrZero``), on a log2 scale with a UID tie-break."""
+    if t1 is None or t2 is None:
+        return -1 if t1 is None and t2 is not None else (1 if t2 is None and t1 is not None else 0)
+    if now is None:
+        return -1 if t1 > t2 else (1 if t1 < t2 else 0)
+    diff = _log_rank(t1, now) - _log_rank(t2, now)
+    if diff == 0:
+        return -1 if uid1 < uid2 else (1 if uid1 > uid2 else 0)
+    return -1 if diff < 0 else 1
+
+
+def _compare_for_deletion(a: tuple[Object, int], b: tuple[Object, int], now: float | None) -> int:
+    """``ActivePodsWithRanks.Less`` as a three-way comparison: negative when ``a`` goes first."""
+    pa, rank_a = a
+    pb, rank_b = b
+    node_a, node_b = spec(pa).get("nodeName") or "", spec(pb).get("nodeName") or ""
+    if node_a != node_b and (not node_a or not node_b):
+        return -1 if not node_a else 1
+    phase_a = _PHASE_ORDINAL.get(str(status(pa).get("phase")), 0)
+    phase_b = _PHASE_ORDINAL.get(str(status(pb).get("phase")), 0)
+    if phase_a != phase_b:
+        return -1 if phase_a < phase_b else 1
+    ready_a, ready_b = is_pod_ready(pa), is_pod_ready(pb)
+    if ready_a != ready_b:
+        return -1 if not ready_a else 1
+    cost_a, cost_b = _deletion_cost(pa), _deletion_cost(pb)
+    if cost_a != cost_b:
+        return -1 if cost_a < cost_b else 1
+    if rank_a != rank_b:
+        return -1 if rank_a > rank_b else 1
+    uid_a, uid_b = uid_of(pa), uid_of(pb)
+    if ready_a and ready_b:
+        time_a, time_b = pod_ready_time(pa), pod_ready_time(pb)
+        if time_a != time_b:
+            result = _compare_times(time_a, time_b, now, uid_a, uid_b)
+            if result:
+                return result
+    restarts_a, restarts_b = _max_restarts(pa), _max_restarts(pb)
+    if restarts_a != restarts_b:
+        return -1 if restarts_a > restarts_b else 1
+    created_a = parse_time(meta(pa).get("creationTimestamp"))
+    created_b = parse_time(meta(pb).get("creationTimestamp"))
+    if created_a != created_b:
+        return _compare_times(created_a, created_b, now, uid_a, uid_b)
+    return 0
+
+
+def rank_pods_for_deletion(
+    pods: Sequence[Object], related: Iterable[Object], now: float | None
+) -> list[Object]:
+    """``getPodsRankedByRelatedPodsOnSameNode`` + sort: ``pods`` in the order they should be deleted.
+
+    A pod's rank is the number of active ``related`` pods (those of every ReplicaSet of the same
+    Deployment) on its node: deleting from the most crowded node first spreads what remains.
+    """
+    on_node: dict[str, int] = {}
+    for pod in related:
+        if is_pod_active(pod):
+            node = str(spec(pod).get("nodeName") or "")
+            on_node[node] = on_node.get(node, 0) + 1
+    ranked = [(pod, on_node.get(str(spec(pod).get("nodeName") or ""), 0)) for pod in pods]
+
+    def compare(a: tuple[Object, int], b: tuple[Object, int]) -> int:
+        return _compare_for_deletion(a, b, now)
+
+    ranked.sort(key=cmp_to_key(compare))
+    return [pod for pod, _ in ranked]
+
+
+def pods_to_delete(
+    pods: Sequence[Object], related: Iterable[Object], diff: int, now: float | None
+) -> list[Object]:
+    """``getPodsToDelete``: the first ``diff`` pods by deletion preference (no sort when all go)."""
+    if diff < len(pods):
+        return rank_pods_for_deletion(pods, related, now)[:diff]
+    return list(pods)[:diff]
+
+
+# -- expectations ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Expectation:
+    add: int
+    deletions: set[str]
+    timestamp: float
+
+    def fulfilled(self) -> bool:
+        return self.add <= 0 and not self.deletions
+
+
+class ControllerExpectations:
+    """How many creations, and which deletions, each controller key still waits to see in its cache.
+
+    ``satisfied(key)`` is what a sync asks before acting: True when nothing is expected, when
+    everything expected was observed, or when the expectations are older than ``timeout`` (upstream
+    ``SatisfiedExpectations``: after 5 minutes the cache is trusted again).
+    """
+
+    def __init__(self, clock: Clock, *, timeout: float = EXPECTATIONS_TIMEOUT) -> None:
+        self.clock = clock
+        self.timeout = timeout
+        self._store: dict[str, _Expectation] = {}
+
+    def get(self, key: str) -> tuple[int, frozenset[str]] | None:
+        """(creations still expected, pod keys whose deletion is still expected), if any are recorded."""
+        exp = self._store.get(key)
+        return None if exp is None else (exp.add, frozenset(exp.deletions))
+
+    def satisfied(self, key: str) -> bool:
+        exp = self._store.get(key)
+        if exp is None:
+            return True
+        if exp.fulfilled():
+            return True
+        return self.clock.now() - exp.timestamp > self.timeout
+
+    def expect_creations(self, key: str, count: int) -> None:
+        """``ExpectCreations``: replaces whatever was expected for ``key``."""
+        self._store[key] = _Expectation(count, set(), self.clock.now())
+
+    def expect_deletions(self, key: str, pod_keys: Iterable[str]) -> None:
+        """``ExpectDeletions`` (UID-tracking flavour, by pod key)."""
+        self._store[key] = _Expectation(0, set(pod_keys), self.clock.now())
+
+    def creation_observed(self, key: str) -> None:
+        """A pod of ``key`` showed up in the cache (or a creation failed and never will)."""
+        exp = self._store.get(key)
+        if exp is not None:
+            exp.add -= 1
+
+    def deletion_observed(self, key: str, pod: str) -> None:
+        """The pod ``pod`` of ``key`` is gone or being deleted (or its deletion failed)."""
+        exp = self._store.get(key)
+        if exp is not None:
+            exp.deletions.discard(pod)
+
+    def delete(self, key: str) -> None:
+        """``DeleteExpectations``: the controller object is gone."""
+        self._store.pop(key, None)
+
+
+# -- slow start --------------------------------------------------------------------------------------
+
+
+async def slow_start_batch(
+    count: int, initial_batch_size: int, fn: Callable[[], Awaitable[None]]
+) -> tuple[int, BaseException | None]:
+    """``slowStartBatch``: call ``fn`` ``count`` times in batches of 1, 2, 4 ... (each batch at once);
+    stop after the first batch with a failure. Returns (successes, the first error or None)."""
+    remaining = count
+    successes = 0
+    batch = min(remaining, initial_batch_size)
+    while batch > 0:
+        results = await asyncio.gather(*(fn() for _ in range(batch)), return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        for error in errors:
+            if isinstance(error, asyncio.CancelledError):
+                raise error
+        successes += batch - len(errors)
+        if errors:
+            return successes, errors[0]
+        remaining -= batch
+        batch = min(2 * batch, remaining)
+    return successes, None

@@ -1,0 +1,136 @@
+"""``manage.py runcomponent``: one component of a cluster as its own process, over HTTPS.
+
+In a real cluster the scheduler, the controller manager, each kubelet and each kube-proxy is a process
+of its own, often on another machine, reaching the API server over the network with its own
+credential. The lab runs them as tasks by default; this command runs one the upstream way::
+
+    manage.py runcomponent scheduler --cluster demo --server https://127.0.0.1:6443
+    manage.py runcomponent kubelet --cluster demo --node node-4 --server https://127.0.0.1:6443
+    manage.py runcomponent controller-manager --cluster demo --kubeconfig cm.kubeconfig --leader-elect
+
+It is the same component the lab runs (``controlplane.components.launch``), with the component's
+identity (``system:kube-scheduler``, ``system:node:<node>`` in ``system:nodes`` ...). With ``--server``
+it makes a new bearer token of that identity in the cluster's data directory (so it must run where the
+lab's data directory is, like ``manage.py kubeconfig``); with ``--kubeconfig`` it uses the server, CA
+and token in that file instead. Ctrl-C or SIGTERM stops it cleanly (a leader releases its Lease), and
+it can be started again at any moment: it lists everything afresh.
+
+Run two schedulers (or controller managers) with ``--leader-elect`` and stop the leader: the other
+takes the Lease and carries on. Set ``KUBELAB_COMPONENTS`` for the lab so it does not run the same
+component itself (docs/configuration.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import signal
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from controlplane.client.config import Config
+from controlplane.client.rest import RESTClient
+from controlplane.components.identities import KINDS, NODE_KINDS, component_identity
+from controlplane.components.launch import LaunchOptions, build_component
+from controlplane.management.commands.kubeconfig import server_url
+from controlplane.pki import PKIError, ServingPKI
+from controlplane.runtime import InvalidClusterName, check_cluster_name, cluster_dir, known_clusters
+from controlplane.timing import timing_profile
+from controlplane.tokens import TokenRegistry
+
+
+class Command(BaseCommand):
+    help = "Run one component of a cluster (scheduler, controller-manager, kubelet, kube-proxy) over HTTPS."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("component", choices=KINDS, help="which component to run")
+        parser.add_argument("--cluster", required=True, metavar="NAME", help="the cluster (e.g. demo)")
+        parser.add_argument("--node", default="", metavar="NAME", help="the node (kubelet, kube-proxy)")
+        parser.add_argument(
+            "--server", metavar="URL", help="the API port, e.g. https://127.0.0.1:6443 (a new token is made)"
+        )
+        parser.add_argument("--kubeconfig", metavar="FILE", help="use this kubeconfig's server and token")
+        parser.add_argument(
+            "--leader-elect",
+            action="store_true",
+            help="stand for leader election (scheduler, controller-manager)",
+        )
+        parser.add_argument(
+            "--timing",
+            default=settings.KUBELAB_TIMING_PROFILE,
+            choices=("classroom", "upstream"),
+            help=f"timing profile (default: KUBELAB_TIMING_PROFILE, now {settings.KUBELAB_TIMING_PROFILE})",
+        )
+        parser.add_argument("--seed", type=int, default=None, help="seed the component's randomness")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        kind: str = options["component"]
+        node: str = options["node"].strip()
+        if kind in NODE_KINDS and not node:
+            raise CommandError(f"a {kind} runs on a node: pass --node NAME")
+        if kind not in NODE_KINDS and node:
+            raise CommandError(f"--node is for {' and '.join(NODE_KINDS)}, not {kind}")
+        try:
+            cluster = check_cluster_name(options["cluster"])
+        except InvalidClusterName as error:
+            raise CommandError(str(error)) from error
+        if bool(options["server"]) == bool(options["kubeconfig"]):
+            raise CommandError("pass exactly one of --server URL and --kubeconfig FILE")
+        identity = component_identity(kind, node)
+        client_options: dict[str, Any] = {
+            "user_agent": identity.user_agent,
+            "qps": identity.qps,
+            "burst": identity.burst,
+        }
+        if options["kubeconfig"]:
+            try:
+                config = Config.from_kubeconfig(Path(options["kubeconfig"]), **client_options)
+            except (OSError, ValueError, KeyError) as error:
+                raise CommandError(f"--kubeconfig {options['kubeconfig']}: {error}") from error
+        else:
+            config = self._config_with_new_token(cluster, options["server"], identity.user, identity.groups)
+            config = dataclasses.replace(config, **client_options)
+        launch = LaunchOptions(
+            cluster=cluster,
+            timing=timing_profile(options["timing"]),
+            leader_election=options["leader_elect"],
+            seed=options["seed"],
+        )
+        component = build_component(kind, lambda: RESTClient(config), launch, node=node)
+        where = f" on {node}" if node else ""
+        self.stdout.write(f"{kind}{where} of cluster {cluster!r} at {config.host} as {identity.user}")
+        asyncio.run(self._run(component))
+        self.stdout.write(f"{kind}{where} stopped")
+
+    def _config_with_new_token(self, cluster: str, server: str, user: str, groups: tuple[str, ...]) -> Config:
+        data_dir: Path = settings.KUBELAB_DATA_DIR
+        if cluster not in known_clusters(data_dir, store_url=settings.KUBELAB_STORE):
+            raise CommandError(f"no cluster {cluster!r} in {data_dir}")
+        try:
+            host = server_url(server, cluster)
+        except ValueError as error:
+            raise CommandError(f"--server {error}") from error
+        try:
+            ca = ServingPKI.load_or_create_ca(data_dir)
+            token = TokenRegistry.load(cluster_dir(data_dir, cluster)).issue(user, list(groups))
+        except (OSError, PKIError, RuntimeError) as error:
+            raise CommandError(f"cannot make a credential for {user!r}: {error}") from error
+        return Config(host=host, ca_data=ca.certificate_pem, bearer_token=token)
+
+    async def _run(self, component: Any) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await component.start()
+            await stop.wait()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(Exception):
+                    loop.remove_signal_handler(sig)
+            await component.stop()
