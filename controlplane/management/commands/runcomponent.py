@@ -66,6 +66,11 @@ class Command(BaseCommand):
             help=f"timing profile (default: KUBELAB_TIMING_PROFILE, now {settings.KUBELAB_TIMING_PROFILE})",
         )
         parser.add_argument("--seed", type=int, default=None, help="seed the component's randomness")
+        parser.add_argument(
+            "--data-dir",
+            metavar="DIR",
+            help="the lab's data directory, for --server's token (default: KUBELAB_DATA_DIR)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         kind: str = options["component"]
@@ -107,6 +112,7 @@ class Command(BaseCommand):
         self.stdout.write(f"{kind}{where} stopped")
 
     def _config_with_new_token(self, cluster: str, server: str, user: str, groups: tuple[str, ...]) -> Config:
+        # manage.py has already made --data-dir the settings' data directory (KUBELAB_DATA_DIR).
         data_dir: Path = settings.KUBELAB_DATA_DIR
         if cluster not in known_clusters(data_dir, store_url=settings.KUBELAB_STORE):
             raise CommandError(f"no cluster {cluster!r} in {data_dir}")
