@@ -14,11 +14,12 @@ the client was not the bottleneck (the machine may have only two cores, one of w
     stream.
 
 ``python -m bench._apiclient watchers URL --count N --samples FILE``
-    Opens ``N`` TLS connections, each a watch request, and reads them all in one ``epoll`` loop over
-    non-blocking SSL sockets (no asyncio, no HTTP library: a few microseconds per read). Each event
-    carries, in an annotation, the ``time.monotonic()`` at which the writer was about to send it; the
-    delivery latency is the reader's ``time.monotonic()`` as it reads the bytes, minus that (the same
-    system-wide clock in every process on Linux). Prints ``{"connected": N}`` once every request is
+    Opens ``N`` connections (TLS for an ``https://`` URL, plain TCP for ``http://``), each a watch
+    request, and reads them all in one ``epoll`` loop over non-blocking sockets (no asyncio, no HTTP
+    library: a few microseconds per read). Each event carries, in an annotation, the
+    ``time.monotonic()`` at which the writer was about to send it; the delivery latency is the
+    reader's ``time.monotonic()`` as it reads the bytes, minus that (the same system-wide clock in
+    every process on Linux). Prints ``{"connected": N}`` once every request is
     sent and ``{"ready": N}`` once every watch has answered 200 (daphne sends a response's head with
     its first body bytes, so a watch answers only with its first event: the caller writes unstamped
     objects until then). On stdin, ``count`` prints ``{"deliveries": ...}``; ``stop`` (or the end of
@@ -180,17 +181,19 @@ def _read_head(sock: ssl.SSLSocket) -> tuple[int, tuple[bytes, bytes]]:
 
 @dataclass(slots=True)
 class Watcher:
-    sock: ssl.SSLSocket
+    sock: socket.socket
     buffer: bytes = b""
     status: int | None = None
     received: int = 0
     closed: bool = False
 
 
-def open_watcher(host: str, port: int, request: bytes, context: ssl.SSLContext) -> Watcher:
-    raw = socket.create_connection((host, port), timeout=30)
-    raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock = context.wrap_socket(raw, server_hostname=host)
+def open_watcher(host: str, port: int, request: bytes, context: ssl.SSLContext | None) -> Watcher:
+    """A connection with the watch request sent on it: TLS with ``context``, plain TCP without."""
+    sock = socket.create_connection((host, port), timeout=30)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if context is not None:
+        sock = context.wrap_socket(sock, server_hostname=host)
     sock.sendall(request)
     sock.setblocking(False)
     return Watcher(sock)
@@ -199,13 +202,14 @@ def open_watcher(host: str, port: int, request: bytes, context: ssl.SSLContext) 
 def run_watchers(url: str, token: str, cafile: str | None, count: int, samples: Path) -> dict[str, Any]:
     parts = urlsplit(url)
     host = parts.hostname or "127.0.0.1"
-    port = parts.port or 443
+    tls = parts.scheme == "https"
+    port = parts.port or (443 if tls else 80)
     target = parts.path + (f"?{parts.query}" if parts.query else "")
     request = (
         f"GET {target} HTTP/1.1\r\nHost: {parts.netloc}\r\nAuthorization: Bearer {token}\r\n"
         "Accept: application/json\r\nUser-Agent: kubelab-bench-watcher\r\n\r\n"
     ).encode()
-    context = ssl_context(cafile)
+    context = ssl_context(cafile) if tls else None
     cpu0 = cpu_seconds()
     connect0 = time.perf_counter()
     poller = select.epoll()

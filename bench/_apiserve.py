@@ -20,6 +20,11 @@ as ``[[name, value], ...]``):
 
 Files are read on first use and kept in memory (the benchmark writes them before any raw request).
 The data directory comes from ``KUBELAB_DATA_DIR``, as for ``manage.py``.
+
+Profiling: with ``KUBELAB_BENCH_PROFILE=FILE`` in its environment (``python -m bench api`` passes its
+own through), the process runs under ``cProfile`` and writes its statistics to ``FILE`` as it stops
+(read them with ``python -m pstats FILE``). cProfile slows Python down, function calls most of
+all: use it to see where the time goes, not for the numbers.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ Send = Callable[[Message], Awaitable[None]]
 
 #: Where the raw handlers find their captured responses.
 RAW_DIR_ENV = "KUBELAB_BENCH_RAW_DIR"
+#: Where to write the process's cProfile statistics as it stops (unset: no profiling).
+PROFILE_ENV = "KUBELAB_BENCH_PROFILE"
 RAW_PREFIX = "/raw/"
 
 
@@ -144,7 +151,19 @@ def main(argv: list[str] | None = None) -> None:
     served.application.raw = RawHandlers(options.raw_dir.resolve())
     served.application.load()
     settings.ASGI_APPLICATION = "bench._apiserve.application"
-    call_command("runlab", "--web", options.web, "--api", options.api)
+    profile_path = os.environ.get(PROFILE_ENV)
+    if not profile_path:
+        call_command("runlab", "--web", options.web, "--api", options.api)
+        return
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        call_command("runlab", "--web", options.web, "--api", options.api)
+    finally:
+        profiler.disable()
+        profiler.dump_stats(profile_path)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ ANONYMOUS = "system:anonymous"
 #: The components' users (their client certificates' common names).
 KUBE_SCHEDULER = "system:kube-scheduler"
 KUBE_CONTROLLER_MANAGER = "system:kube-controller-manager"
+#: kube-proxy's user (its client certificate's CN in "Kubernetes the hard way"; kubeadm gives the
+#: kube-proxies one ServiceAccount instead: either way, one user for all of them).
+KUBE_PROXY = "system:kube-proxy"
 #: Every kubelet's group; its user is ``node_user(name)``.
 NODES = "system:nodes"
 NODE_USER_PREFIX = "system:node:"

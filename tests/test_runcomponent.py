@@ -12,17 +12,13 @@ import json
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from config.settings import BASE_DIR
 from tests.support.lab import LiveLab
-
-WAIT = 60.0
 
 
 @pytest.fixture(scope="module")
@@ -46,18 +42,6 @@ def runcomponent(lab: LiveLab, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         command, cwd=BASE_DIR, env=lab.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
-
-
-def eventually(lab: LiveLab, check: Callable[[], Any], what: str) -> Any:
-    """Poll kubectl (a separate process: nothing to await) until ``check()`` is truthy."""
-    deadline = time.monotonic() + WAIT
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
 
 
 def lease_holder(lab: LiveLab) -> str:
@@ -84,19 +68,19 @@ def test_a_killed_scheduler_leader_is_replaced_by_its_standby(lab: LiveLab) -> N
     first = runcomponent(lab, "scheduler", "--leader-elect")
     second: subprocess.Popen[str] | None = None
     try:
-        leader = eventually(lab, lambda: lease_holder(lab), "the first scheduler to take the Lease")
+        leader = lab.eventually(lambda: lease_holder(lab), "the first scheduler to take the Lease")
         second = runcomponent(lab, "scheduler", "--leader-elect")
         lab.kubectl("run", "before", "--image=nginx")
-        assert eventually(lab, lambda: node_of(lab, "before"), "the leader to schedule a pod")
+        assert lab.eventually(lambda: node_of(lab, "before"), "the leader to schedule a pod")
 
         first.send_signal(signal.SIGKILL)  # no release: the standby must wait for the Lease to expire
         first.wait(10)
         lab.kubectl("run", "after", "--image=nginx")
-        new_leader = eventually(
-            lab, lambda: (h := lease_holder(lab)) != leader and h, "the standby to take the Lease"
+        new_leader = lab.eventually(
+            lambda: (h := lease_holder(lab)) != leader and h, "the standby to take the Lease"
         )
         assert new_leader != leader
-        assert eventually(lab, lambda: node_of(lab, "after"), "the new leader to schedule the pod")
+        assert lab.eventually(lambda: node_of(lab, "after"), "the new leader to schedule the pod")
         lease = lab.kubectl_json("get", "lease", "kube-scheduler", "-n", "kube-system")
         assert lease["spec"]["leaseTransitions"] >= 1
     finally:
@@ -117,7 +101,7 @@ def test_a_kubelet_as_a_process_registers_its_node_over_https(lab: LiveLab) -> N
             conditions = json.loads(found.stdout)["status"].get("conditions") or []
             return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
 
-        assert eventually(lab, ready, "node-9 to register and be Ready")
+        assert lab.eventually(ready, "node-9 to register and be Ready")
         lease = lab.kubectl_json("get", "lease", "node-9", "-n", "kube-node-lease")
         assert lease["spec"]["holderIdentity"] == "node-9"
     finally:

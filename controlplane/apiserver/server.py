@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from typing import Any
 
@@ -40,7 +41,7 @@ from controlplane.apiserver.kubeletclient import KubeletConnections
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK, Clock
-from controlplane.identity import KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, NODE_USER_PREFIX
+from controlplane.identity import KUBE_CONTROLLER_MANAGER, KUBE_PROXY, KUBE_SCHEDULER, NODE_USER_PREFIX
 from controlplane.store import Store
 from controlplane.trace import NULL_SINK, TraceSink, request_context
 
@@ -54,8 +55,15 @@ PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
-def diagram_node(username: str) -> str:
-    """The topology diagram's node for a user: components by role, people as ``user:<name>``."""
+def diagram_node(username: str, user_agent: str = "") -> str:
+    """The topology diagram's node for a user: components by role, people as ``user:<name>``.
+
+    Every kube-proxy shares one user (``system:kube-proxy``, as kubeadm's share one ServiceAccount);
+    the node it runs on is the ``(node/<name>)`` comment Kubelab's kube-proxies put in their User-Agent.
+    """
+    if username == KUBE_PROXY:
+        node = re.search(r"\(node/([^)\s]+)\)", user_agent)
+        return f"kube-proxy:{node.group(1)}" if node else "kube-proxy"
     if username == KUBE_SCHEDULER:
         return "scheduler"
     if username == KUBE_CONTROLLER_MANAGER:
@@ -180,7 +188,7 @@ class APIServer:
             except errors.StatusError:
                 pipeline.stage("authentication", "deny", "no valid credentials")
                 raise
-            request.source = diagram_node(request.user.username)
+            request.source = diagram_node(request.user.username, request.headers.get("user-agent", ""))
             pipeline.stage("authentication", "pass", request.user.username)
             audit.record_received(request)
             impersonation.impersonate(request)

@@ -13,6 +13,29 @@ lists each resource once, watches it once from the list's revision, and keeps:
 
 This module is that cacher. It knows nothing about HTTP: the watch handler turns its events into
 the wire format.
+
+Fan-out is where a busy API server spends its time: one write to a pod makes one store event, and a
+thousand watchers of pods make that a thousand deliveries. Three things keep that cheap and fair:
+
+- **encode once.** Each event's JSON line (``{"type":"MODIFIED","object":{...}}``) is serialized the
+  first time a watcher needs it and then shared, byte for byte, by every watcher that gets the same
+  event (upstream's cacher does the same with its ``cachingObject``). A watcher without selectors
+  takes the event as it is, with no per-watcher work beyond queueing it.
+- **fan out in turns.** Offering an event wakes each watcher's handler, and each handler then writes
+  to its connection. Waking a thousand at once would keep the event loop busy with deliveries for
+  tens of milliseconds while the request that caused the event (and every other request) waits for
+  its response. So the cache wakes ``FANOUT_BATCH`` watchers, lets the event loop take a turn (read
+  requests, send responses), then wakes the next ones.
+- **batch when behind.** Two tasks share the work: one applies store events to the cache and puts
+  the changes in an outbox, the other fans them out. Changes that arrive during a fan-out wait in the
+  outbox and go out together next (up to ``MAX_FANOUT_EVENTS``), so each watcher wakes once and
+  writes them in one chunk: the busier the server, the bigger the batches. A full outbox makes the
+  first task wait, and the store watch buffers behind it (closing it, and so re-listing the cache,
+  if even that overflows).
+
+Every watcher still gets every event after the revision it started from, once and in order: each
+watcher remembers that revision (``since``), and a batch goes out only after the previous one
+reached every watcher.
 """
 
 from __future__ import annotations
@@ -38,6 +61,10 @@ Object = dict[str, Any]
 DEFAULT_WINDOW = 10_000
 #: Events a client watcher may fall behind before it is terminated (upstream's channel buffer is 100).
 WATCHER_BUFFER = 1_000
+#: Watchers woken per turn of the event loop while events are fanned out (see the module docstring).
+FANOUT_BATCH = 25
+#: Changes fanned out together at most, and the outbox's size (well below ``WATCHER_BUFFER``).
+MAX_FANOUT_EVENTS = 100
 
 
 class TooOldResourceVersion(Exception):
@@ -64,17 +91,29 @@ class Cached:
         return self._raw
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CacheEvent:
-    """A change as clients see it: ADDED, MODIFIED or DELETED, with the object before and after."""
+    """A change as clients see it: ADDED, MODIFIED or DELETED, with the object before and after.
+
+    ``json_line`` is the event as a watch stream carries it, serialized once for every watcher.
+    """
 
     type: str
     key: str
     revision: int
     object: Cached
     previous: Cached | None
+    _line: bytes | None = None
+
+    @property
+    def json_line(self) -> bytes:
+        """``{"type":...,"object":...}`` and a newline: one line of a JSON watch stream."""
+        if self._line is None:
+            self._line = b'{"type":"' + self.type.encode() + b'","object":' + self.object.raw + b"}\n"
+        return self._line
 
 
+#: A watcher's selectors as one predicate; None when it has none (every object matches).
 Filter = Callable[[Object], bool]
 
 
@@ -84,14 +123,23 @@ class CacheWatcher:
     The cache ``offer``s every change; the watcher keeps what matches its filter (translating selector
     transitions into ADDED/DELETED) without ever blocking the cache. A watcher that falls
     ``WATCHER_BUFFER`` events behind is closed, like upstream's cacher terminating a slow watcher, and
-    its client re-watches or re-lists.
+    its client re-watches or re-lists. Changes up to ``since`` (the revision the watcher started from:
+    it had them from the event window or the current objects) are not offered again.
     """
 
-    def __init__(self, namespace_prefix: str, matches: Filter, *, capacity: int = WATCHER_BUFFER) -> None:
+    def __init__(
+        self,
+        namespace_prefix: str,
+        matches: Filter | None,
+        *,
+        capacity: int = WATCHER_BUFFER,
+        since: int = 0,
+    ) -> None:
         self.namespace_prefix = namespace_prefix
         self.matches = matches
+        self.since = since
         self.capacity = capacity
-        self.buffer: collections.deque[CacheEvent] = collections.deque()
+        self.buffer: list[CacheEvent] = []
         self.closed_reason: str | None = None
         #: How many of the first buffered events are the initial state (sendInitialEvents).
         self.initial = 0
@@ -99,13 +147,21 @@ class CacheWatcher:
 
     def offer(self, event: CacheEvent) -> None:
         """Translate a change for this watcher (selector transitions) and buffer it without blocking."""
-        if self.closed_reason is not None or not event.key.startswith(self.namespace_prefix):
+        if (
+            self.closed_reason is not None
+            or event.revision <= self.since
+            or not event.key.startswith(self.namespace_prefix)
+        ):
             return
-        before = event.previous is not None and self.matches(event.previous.obj)
+        matches = self.matches
+        if matches is None:  # no selectors: every change is this watcher's, exactly as it is
+            self.push(event)
+            return
+        before = event.previous is not None and matches(event.previous.obj)
         if event.type == "DELETED":
             out = event if before else None
         else:
-            now = self.matches(event.object.obj)
+            now = matches(event.object.obj)
             if now and before:
                 out = event
             elif now:
@@ -141,8 +197,7 @@ class CacheWatcher:
         if not self.buffer and self.closed_reason is None:
             self._waiter = asyncio.get_running_loop().create_future()
             await self._waiter
-        events = list(self.buffer)
-        self.buffer.clear()
+        events, self.buffer = self.buffer, []
         return events
 
     def close(self, reason: str) -> None:
@@ -164,8 +219,12 @@ class WatchCache:
         self.events: collections.deque[CacheEvent] = collections.deque(maxlen=window)
         #: The cache can serve a watch from any revision >= this one.
         self.oldest = 0
-        self.watchers: set[CacheWatcher] = set()
+        #: The client watchers, in the order they started (the order a fan-out serves them in).
+        self.watchers: dict[CacheWatcher, None] = {}
         self._task: asyncio.Task[None] | None = None
+        #: Changes applied to the cache and not yet offered to the watchers (see the module docstring).
+        self._outbox: asyncio.Queue[CacheEvent] = asyncio.Queue(maxsize=MAX_FANOUT_EVENTS)
+        self._fanout_task: asyncio.Task[None] | None = None
         self._watch: Watch | None = None
         self._ready = asyncio.Event()
         self._advanced = asyncio.Event()
@@ -175,14 +234,18 @@ class WatchCache:
     async def start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name=f"watchcache-{self.rtype.plural}")
+            self._fanout_task = asyncio.create_task(
+                self._deliver(), name=f"watchcache-{self.rtype.plural}-fanout"
+            )
         await self._ready.wait()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        for task in (self._task, self._fanout_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = self._fanout_task = None
         if self._watch is not None:
             await self._watch.close()
         for watcher in list(self.watchers):
@@ -227,13 +290,17 @@ class WatchCache:
             for watcher in list(self.watchers):
                 watcher.close("the watch cache was re-initialized")
             self.watchers.clear()
+            while not self._outbox.empty():  # changes of the old history: nobody is left for them
+                self._outbox.get_nowait()
         self._ready.set()
         self._notify()
         watch = await self.store.watch(self.prefix, from_revision=revision)
         self._watch = watch
         try:
             async for event in watch:
-                self._apply(event)
+                change = self._apply(event)
+                if change is not None:
+                    await self._outbox.put(change)  # waits only when the outbox is full
                 if watch.backlog == 0:
                     self._advance(watch.progress_revision)
         finally:
@@ -241,7 +308,8 @@ class WatchCache:
 
     # -- applying store events -------------------------------------------------------------------
 
-    def _apply(self, event: Event) -> None:
+    def _apply(self, event: Event) -> CacheEvent | None:
+        """Bring the objects and the event window up to ``event``; the change for watchers, if any."""
         previous = self.objects.get(event.key)
         if event.type is EventType.PUT:
             current = Cached(decode(event.kv), event.revision)
@@ -252,7 +320,7 @@ class WatchCache:
         else:
             if previous is None:
                 self._advance(event.revision)
-                return
+                return None
             del self.objects[event.key]
             # A deleted object is reported in its last state, with the deleting revision.
             gone = dict(previous.obj)
@@ -261,9 +329,31 @@ class WatchCache:
         if len(self.events) == self.events.maxlen:
             self.oldest = self.events[0].revision
         self.events.append(change)
-        for watcher in list(self.watchers):
-            watcher.offer(change)
         self._advance(event.revision)
+        return change
+
+    async def _deliver(self) -> None:
+        """The fan-out task: take every change waiting in the outbox, offer them, and again."""
+        while True:
+            changes = [await self._outbox.get()]
+            while not self._outbox.empty() and len(changes) < MAX_FANOUT_EVENTS:
+                changes.append(self._outbox.get_nowait())
+            await self._fan_out(changes)
+
+    async def _fan_out(self, changes: list[CacheEvent]) -> None:
+        """Offer ``changes`` to every watcher, ``FANOUT_BATCH`` watchers per turn of the event loop.
+
+        A watch that starts while the fan-out is under way is not in the list: it found the changes
+        in the event window or the objects already (and ``since`` keeps any watcher from getting a
+        change twice).
+        """
+        watchers = list(self.watchers)
+        for start in range(0, len(watchers), FANOUT_BATCH):
+            if start:
+                await asyncio.sleep(0)  # let requests and responses through between turns
+            for watcher in watchers[start : start + FANOUT_BATCH]:
+                for change in changes:
+                    watcher.offer(change)
 
     def _advance(self, revision: int) -> None:
         if revision > self.revision:
@@ -302,7 +392,7 @@ class WatchCache:
 
     # -- watches ---------------------------------------------------------------------------------
 
-    def watch(self, namespace: str | None, matches: Filter, from_revision: int | None) -> CacheWatcher:
+    def watch(self, namespace: str | None, matches: Filter | None, from_revision: int | None) -> CacheWatcher:
         """A watcher receiving changes after ``from_revision`` (None: the current state as ADDED first).
 
         Raises ``TooOldResourceVersion`` when ``from_revision`` is older than the event window.
@@ -317,14 +407,17 @@ class WatchCache:
         else:
             if from_revision < self.oldest:
                 raise TooOldResourceVersion(from_revision, self.oldest)
+            watcher.since = from_revision
             for event in self.events:
                 if event.revision > from_revision:
                     watcher.offer(event)
-        self.watchers.add(watcher)
+        # The watcher has everything up to the cache's revision now: from here on, only later changes.
+        watcher.since = self.revision
+        self.watchers[watcher] = None
         return watcher
 
     def forget(self, watcher: CacheWatcher) -> None:
-        self.watchers.discard(watcher)
+        self.watchers.pop(watcher, None)
 
 
 def _sort_key(obj: Object) -> tuple[str, str]:

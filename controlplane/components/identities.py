@@ -15,12 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from controlplane.identity import KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, NODES, node_user
+from controlplane.identity import KUBE_CONTROLLER_MANAGER, KUBE_PROXY, KUBE_SCHEDULER, NODES, node_user
 
 #: The version the components report in their User-Agent (the API server's /version says the same).
 COMPONENT_VERSION = "v1.37.0-kubelab"
-#: kube-proxy's user (upstream's kubeadm gives it a ServiceAccount; the identity is what matters).
-KUBE_PROXY = "system:kube-proxy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +36,15 @@ class ComponentIdentity:
     #: The component's node id on the trace (DESIGN.md: ``scheduler``, ``kubelet:<node>`` ...).
     trace_id: str
 
+    #: The node a kubelet or kube-proxy runs on ("" for the others).
+    node: str = ""
+
     @property
     def user_agent(self) -> str:
-        return f"{self.program}/{COMPONENT_VERSION}"
+        """``kube-proxy/v1.37.0-kubelab (node/node-1)``: the node lets the API server's trace tell
+        the kube-proxies apart, since they share one user."""
+        suffix = f" (node/{self.node})" if self.node else ""
+        return f"{self.program}/{COMPONENT_VERSION}{suffix}"
 
 
 #: Component kinds ``runcomponent`` accepts; ``kubelet`` and ``kube-proxy`` also need a node.
@@ -64,7 +68,7 @@ def component_identity(kind: str, node: str = "") -> ComponentIdentity:
     if kind in NODE_KINDS and not node:
         raise ValueError(f"a {kind} runs on a node: name it")
     if kind == "kubelet":
-        return ComponentIdentity(kind, node_user(node), (NODES,), "kubelet", 50, 100, f"kubelet:{node}")
+        return ComponentIdentity(kind, node_user(node), (NODES,), "kubelet", 50, 100, f"kubelet:{node}", node)
     if kind == "kube-proxy":
-        return ComponentIdentity(kind, KUBE_PROXY, (), "kube-proxy", 5, 10, f"kube-proxy:{node}")
+        return ComponentIdentity(kind, KUBE_PROXY, (), "kube-proxy", 5, 10, f"kube-proxy:{node}", node)
     raise ValueError(f"unknown component {kind!r}: choose one of {', '.join(KINDS)}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -25,8 +26,8 @@ def namespace(lab: LiveLab, request: pytest.FixtureRequest) -> Iterator[str]:
     lab.kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
-def pods_of(lab: LiveLab, namespace: str, selector: str) -> list[dict[str, object]]:
-    items: list[dict[str, object]] = lab.kubectl_json("get", "pods", "-n", namespace, "-l", selector)["items"]
+def pods_of(lab: LiveLab, namespace: str, selector: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = lab.kubectl_json("get", "pods", "-n", namespace, "-l", selector)["items"]
     return items
 
 
@@ -37,8 +38,8 @@ def test_a_deployment_of_three_rolls_out_scales_updates_and_rolls_back(lab: Live
     assert 'deployment "web" successfully rolled out' in out
     pods = pods_of(lab, namespace, "app=web")
     assert len(pods) == 3
-    assert all(p["status"]["phase"] == "Running" for p in pods)  # type: ignore[index]
-    assert {p["spec"]["nodeName"] for p in pods} <= {"node-1", "node-2", "node-3"}  # type: ignore[index]
+    assert all(p["status"]["phase"] == "Running" for p in pods)
+    assert {p["spec"]["nodeName"] for p in pods} <= {"node-1", "node-2", "node-3"}
 
     lab.kubectl("scale", "deployment/web", "--replicas=5", *ns)
     lab.kubectl("rollout", "status", "deployment/web", "--timeout=60s", *ns, timeout=90)
@@ -52,7 +53,7 @@ def test_a_deployment_of_three_rolls_out_scales_updates_and_rolls_back(lab: Live
 
     lab.kubectl("set", "image", "deployment/web", "nginx=nginx:1.28", *ns)
     lab.kubectl("rollout", "status", "deployment/web", "--timeout=60s", *ns, timeout=90)
-    images = {p["spec"]["containers"][0]["image"] for p in pods_of(lab, namespace, "app=web")}  # type: ignore[index]
+    images = {p["spec"]["containers"][0]["image"] for p in pods_of(lab, namespace, "app=web")}
     assert images == {"nginx:1.28"}
     history = lab.kubectl("rollout", "history", "deployment/web", *ns).stdout
     assert "1 " in history and "2 " in history
@@ -103,19 +104,25 @@ def test_cordon_and_drain_move_the_pods_to_other_nodes(lab: LiveLab, namespace: 
     ns = ("-n", namespace)
     lab.kubectl("create", "deployment", "spread", "--image=nginx", "--replicas=3", *ns)
     lab.kubectl("rollout", "status", "deployment/spread", "--timeout=60s", *ns, timeout=90)
-    node = str(pods_of(lab, namespace, "app=spread")[0]["spec"]["nodeName"])  # type: ignore[index]
+    node = str(pods_of(lab, namespace, "app=spread")[0]["spec"]["nodeName"])
     try:
         assert f"node/{node} cordoned" in lab.kubectl("cordon", node).stdout
         assert lab.kubectl_json("get", "node", node)["spec"]["unschedulable"] is True
+        # Only this test's pods: other tests' pods may share the node.
         out = lab.kubectl(
-            "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=60s", timeout=90
-        ).stdout
+            "drain", node, "--pod-selector=app=spread", "--ignore-daemonsets", "--delete-emptydir-data",
+            "--timeout=60s", timeout=90,
+        ).stdout  # fmt: skip
         assert f"node/{node} drained" in out
-        lab.kubectl("rollout", "status", "deployment/spread", "--timeout=60s", *ns, timeout=90)
-        pods = pods_of(lab, namespace, "app=spread")
-        running = [p for p in pods if not p["metadata"].get("deletionTimestamp")]  # type: ignore[attr-defined]
-        assert len(running) == 3
-        assert all(p["spec"]["nodeName"] != node for p in running)  # type: ignore[index]
+
+        def replaced() -> list[dict[str, Any]]:
+            pods = pods_of(lab, namespace, "app=spread")
+            alive = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+            running = [p for p in alive if p["status"].get("phase") == "Running"]
+            return running if len(running) == 3 and len(alive) == 3 else []
+
+        running = lab.eventually(replaced, "three Running replicas after the drain")
+        assert all(p["spec"]["nodeName"] != node for p in running)
     finally:
         lab.kubectl("uncordon", node)
     assert "unschedulable" not in lab.kubectl_json("get", "node", node)["spec"]

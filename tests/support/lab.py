@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,17 @@ class LiveLab:
             raise AssertionError(
                 f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
             )
+        return result
+
+    def eventually(self, check: Callable[[], Any], what: str, *, seconds: float = 60.0) -> Any:
+        """Poll until ``check()`` is truthy and return it: the lab is another process, with nothing
+        to await, so a test that cannot use kubectl's own waiting (``wait``, ``rollout status``)
+        asks again every 0.2 s."""
+        deadline = time.monotonic() + seconds
+        while not (result := check()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {seconds:g} s waiting for {what}")
+            time.sleep(0.2)
         return result
 
     def kubectl_json(self, *args: str) -> Any:

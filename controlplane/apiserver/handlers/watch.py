@@ -55,7 +55,7 @@ async def watch(ctx: Context, send: Send, *, bookmark_interval: float = BOOKMARK
     cache = ctx.cache
     if cache is None:
         raise errors.method_not_supported(ctx.rtype.plural, ctx.rtype.group, "watch")
-    matches = build_filter(ctx) or (lambda obj: True)
+    matches = build_filter(ctx)
     rv = pagination.parse_resource_version(query.get("resourceVersion"))
     timeout = _timeout(query.get("timeoutSeconds"))
     namespace = ctx.namespace if ctx.rtype.namespaced else None
@@ -170,10 +170,11 @@ class _Encoder:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self.table = ctx.accept.table
         self.first_table = True
 
     def event(self, event: CacheEvent) -> bytes:
-        if self.ctx.accept.table:
+        if self.table:
             now = datetime.fromtimestamp(self.ctx.registry.clock.now(), UTC)
             table = tables.table(
                 self.ctx.rtype,
@@ -187,14 +188,14 @@ class _Encoder:
                 table.pop("columnDefinitions", None)
             self.first_table = False
             return dumps({"type": event.type, "object": table}) + b"\n"
-        return b'{"type":"' + event.type.encode() + b'","object":' + event.object.raw + b"}\n"
+        return event.json_line  # the same bytes for every watcher of this event
 
     def bookmark(self, revision: int, *, initial_end: bool = False) -> bytes:
         rtype = self.ctx.rtype
         meta: dict[str, Any] = {"resourceVersion": str(revision)}
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}
-        if self.ctx.accept.table:
+        if self.table:
             obj: dict[str, Any] = {
                 "kind": "Table",
                 "apiVersion": "meta.k8s.io/v1",

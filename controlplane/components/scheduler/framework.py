@@ -66,6 +66,18 @@ class Resource:
             scalar,
         )
 
+    def __sub__(self, other: Resource) -> Resource:
+        scalar = dict(self.scalar)
+        for name, amount in other.scalar.items():
+            scalar[name] = scalar.get(name, 0) - amount
+        return Resource(
+            self.milli_cpu - other.milli_cpu,
+            self.memory - other.memory,
+            self.ephemeral_storage - other.ephemeral_storage,
+            self.allowed_pod_number - other.allowed_pod_number,
+            scalar,
+        )
+
     def is_zero(self) -> bool:
         return not (self.milli_cpu or self.memory or self.ephemeral_storage or any(self.scalar.values()))
 
@@ -184,13 +196,33 @@ class NodeInfo:
 
     def __init__(self, node: Obj, pods: Iterable[Obj] = ()) -> None:
         self.node = node
-        self.pods: list[Obj] = list(pods)
+        self.pods: list[Obj] = []
         self.allocatable = resource_from_list((node.get("status") or {}).get("allocatable"))
         self.requested = Resource()
         self.non_zero_requested = Resource()
-        for pod in self.pods:
-            self.requested += pod_requests(pod)
-            self.non_zero_requested += pod_requests(pod, non_zero=True)
+        for pod in pods:
+            self.add_pod(pod)
+
+    def set_node(self, node: Obj) -> None:
+        """The node object changed (labels, taints, allocatable); its pods stay."""
+        if node is not self.node:
+            self.node = node
+            self.allocatable = resource_from_list((node.get("status") or {}).get("allocatable"))
+
+    def add_pod(self, pod: Obj) -> None:
+        """``AddPod``: the pod now takes room on this node."""
+        self.pods.append(pod)
+        self.requested += pod_requests(pod)
+        self.non_zero_requested += pod_requests(pod, non_zero=True)
+
+    def remove_pod(self, pod: Obj) -> None:
+        """``RemovePod``: the pod (this very object, as added) no longer takes room here."""
+        for i, placed in enumerate(self.pods):
+            if placed is pod:
+                del self.pods[i]
+                self.requested -= pod_requests(pod)
+                self.non_zero_requested -= pod_requests(pod, non_zero=True)
+                return
 
     @property
     def name(self) -> str:
@@ -228,10 +260,22 @@ class Snapshot:
             if node_name:
                 by_node.setdefault(str(node_name), []).append(pod)
         infos = [NodeInfo(node) for node in nodes]
-        self.node_infos: list[NodeInfo] = sorted(
-            (NodeInfo(info.node, by_node.get(info.name, ())) for info in infos), key=lambda i: i.name
-        )
+        for info in infos:
+            for pod in by_node.get(info.name, ()):
+                info.add_pod(pod)
+        self.node_infos: list[NodeInfo] = sorted(infos, key=lambda i: i.name)
         self.namespace_labels: Mapping[str, Mapping[str, str]] = namespace_labels or {}
+
+    @classmethod
+    def of(cls, infos: Iterable[NodeInfo]) -> Snapshot:
+        """A snapshot over node infos kept up to date by the scheduler's cache (``UpdateSnapshot``).
+
+        The infos are not copied: a scheduling cycle (``schedule``) runs without awaiting, so nothing
+        changes them while it looks.
+        """
+        snapshot = cls(())
+        snapshot.node_infos = sorted(infos, key=lambda i: i.name)
+        return snapshot
 
     def get(self, name: str) -> NodeInfo | None:
         for info in self.node_infos:

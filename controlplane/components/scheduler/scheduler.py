@@ -77,6 +77,7 @@ from controlplane.client.rest import PatchType, ResourceClient, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.scheduler.framework import (
     Decision,
+    NodeInfo,
     Obj,
     Profile,
     Snapshot,
@@ -223,6 +224,9 @@ class Scheduler:
         self.nodes: dict[str, Obj] = {}
         self.pods: dict[str, Obj] = {}
         self.assumed: dict[str, Obj] = {}
+        #: The node infos the snapshot is made of, and where each pod in them is (node, the object).
+        self._node_infos: dict[str, NodeInfo] = {}
+        self._placed: dict[str, tuple[str, Obj]] = {}
         self._client: RESTClient | None = None
         self._owns_client = False
         self._factory: SharedInformerFactory | None = None
@@ -436,9 +440,42 @@ class Scheduler:
     # -- the loop -----------------------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
-        """The cache as one attempt sees it: every node, with its bound and assumed pods."""
-        pods = list(self.pods.values()) + [p for k, p in self.assumed.items() if k not in self.pods]
-        return Snapshot(self.nodes.values(), pods)
+        """The cache as one attempt sees it: every node, with its bound and assumed pods.
+
+        Like upstream's cache, the node infos are kept between cycles and only what changed since the
+        last one is applied (a node object replaced, a pod placed, moved or gone): summing every pod's
+        requests on every node again for each pod scheduled would cost nodes x pods per cycle.
+        """
+        infos = self._node_infos
+        for name in [n for n in infos if n not in self.nodes]:
+            for pod in infos.pop(name).pods:
+                self._placed.pop(pod_key(pod), None)
+        for name, node in self.nodes.items():
+            info = infos.get(name)
+            if info is None:
+                infos[name] = NodeInfo(node)
+            else:
+                info.set_node(node)
+        wanted = dict(self.pods)
+        for key, pod in self.assumed.items():
+            wanted.setdefault(key, pod)
+        for key in [k for k in self._placed if k not in wanted]:
+            node_name, pod = self._placed.pop(key)
+            if (info := infos.get(node_name)) is not None:
+                info.remove_pod(pod)
+        for key, pod in wanted.items():
+            placed = self._placed.get(key)
+            if placed is not None and placed[1] is pod:
+                continue
+            if placed is not None and (info := infos.get(placed[0])) is not None:
+                info.remove_pod(placed[1])
+            node_name = str(_spec(pod).get("nodeName") or "")
+            if (info := infos.get(node_name)) is not None:
+                info.add_pod(pod)
+                self._placed[key] = (node_name, pod)
+            else:
+                self._placed.pop(key, None)  # bound to a node the scheduler does not know (yet)
+        return Snapshot.of(infos.values())
 
     async def _run(self) -> None:
         while True:

@@ -47,8 +47,14 @@ async def test_impersonation_is_refused_until_it_can_be_authorized(api: API) -> 
 
 def test_components_appear_as_their_diagram_nodes() -> None:
     from controlplane.apiserver.server import diagram_node
+    from controlplane.components.identities import component_identity
 
     assert diagram_node("system:kube-scheduler") == "scheduler"
     assert diagram_node("system:kube-controller-manager") == "controller-manager"
     assert diagram_node("system:node:worker-1") == "kubelet:worker-1"
     assert diagram_node("alice") == "user:alice"
+    # kube-proxies share a user; Kubelab's put their node in the User-Agent.
+    agent = component_identity("kube-proxy", "worker-2").user_agent
+    assert agent == "kube-proxy/v1.37.0-kubelab (node/worker-2)"
+    assert diagram_node("system:kube-proxy", agent) == "kube-proxy:worker-2"
+    assert diagram_node("system:kube-proxy", "curl/8.0") == "kube-proxy"

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import random
 
-from controlplane.components.scheduler.framework import Snapshot, schedule
+import pytest
+
+from controlplane.components.scheduler.framework import Snapshot, pod_key, schedule
 from controlplane.components.scheduler.plugins import default_profile
+from controlplane.components.scheduler.scheduler import Scheduler
 from tests.controlplane.components.scheduler.fixtures import node, pod
 
 CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
@@ -79,3 +82,31 @@ def test_a_cluster_without_nodes_says_so_as_upstream() -> None:
     from controlplane.components.scheduler.messages import fit_error_message
 
     assert fit_error_message(0, {}) == "no nodes available to schedule pods"
+
+
+def test_the_schedulers_incremental_snapshot_equals_one_built_afresh() -> None:
+    def view(snapshot: Snapshot) -> list[tuple[str, int, int, list[str]]]:
+        return [
+            (i.name, i.requested.milli_cpu, i.non_zero_requested.memory, sorted(pod_key(p) for p in i.pods))
+            for i in snapshot.node_infos
+        ]
+
+    def fresh(sched: Scheduler) -> Snapshot:
+        pods = list(sched.pods.values()) + [p for k, p in sched.assumed.items() if k not in sched.pods]
+        return Snapshot(sched.nodes.values(), pods)
+
+    sched = Scheduler(lambda: pytest.fail("no client is needed"))
+    sched.nodes = {"a": node("a"), "b": node("b")}
+    sched.pods = {f"default/p{i}": pod(f"p{i}", cpu="100m", node_name="ab"[i % 2]) for i in range(6)}
+    assert view(sched.snapshot()) == view(fresh(sched))
+
+    sched.assumed["default/new"] = pod("new", cpu="1", node_name="a")  # reserved by a cycle
+    del sched.pods["default/p0"]  # deleted
+    sched.pods["default/p1"] = pod("p1", cpu="300m", node_name="a")  # a new object, another node
+    sched.nodes["c"] = node("c", cpu="8")  # a node joins ...
+    del sched.nodes["b"]  # ... and one leaves with its pods
+    assert view(sched.snapshot()) == view(fresh(sched))
+
+    sched.pods["default/new"] = sched.assumed.pop("default/new")  # the binding is confirmed
+    sched.nodes["b"] = node("b")  # the node comes back: its pods take room again
+    assert view(sched.snapshot()) == view(fresh(sched))

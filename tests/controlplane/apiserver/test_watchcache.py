@@ -1,0 +1,142 @@
+"""The watch cache's fan-out: shared encoding, turns, batches, and every change exactly once, in order."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from controlplane.apiserver import watchcache
+from controlplane.apiserver.watchcache import Cached, CacheEvent, CacheWatcher, WatchCache
+from tests.controlplane.apiserver.conftest import API
+
+PODS = "/api/v1/namespaces/default/pods"
+#: How long a test waits for something the cache should do at once (a guard, not a pause).
+PATIENCE = 5.0
+
+
+def pod(name: str, **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }
+
+
+def pods_cache(api: API) -> WatchCache:
+    return api.server.caches["/registry/pods"]
+
+
+async def collect(watcher: CacheWatcher, count: int) -> list[CacheEvent]:
+    """The watcher's next ``count`` events (failing the test if they do not come)."""
+    events: list[CacheEvent] = []
+    async with asyncio.timeout(PATIENCE):
+        while len(events) < count:
+            events.extend(await watcher.take())
+    return events
+
+
+def names(events: list[CacheEvent]) -> list[str]:
+    return [e.object.obj["metadata"]["name"] for e in events]
+
+
+async def test_watchers_without_selectors_share_one_event_and_its_encoded_line(api: API) -> None:
+    cache = pods_cache(api)
+    first = cache.watch("default", None, cache.revision)
+    second = cache.watch("default", None, cache.revision)
+    created = (await api.client.post(PODS, json=pod("a"))).json()
+    (one,) = await collect(first, 1)
+    (other,) = await collect(second, 1)
+    assert one is other
+    assert one.json_line is other.json_line  # serialized once, the same bytes for both streams
+    assert one.json_line.endswith(b"\n")
+    assert json.loads(one.json_line) == {"type": "ADDED", "object": created}
+
+
+async def test_an_event_wakes_watchers_in_turns_of_the_event_loop(
+    api: API, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watchcache, "FANOUT_BATCH", 2)
+    cache = pods_cache(api)
+    watchers = [cache.watch("default", None, cache.revision) for _ in range(6)]
+    write = asyncio.create_task(api.client.post(PODS, json=pod("a")))
+    async with asyncio.timeout(PATIENCE):
+        (event,) = await watchers[0].take()
+    # The first watcher runs in the turn after the cache offered the event to the first two: the
+    # others are offered in later turns, after the loop has served whatever else was waiting.
+    assert [bool(w.buffer) for w in watchers[1:]] == [True, False, False, False, False]
+    assert (await write).status_code == 201
+    for watcher in watchers[1:]:
+        assert await collect(watcher, 1) == [event]
+
+
+async def test_events_waiting_behind_a_fan_out_reach_each_watcher_together_in_order(
+    api: API, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watchcache, "FANOUT_BATCH", 1)
+    cache = pods_cache(api)
+    watchers = [cache.watch("default", None, cache.revision) for _ in range(3)]
+    registry = api.server.registries[("", "v1", "pods")]
+    # Three creates in one turn: one group commit, three store events waiting for the cache at once.
+    await asyncio.gather(*(registry.create(pod(name), "default") for name in "abc"))
+    for watcher in watchers:
+        async with asyncio.timeout(PATIENCE):
+            events = await watcher.take()  # one wake-up for the three
+        assert names(events) == ["a", "b", "c"]
+        assert [e.revision for e in events] == sorted(e.revision for e in events)
+    assert all(not w.buffer and w.closed_reason is None for w in watchers)
+
+
+async def test_a_watch_started_during_a_fan_out_gets_each_change_once(
+    api: API, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watchcache, "FANOUT_BATCH", 1)
+    cache = pods_cache(api)
+    before = cache.revision
+    watchers = [cache.watch("default", None, before) for _ in range(3)]
+    write = asyncio.create_task(api.client.post(PODS, json=pod("a")))
+    await collect(watchers[0], 1)
+    assert not watchers[2].buffer  # the fan-out of "a" is still under way
+    late = cache.watch("default", None, before)  # replays "a" from the event window
+    await write
+    await api.client.post(PODS, json=pod("b"))
+    assert names(await collect(late, 2)) == ["a", "b"]
+    assert names(await collect(watchers[2], 2)) == ["a", "b"]
+    assert not late.buffer and not watchers[2].buffer
+
+
+async def test_selectors_turn_changes_into_added_and_deleted_for_their_watcher(api: API) -> None:
+    cache = pods_cache(api)
+    web = cache.watch("default", lambda obj: obj["metadata"]["labels"].get("app") == "web", cache.revision)
+    everything = cache.watch("default", None, cache.revision)
+    created = (await api.client.post(PODS, json=pod("a", app="web"))).json()
+    await api.client.post(PODS, json=pod("b", app="db"))
+    relabelled = (
+        await api.client.put(
+            f"{PODS}/a", json=dict(created, metadata=dict(created["metadata"], labels={"app": "db"}))
+        )
+    ).json()
+    moved = [(e.type, e.object.obj["metadata"]["name"]) for e in await collect(web, 2)]
+    assert moved == [("ADDED", "a"), ("DELETED", "a")]
+    (gone,) = [e for e in await collect(everything, 3) if e.type == "MODIFIED"]
+    assert gone.object.obj == relabelled
+
+
+def test_a_watcher_is_not_offered_changes_up_to_the_revision_it_started_from() -> None:
+    watcher = CacheWatcher("/registry/pods/default/", None, since=7)
+    for revision in (6, 7, 8):
+        cached = Cached({"metadata": {"name": f"p{revision}"}}, revision)
+        watcher.offer(CacheEvent("ADDED", f"/registry/pods/default/p{revision}", revision, cached, None))
+    assert [e.revision for e in watcher.buffer] == [8]
+
+
+async def test_a_watcher_that_falls_too_far_behind_is_closed_not_silently_shortened() -> None:
+    watcher = CacheWatcher("/registry/pods/default/", None, capacity=2)
+    for revision in (1, 2, 3):
+        cached = Cached({"metadata": {"name": f"p{revision}"}}, revision)
+        watcher.offer(CacheEvent("ADDED", f"/registry/pods/default/p{revision}", revision, cached, None))
+    assert watcher.closed_reason == "watcher fell too far behind"
+    assert await watcher.take() == []
