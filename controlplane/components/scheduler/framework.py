@@ -187,6 +187,12 @@ def labels_of(obj: Obj) -> Mapping[str, str]:
     return labels
 
 
+def _has_required_anti_affinity(pod: Obj) -> bool:
+    affinity: Obj = (pod.get("spec") or {}).get("affinity") or {}
+    anti: Obj = affinity.get("podAntiAffinity") or {}
+    return bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution"))
+
+
 class NodeInfo:
     """``framework.NodeInfo``: one node and what is already placed on it.
 
@@ -197,6 +203,9 @@ class NodeInfo:
     def __init__(self, node: Obj, pods: Iterable[Obj] = ()) -> None:
         self.node = node
         self.pods: list[Obj] = []
+        #: The pods with required anti-affinity terms (``PodsWithRequiredAntiAffinity``): the only
+        #: ones InterPodAffinity must look at for a pod that has no affinity terms of its own.
+        self.pods_with_required_anti_affinity: list[Obj] = []
         self.allocatable = resource_from_list((node.get("status") or {}).get("allocatable"))
         self.requested = Resource()
         self.non_zero_requested = Resource()
@@ -212,6 +221,8 @@ class NodeInfo:
     def add_pod(self, pod: Obj) -> None:
         """``AddPod``: the pod now takes room on this node."""
         self.pods.append(pod)
+        if _has_required_anti_affinity(pod):
+            self.pods_with_required_anti_affinity.append(pod)
         self.requested += pod_requests(pod)
         self.non_zero_requested += pod_requests(pod, non_zero=True)
 
@@ -220,6 +231,9 @@ class NodeInfo:
         for i, placed in enumerate(self.pods):
             if placed is pod:
                 del self.pods[i]
+                self.pods_with_required_anti_affinity = [
+                    p for p in self.pods_with_required_anti_affinity if p is not pod
+                ]
                 self.requested -= pod_requests(pod)
                 self.non_zero_requested -= pod_requests(pod, non_zero=True)
                 return
@@ -400,6 +414,8 @@ class Decision:
     scores: dict[str, dict[str, PluginScore]]
     totals: dict[str, int]
     chosen: str | None
+    #: How many nodes the filters looked at (all, unless the cluster is large: see ``schedule``).
+    processed: int = 0
 
     @property
     def statuses(self) -> dict[str, Status]:
@@ -421,6 +437,8 @@ class Decision:
         """The fields of the ``scheduler.decision`` trace event."""
         nodes: dict[str, Any] = {}
         for name in self.nodes:
+            if name not in self.filters:
+                continue  # not looked at: enough feasible nodes were found before it
             nodes[name] = {
                 "filters": {
                     plugin: status.to_trace() for plugin, status in self.filters.get(name, {}).items()
@@ -438,16 +456,50 @@ class Decision:
             "feasible": list(self.feasible),
             "chosen": self.chosen,
             "message": self.message(),
+            "evaluated": self.processed,
+            "of": len(self.nodes),
         }
 
 
-def schedule(pod: Obj, snapshot: Snapshot, plugins: Profile, *, rng: random.Random) -> Decision:
-    """One scheduling attempt (``schedulePod``): filter, score, select."""
+#: ``numFeasibleNodesToFind`` (pkg/scheduler/schedule_one.go): below this many nodes every node is
+#: filtered and scored; above, only an adaptive percentage of them, at least this many.
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+BASE_PERCENTAGE_OF_NODES_TO_SCORE = 50
+
+
+def num_feasible_nodes_to_find(num_all_nodes: int) -> int:
+    """How many feasible nodes are enough: all of a small cluster; 50% minus 1% per 125 nodes (at
+    least 5%, at least 100 nodes) of a large one, since scoring every node of 5000 is not worth it."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    percentage = max(
+        BASE_PERCENTAGE_OF_NODES_TO_SCORE - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    )
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def schedule(
+    pod: Obj, snapshot: Snapshot, plugins: Profile, *, rng: random.Random, start: int = 0
+) -> Decision:
+    """One scheduling attempt (``schedulePod``): filter, score, select.
+
+    Filtering starts at node ``start`` (the scheduler moves it round-robin between attempts) and stops
+    once ``num_feasible_nodes_to_find`` nodes passed; ``Decision.processed`` says how many were looked
+    at. Nodes not looked at have no verdicts in the decision.
+    """
     state = CycleState(snapshot)
     names = [info.name for info in snapshot.node_infos]
     filters: dict[str, dict[str, Status]] = {}
     feasible: list[NodeInfo] = []
-    for info in snapshot.node_infos:
+    infos = snapshot.node_infos
+    wanted = num_feasible_nodes_to_find(len(infos))
+    processed = 0
+    for i in range(len(infos)):
+        if len(feasible) >= wanted:
+            break
+        info = infos[(start + i) % len(infos)]
+        processed += 1
         verdicts: dict[str, Status] = {}
         filters[info.name] = verdicts
         for plugin in plugins.filters:
@@ -459,6 +511,7 @@ def schedule(pod: Obj, snapshot: Snapshot, plugins: Profile, *, rng: random.Rand
             feasible.append(info)
 
     decision = Decision(pod_key(pod), names, filters, [i.name for i in feasible], {}, {}, None)
+    decision.processed = processed
     if not feasible:
         return decision
     if len(feasible) == 1:

@@ -227,6 +227,7 @@ class Scheduler:
         #: The node infos the snapshot is made of, and where each pod in them is (node, the object).
         self._node_infos: dict[str, NodeInfo] = {}
         self._placed: dict[str, tuple[str, Obj]] = {}
+        self._next_start_node = 0
         self._client: RESTClient | None = None
         self._owns_client = False
         self._factory: SharedInformerFactory | None = None
@@ -510,7 +511,11 @@ class Scheduler:
         """One scheduling cycle for a popped pod: filter, score, assume, bind (or record the failure)."""
         pod = info.pod
         key = info.key
-        decision = schedule(pod, self.snapshot(), self.profile, rng=self.rng)
+        snapshot = self.snapshot()
+        decision = schedule(pod, snapshot, self.profile, rng=self.rng, start=self._next_start_node)
+        if snapshot.node_infos:
+            # ``nextStartNodeIndex``: the next attempt starts where this one stopped (round-robin).
+            self._next_start_node = (self._next_start_node + decision.processed) % len(snapshot.node_infos)
         self._trace(decision, key, info)
         if decision.chosen is None:
             message = decision.message() or ""

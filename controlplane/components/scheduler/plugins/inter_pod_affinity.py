@@ -109,13 +109,16 @@ def _pre_filter(state: CycleState, pod: Obj) -> _State:
     ns_labels = state.snapshot.namespace_labels
     result = _State(affinity_terms(pod, "podAffinity"), affinity_terms(pod, "podAntiAffinity"), {}, {}, {})
     for node in state.snapshot.node_infos:
-        for existing in node.pods:
-            if result.affinity and all(t.matches(existing, ns_labels) for t in result.affinity):
-                for t in result.affinity:
-                    _add(result.affinity_counts, node, t.topology_key)
-            for t in result.anti_affinity:
-                if t.matches(existing, ns_labels):
-                    _add(result.anti_affinity_counts, node, t.topology_key)
+        if result.affinity or result.anti_affinity:
+            for existing in node.pods:
+                if result.affinity and all(t.matches(existing, ns_labels) for t in result.affinity):
+                    for t in result.affinity:
+                        _add(result.affinity_counts, node, t.topology_key)
+                for t in result.anti_affinity:
+                    if t.matches(existing, ns_labels):
+                        _add(result.anti_affinity_counts, node, t.topology_key)
+        # Only pods with required anti-affinity can refuse this one (the node keeps that list).
+        for existing in node.pods_with_required_anti_affinity:
             for t in affinity_terms(existing, "podAntiAffinity"):
                 if t.matches(pod, ns_labels):
                     _add(result.existing_anti_affinity_counts, node, t.topology_key)

@@ -6,7 +6,12 @@ import random
 
 import pytest
 
-from controlplane.components.scheduler.framework import Snapshot, pod_key, schedule
+from controlplane.components.scheduler.framework import (
+    Snapshot,
+    num_feasible_nodes_to_find,
+    pod_key,
+    schedule,
+)
 from controlplane.components.scheduler.plugins import default_profile
 from controlplane.components.scheduler.scheduler import Scheduler
 from tests.controlplane.components.scheduler.fixtures import node, pod
@@ -110,3 +115,26 @@ def test_the_schedulers_incremental_snapshot_equals_one_built_afresh() -> None:
     sched.pods["default/new"] = sched.assumed.pop("default/new")  # the binding is confirmed
     sched.nodes["b"] = node("b")  # the node comes back: its pods take room again
     assert view(sched.snapshot()) == view(fresh(sched))
+
+
+def test_large_clusters_filter_only_enough_nodes_round_robin() -> None:
+    # pkg/scheduler/schedule_one.go numFeasibleNodesToFind, with upstream's test table's shape.
+    assert [num_feasible_nodes_to_find(n) for n in (10, 99, 100, 1000, 5000, 6000)] == [
+        10,
+        99,
+        100,
+        420,
+        500,
+        300,
+    ]
+
+    nodes = [node(f"n{i:04d}") for i in range(1000)]
+    decision = schedule(
+        pod("p", cpu="100m"), Snapshot(nodes), default_profile(), rng=random.Random(1), start=990
+    )
+    assert decision.processed == 420
+    assert len(decision.feasible) == 420
+    assert decision.feasible[:10] == [f"n{i:04d}" for i in range(990, 1000)]  # starts where told, wraps
+    assert decision.chosen in decision.feasible
+    trace = decision.to_trace()
+    assert (trace["evaluated"], trace["of"], len(trace["nodes"])) == (420, 1000, 420)
