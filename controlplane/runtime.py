@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import ipaddress
 import json
 import logging
 import os
@@ -52,6 +53,7 @@ from controlplane.components.kubelet.kubelet import Kubelet
 from controlplane.components.kubelet.simulation import PullTiming
 from controlplane.components.launch import Component, LaunchOptions, build_component
 from controlplane.pki import ClusterPKI
+from controlplane.serviceaccount import TokenIssuer
 from controlplane.store.compaction import RetentionPolicy
 from controlplane.store.errors import UnknownCluster
 from controlplane.store.factory import open_store, store_path
@@ -242,6 +244,8 @@ class Cluster:
                 resource_types=builtin_types(),
                 tokens=self.tokens.authenticate,
                 watch_cache_window=self.watch_cache_window,
+                # ServiceAccount tokens: signed with the cluster's sa.key, kubeadm's issuer and audiences.
+                service_account_issuer=TokenIssuer(self.pki.service_account_key),
             )
             await apiserver.start()
             self.apiserver = apiserver
@@ -311,10 +315,13 @@ class Cluster:
 
     @staticmethod
     def _node_options(node: str) -> dict[str, Any]:
-        """Addresses of the in-process node ``node-<i>``: pod CIDR 10.244.<i>.0/24 (as kubeadm's
-        node IPAM would give) and InternalIP 172.18.0.<i+1> (kind's docker network)."""
+        """Addresses of the in-process node ``node-<i>``: the i-th /24 of the cluster CIDR
+        10.244.0.0/14 as its pod CIDR (10.244.1.0/24 for node-1, as node IPAM gives them out) and the
+        i-th address after 172.18.0.1 as its InternalIP (kind's docker network); room for 1023 nodes."""
         index = int(node.rpartition("-")[2])
-        return {"pod_cidr": f"10.244.{index}.0/24", "internal_ip": f"172.18.0.{index + 1}"}
+        pod_cidr = ipaddress.ip_network("10.244.0.0/14").network_address + index * 256
+        internal_ip = ipaddress.ip_address("172.18.0.1") + index
+        return {"pod_cidr": f"{pod_cidr}/24", "internal_ip": str(internal_ip)}
 
     @property
     def scheduler(self) -> Component | None:
