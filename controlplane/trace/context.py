@@ -4,6 +4,12 @@ kube-apiserver gives every request an Audit-ID and returns it in the ``Audit-Id`
 keeps it in a context variable so that everything done on the request's behalf (a store transaction, the
 revision it wrote) names the request, and the browser can draw cause to effect. asyncio copies context
 variables into tasks, so the id follows the request through ``await``s without being passed by hand.
+The trace bus stamps it as the ``id`` of every event emitted while it is set (unless the emitter gives one).
+
+The other direction is a component's: a reconcile or a scheduling attempt makes requests, and its trace
+event lists their Audit-IDs (``requests``) so the browser can follow the work to the requests it made.
+The component runs its work inside ``recording_requests()``; its API client calls ``note_request`` with
+the ``Audit-Id`` of every response; the list the context manager yields then holds them all.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from contextvars import ContextVar
 
 current_request_id: ContextVar[str | None] = ContextVar("current_request_id", default=None)
 
+_issued_requests: ContextVar[list[str] | None] = ContextVar("issued_requests", default=None)
+
 
 @contextlib.contextmanager
 def request_context(request_id: str | None) -> Iterator[None]:
@@ -23,3 +31,21 @@ def request_context(request_id: str | None) -> Iterator[None]:
         yield
     finally:
         current_request_id.reset(token)
+
+
+@contextlib.contextmanager
+def recording_requests() -> Iterator[list[str]]:
+    """Collect the Audit-IDs of the API requests made in the body (and in tasks it starts)."""
+    issued: list[str] = []
+    token = _issued_requests.set(issued)
+    try:
+        yield issued
+    finally:
+        _issued_requests.reset(token)
+
+
+def note_request(audit_id: str) -> None:
+    """An API client made a request with this Audit-ID: tell the ``recording_requests`` around it, if any."""
+    issued = _issued_requests.get()
+    if issued is not None and audit_id:
+        issued.append(audit_id)
