@@ -40,6 +40,7 @@ from controlplane.identity import SYSTEM_MASTERS
 from controlplane.runtime import Cluster
 from controlplane.store.sqlite import SqliteStore
 from controlplane.timing import CLASSROOM, UPSTREAM, TimingProfile
+from controlplane.trace import TraceBus
 
 Object = dict[str, Any]
 NAMESPACE = "default"
@@ -98,7 +99,8 @@ async def running_cluster(
     """A started cluster with ``nodes`` Ready nodes, and an admin client of it (no rate limit)."""
     with tempfile.TemporaryDirectory(dir=directory, prefix="kubelab-bench-cluster-") as tmp:
         data = Path(tmp)
-        store = SqliteStore("bench", path=data / "store.sqlite3")
+        bus = TraceBus("bench")  # recording, as a lab's cluster does
+        store = SqliteStore("bench", path=data / "store.sqlite3", trace=bus)
         cluster = Cluster(
             "bench",
             data_dir=data,
@@ -107,6 +109,7 @@ async def running_cluster(
             timing=timing,
             node_options={"pull_timing": PullTiming(default=pull_seconds), "cpu": "32", "memory": "128Gi"},
             rate_limits=SCALE_TEST_RATE_LIMITS,
+            trace=bus,
         )
         await cluster.start()
         assert cluster.apiserver is not None

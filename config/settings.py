@@ -289,6 +289,10 @@ KUBELAB_DEMO_CLUSTER = os.environ.get("KUBELAB_DEMO_CLUSTER", "demo").strip()
 #: How fast the clusters' timers run: ``classroom`` (upstream's ratios, five times faster) or
 #: ``upstream`` (Kubernetes' defaults); see controlplane/timing.py.
 KUBELAB_TIMING_PROFILE = _env_choice("KUBELAB_TIMING_PROFILE", "classroom", ("classroom", "upstream"))
+#: Trace events each cluster keeps for the timeline and for saving a run ...
+KUBELAB_TRACE_RECORDER_SIZE: int = _env_count("KUBELAB_TRACE_RECORDER_SIZE", 50_000)
+#: ... and whether it keeps them while nobody watches the cluster (off: no trace work at all then).
+KUBELAB_TRACE_RECORD = _env_bool("KUBELAB_TRACE_RECORD", True)
 #: The simulated nodes each cluster runs (one kubelet and one kube-proxy each).
 KUBELAB_NODES: int = _env_count("KUBELAB_NODES", 3)
 #: The components each cluster runs inside the lab process; the others may run as their own processes

@@ -60,6 +60,7 @@ from controlplane.store.factory import open_store, store_path
 from controlplane.store.interface import Store
 from controlplane.timing import CLASSROOM, TimingProfile
 from controlplane.tokens import TokenRegistry
+from controlplane.trace import TraceBus
 
 logger = logging.getLogger(__name__)
 
@@ -185,8 +186,11 @@ class Cluster:
         clock: Clock = SYSTEM_CLOCK,
         node_options: Mapping[str, Any] | None = None,
         rate_limits: Mapping[str, tuple[float, int]] | None = None,
+        trace: TraceBus | None = None,
     ) -> None:
         self.name = check_cluster_name(name)
+        #: Every trace event of the cluster goes here: numbered, recorded, fanned out to viewers.
+        self.trace = trace if trace is not None else TraceBus(name, now=clock.now)
         #: Client QPS and burst per component kind, instead of upstream's defaults (``identities``):
         #: what upstream's scale tests do with ``--kube-api-qps``; the lab keeps the defaults.
         self.rate_limits = dict(rate_limits or {})
@@ -241,6 +245,7 @@ class Cluster:
             apiserver = APIServer(
                 self.name,
                 self.store,
+                trace=self.trace,
                 resource_types=builtin_types(),
                 tokens=self.tokens.authenticate,
                 watch_cache_window=self.watch_cache_window,
@@ -285,6 +290,7 @@ class Cluster:
             cluster=self.name,
             clock=self.clock,
             timing=self.timing,
+            trace=self.trace,
             node_options={
                 "pull_timing": PullTiming(default=self.timing.image_pull_seconds, jitter=0.2),
                 **self.node_options,
@@ -381,6 +387,9 @@ class LabConfig:
     components: tuple[str, ...] = KINDS
     nodes: int = 3
     timing: TimingProfile = CLASSROOM
+    #: Trace events each cluster's recorder keeps, and whether it records while nobody watches.
+    trace_capacity: int = 50_000
+    trace_recording: bool = True
 
 
 class LabState(enum.Enum):
@@ -403,6 +412,8 @@ class Lab:
         self.state = LabState.NEW
         self._open_store = open_store or self._default_store
         self._clusters: Mapping[str, Cluster] = MappingProxyType({})
+        #: One trace bus per cluster, kept across the cluster's restarts so ``seq`` carries on.
+        self._buses: dict[str, TraceBus] = {}
 
     def __repr__(self) -> str:
         return f"<Lab {self.config.data_dir} {self.state.value} clusters={list(self._clusters)}>"
@@ -411,11 +422,23 @@ class Lab:
     def data_dir(self) -> Path:
         return self.config.data_dir
 
+    def trace_bus(self, name: str) -> TraceBus:
+        """The trace bus of cluster ``name`` (made on first use)."""
+        if name not in self._buses:
+            self._buses[name] = TraceBus(
+                name,
+                capacity=self.config.trace_capacity,
+                recording=self.config.trace_recording,
+                now=self.config.clock.now,
+            )
+        return self._buses[name]
+
     def _default_store(self, name: str) -> Store:
         return open_store(
             name,
             url=self.config.store_url,
             data_dir=self.config.data_dir,
+            trace=self.trace_bus(name),
             clock=self.config.clock,
             retention=self.config.retention,
         )
@@ -482,6 +505,7 @@ class Lab:
             nodes=self.config.nodes,
             timing=self.config.timing,
             clock=self.config.clock,
+            trace=self.trace_bus(name),
         )
         self._clusters = MappingProxyType({**self._clusters, name: cluster})
         try:

@@ -334,6 +334,8 @@ class Command(BaseCommand):
                 components=settings.KUBELAB_COMPONENTS,
                 nodes=settings.KUBELAB_NODES,
                 timing=timing_profile(settings.KUBELAB_TIMING_PROFILE),
+                trace_capacity=settings.KUBELAB_TRACE_RECORDER_SIZE,
+                trace_recording=settings.KUBELAB_TRACE_RECORD,
             )
         )
         LabServer(self, lab, web=web, api=api, serving=serving, verbosity=options["verbosity"]).run()
