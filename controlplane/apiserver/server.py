@@ -42,6 +42,7 @@ from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.identity import KUBE_CONTROLLER_MANAGER, KUBE_PROXY, KUBE_SCHEDULER, NODE_USER_PREFIX
+from controlplane.serviceaccount import TokenIssuer
 from controlplane.store import Store
 from controlplane.trace import NULL_SINK, TraceSink, request_context
 
@@ -88,6 +89,7 @@ class APIServer:
         server_address: str = "127.0.0.1:6443",
         watch_cache_window: int = 10_000,
         kubelets: KubeletConnections | None = None,
+        service_account_issuer: TokenIssuer | None = None,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -104,6 +106,16 @@ class APIServer:
             self.registries[(t.group, t.version, t.plural)] = finalize.registry_for(store, t, clock)
             if t.storage_prefix not in self.caches:
                 self.caches[t.storage_prefix] = WatchCache(store, t, window=watch_cache_window)
+        #: Signs TokenRequests and checks ServiceAccount tokens (None: this server has neither).
+        self.service_account_issuer = service_account_issuer
+        self.authenticator = authentication.Authenticator(
+            tokens,
+            service_accounts=None
+            if service_account_issuer is None
+            else authentication.ServiceAccountTokenAuthenticator(
+                service_account_issuer, authentication.ClusterObjects(self.registries, self.caches), clock
+            ),
+        )
         #: How ``pods/log`` reaches the kubelets (the runtime registers the in-process ones).
         self.kubelets = kubelets if kubelets is not None else KubeletConnections()
         self.started = False
@@ -184,7 +196,7 @@ class APIServer:
 
         with pipeline.reporting(lambda name, outcome, detail: self._stage(request, name, outcome, detail)):
             try:
-                request.user = authentication.authenticate(request, self.tokens)
+                request.user = await authentication.authenticate(request, self.authenticator)
             except errors.StatusError:
                 pipeline.stage("authentication", "deny", "no valid credentials")
                 raise
@@ -324,7 +336,11 @@ class APIServer:
         if handler is None:
             raise errors.method_not_supported(rtype.plural, rtype.group, verb)
         try:
-            if info.subresource and info.subresource != "status":
+            if info.subresource == "token" and verb == "create":  # serviceaccounts/token
+                from controlplane.apiserver.handlers import tokenrequest
+
+                reply = await tokenrequest.create(ctx, self.service_account_issuer, self.registries)
+            elif info.subresource and info.subresource != "status":
                 from controlplane.apiserver.handlers import subresources
 
                 reply = await subresources.handle(ctx, verb)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from controlplane.api.resources import ResourceType
 from controlplane.apiserver import errors
+from controlplane.apiserver.filters import authentication
 from controlplane.apiserver.handlers.resources import Reply
 from controlplane.apiserver.http import Request, decode_body, dumps
 
@@ -45,9 +46,5 @@ async def handle(server: APIServer, request: Request, rtype: ResourceType) -> Re
     elif rtype.kind == "SelfSubjectReview":
         body["status"] = {"userInfo": user.to_json()}
     elif rtype.kind == "TokenReview":
-        token = (body.get("spec") or {}).get("token", "")
-        found = server.tokens(token) if isinstance(token, str) and token else None
-        body["status"] = (
-            {"authenticated": True, "user": found.to_json()} if found else {"authenticated": False}
-        )
+        body["status"] = await authentication.review_token(server.authenticator, body.get("spec"))
     return Reply(201, dumps(body))
