@@ -296,9 +296,11 @@ class Cluster:
                 **self.node_options,
             },
         )
-        for kind, node in self.component_plan():
-            identity = component_identity(kind, node)
-            token = await asyncio.to_thread(self._component_token, identity.user, identity.groups)
+        plan = [(kind, node, component_identity(kind, node)) for kind, node in self.component_plan()]
+        # The tokens of the previous start are revoked once per user: the kube-proxies share theirs.
+        await asyncio.to_thread(self._revoke_component_tokens, {identity.user for _, _, identity in plan})
+        for kind, node, identity in plan:
+            token = await asyncio.to_thread(self.tokens.issue, identity.user, identity.groups)
             config = Config.for_in_process(
                 apiserver,
                 self.name,
@@ -334,9 +336,9 @@ class Cluster:
         """The cluster's in-process scheduler, while it runs."""
         return self.components_running.get("scheduler")
 
-    def _component_token(self, user: str, groups: tuple[str, ...] = ()) -> str:
-        self.tokens.revoke(user)
-        return self.tokens.issue(user, groups)
+    def _revoke_component_tokens(self, users: set[str]) -> None:
+        for user in sorted(users):
+            self.tokens.revoke(user)
 
     async def stop(self) -> None:
         """Stop everything the cluster runs, in reverse start order. Idempotent."""

@@ -320,6 +320,9 @@ async def test_a_started_cluster_has_its_identities(tmp_path: Path) -> None:
             "system:kube-proxy",
             *(f"system:node:node-{i}" for i in (1, 2, 3)),
         }
+        # One token per component: the three kube-proxies share a user but each keeps its own token.
+        proxies = [e for e in demo.tokens.entries() if e.user.username == "system:kube-proxy"]
+        assert len(proxies) == 3
         kubelet = next(e for e in demo.tokens.entries() if e.user.username == "system:node:node-1")
         assert kubelet.user.groups == ("system:nodes",)
         token = TokenRegistry.load(demo.data_dir).issue("admin", [SYSTEM_MASTERS])
