@@ -8,6 +8,7 @@ are the strategies in ``controlplane.api.strategies``; kinds without special rul
 
 from __future__ import annotations
 
+from controlplane.api.conversion.events import EVENTS_V1_CONVERSION
 from controlplane.api.resources import CREATE_ONLY, CRUD, ResourceRegistry, ResourceType, Subresource
 from controlplane.api.strategies import (
     ClusterRoleBindingStrategy,
@@ -220,8 +221,10 @@ def builtin_types() -> ResourceRegistry:
             True,
             CRUD,
             ("ev",),
+            # The same objects as core v1 events, stored in core v1's form and converted.
             storage_prefix="/registry/events",
             strategy=EventsV1EventStrategy(),
+            conversion=EVENTS_V1_CONVERSION,
         ),
         ResourceType(
             "discovery.k8s.io",

@@ -15,12 +15,17 @@ lab shows the same keys a real cluster's etcd holds.
 
 The per-kind behaviour (defaulting, validation, what an update may change) is each type's
 ``Strategy``, as in upstream's ``rest.RESTCreateStrategy``; see ``strategy.py``.
+
+Two types may share one storage prefix: ``events`` in core ``v1`` and in ``events.k8s.io/v1`` are the
+same objects. The store then holds one form, and the type whose version differs carries a
+``StorageConversion`` to and from it (see ``controlplane.api.conversion``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from controlplane.api.strategy import Strategy
 
@@ -41,6 +46,20 @@ class Subresource:
     version: str | None = None
 
 
+Object = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StorageConversion:
+    """How objects of a served version become the stored form (``to_storage``) and back (``from_storage``).
+
+    Both are pure functions that return a new top-level object (they may share nested values).
+    """
+
+    to_storage: Callable[[Object], Object]
+    from_storage: Callable[[Object], Object]
+
+
 @dataclass(frozen=True, slots=True)
 class ResourceType:
     """One resource of one group-version, as discovery publishes it."""
@@ -58,6 +77,8 @@ class ResourceType:
     #: Where the objects live in the store; None for virtual resources (reviews) that are never stored.
     storage_prefix: str | None = None
     strategy: Strategy = field(default_factory=Strategy)
+    #: How this version's objects convert to the stored form and back; None: stored as served.
+    conversion: StorageConversion | None = None
 
     @property
     def group_version(self) -> str:
@@ -75,6 +96,22 @@ class ResourceType:
     def group_resource(self) -> str:
         """``pods`` or ``deployments.apps``: how upstream names a resource in messages."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def to_storage(self, obj: Object) -> Object:
+        """The stored form of an object of this version (itself, for types without a conversion)."""
+        return obj if self.conversion is None else self.conversion.to_storage(obj)
+
+    def from_storage(self, obj: Object) -> Object:
+        """An object of the stored form, as this version serves it."""
+        return obj if self.conversion is None else self.conversion.from_storage(obj)
+
+    @property
+    def cache_key(self) -> str | None:
+        """Which watch cache serves this type: one per storage prefix, and one of its own for a type
+        that converts (its cache holds its own version of the shared objects)."""
+        if self.storage_prefix is None or self.conversion is None:
+            return self.storage_prefix
+        return f"{self.storage_prefix} as {self.group_version}"
 
     def subresource(self, name: str) -> Subresource | None:
         for sub in self.subresources:

@@ -13,7 +13,29 @@ are the same for every kind; what differs is asked of the kind's strategy:
   (``deletionTimestamp``); the rest are removed.
 
 The object is stored without ``resourceVersion``: the store's revision *is* the resourceVersion, set
-on the way out (apiserver ``storage/etcd3``'s versioner does the same).
+on the way out (apiserver ``storage/etcd3``'s versioner does the same). A type that shares its storage
+with another version (``events.k8s.io/v1`` events are core ``v1`` events) is converted to the stored
+form on the way in and back on the way out (``ResourceType.to_storage``/``from_storage``): the registry
+works in the version of the request, the store holds one form.
+
+**Claims: values no two objects may hold.** A Service's cluster IP and node ports must be unique in
+the cluster. A strategy that allocates such values (``ServiceStrategy``) lists them as *claims*, each a
+store key (``/registry/ipaddresses/10.96.0.10``, ``/registry/ranges/servicenodeports/30080``). The
+registry writes an object together with the claims it does not hold yet, in **one transaction**, each
+guarded by "this key does not exist"; so two Services asking for the same IP at the same moment cannot
+both win, whatever the timing. When a claim is taken:
+
+- if the client asked for that value, the answer is upstream's 422 ("provided IP is already
+  allocated") and nothing is written;
+- if the strategy chose it, the strategy chooses again (``reallocate(obj, request, attempt)``) and
+  the transaction is retried.
+
+Claims an update no longer holds (a Service turned ``ExternalName`` holds no IP) are deleted in the
+update's transaction, and all of them in the transaction that deletes the object. Upstream keeps the
+same bookkeeping in allocators backed by etcd (``pkg/registry/core/service/ipallocator``,
+``portallocator``, and since 1.33 ``IPAddress`` objects under ``/registry/ipaddresses``), released by
+``pkg/registry/core/service/storage/storage.go``'s ``afterDelete``/``afterUpdate``; the claim keys
+here are internal bookkeeping and no resource type serves them.
 """
 
 from __future__ import annotations
@@ -22,12 +44,13 @@ import copy
 import json
 import secrets
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from controlplane.api.resources import ResourceType
+from controlplane.api.validation import FieldError
 from controlplane.apiserver import admission, errors, pipeline
 from controlplane.clock import Clock
 from controlplane.store import (
@@ -38,6 +61,7 @@ from controlplane.store import (
     Put,
     Store,
     Txn,
+    TxnResult,
 )
 
 Object = dict[str, Any]
@@ -48,6 +72,39 @@ Track = Callable[[Object | None, Object], Object]
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 #: How many times an update retries its read-modify-write after a conflict it caused itself.
 GUARANTEED_UPDATE_ATTEMPTS = 16
+#: How many times a write chooses again after values the strategy chose turned out to be taken.
+ALLOCATION_ATTEMPTS = 32
+
+
+class Claim(Protocol):
+    """One value an object holds that no other may (see the module docstring), as a strategy lists it."""
+
+    @property
+    def key(self) -> str:
+        """The store key that marks the value taken."""
+        ...
+
+    @property
+    def field(self) -> str:
+        """The field path holding the value (``spec.clusterIPs``)."""
+        ...
+
+    def requested_in(self, request: Mapping[str, Any]) -> bool:
+        """Whether the client's object asked for this exact value."""
+        ...
+
+    def conflict(self) -> FieldError:
+        """The validation error when the client asked for a value that is taken."""
+        ...
+
+
+@runtime_checkable
+class AllocatingStrategy(Protocol):
+    """A strategy whose objects hold claims (``ServiceStrategy``)."""
+
+    def claims(self, obj: Object) -> Sequence[Claim]: ...
+
+    def reallocate(self, obj: Object, request: Mapping[str, Any], attempt: int) -> None: ...
 
 
 def timestamp(clock: Clock) -> str:
@@ -72,6 +129,28 @@ def decode(kv: KeyValue) -> Object:
     return obj
 
 
+def asked_or_held(current: Object, request: Any) -> Any:
+    """Every value in the client's ``request`` or in the ``current`` object, as one JSON document.
+
+    Objects merge key by key, lists concatenate, and a scalar is the request's where it has one. An
+    update that must choose a value again passes this to ``reallocate`` as the "request": a value the
+    object already holds counts as asked for, so only the newly chosen, colliding ones change.
+    """
+    if isinstance(current, dict) and isinstance(request, dict):
+        merged = dict(current)
+        for name, value in request.items():
+            merged[name] = asked_or_held(current[name], value) if name in current else value
+        return merged
+    if isinstance(current, list) and isinstance(request, list):
+        return current + request
+    return current if request is None else request
+
+
+def _found(response: object) -> bool:
+    """Whether a ``Get`` of a failed transaction found its key."""
+    return getattr(response, "kv", None) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Written:
     """The object as stored, and whether the write created it."""
@@ -88,6 +167,8 @@ class Registry:
         self.rtype = rtype
         self.clock = clock
         self.strategy = rtype.strategy
+        #: The strategy, if its objects hold claims (see the module docstring).
+        self.allocator = self.strategy if isinstance(self.strategy, AllocatingStrategy) else None
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -100,11 +181,58 @@ class Registry:
     def invalid(self, name: str, problems: list[Any]) -> errors.StatusError:
         return errors.invalid(self.rtype.kind, self.rtype.group, name, problems)
 
+    def encode(self, obj: Object) -> bytes:
+        """The stored bytes of an object of this type's version (converted to the stored form)."""
+        return encode(self.rtype.to_storage(obj))
+
+    def decode(self, kv: KeyValue) -> Object:
+        """A stored object, in this type's version, with its resourceVersion."""
+        return self.rtype.from_storage(decode(kv))
+
     async def read(self, namespace: str, name: str) -> tuple[Object, int]:
         kv = await self.store.get(self.key(namespace, name))
         if kv is None:
             raise self.not_found(name)
-        return decode(kv), kv.mod_revision
+        return self.decode(kv), kv.mod_revision
+
+    # -- claims ----------------------------------------------------------------------------------
+
+    def claims(self, obj: Object) -> list[Claim]:
+        return list(self.allocator.claims(obj)) if self.allocator is not None else []
+
+    def claim_record(self, claim: Claim, obj: Object) -> bytes:
+        """What a claim key holds: who claimed it, for the etcd panel and for anyone debugging."""
+        meta = obj.get("metadata") or {}
+        owner = {
+            "group": self.rtype.group,
+            "resource": self.rtype.plural,
+            "namespace": meta.get("namespace", ""),
+            "name": meta.get("name", ""),
+            "uid": meta.get("uid", ""),
+        }
+        return json.dumps({"claimedBy": owner, "field": claim.field}, separators=(",", ":")).encode()
+
+    async def _taken(self, claims: list[Claim]) -> list[Claim]:
+        """The claims whose keys exist (dry runs look, without writing)."""
+        return [claim for claim in claims if await self.store.get(claim.key) is not None]
+
+    def _choose_again(
+        self, obj: Object, request: Object, taken: list[Claim], attempt: int, name: str, *, held_by: Object
+    ) -> None:
+        """Answer 422 for taken values the client asked for; let the strategy choose the others again."""
+        requested = [claim for claim in taken if claim.requested_in(request)]
+        if requested:
+            error = self.invalid(name, [claim.conflict() for claim in requested])
+            pipeline.stage("storage", "deny", f"{requested[0].key} is already taken")
+            raise error
+        assert self.allocator is not None
+        self.allocator.reallocate(obj, asked_or_held(held_by, request), attempt + 1)
+
+    def _allocation_failed(self, taken: list[Claim]) -> errors.StatusError:
+        """Every choice collided: the range is (nearly) full. Upstream answers 500 here too."""
+        fields = ", ".join(dict.fromkeys(claim.field for claim in taken))
+        pipeline.stage("storage", "deny", f"no free value for {fields}")
+        return errors.internal_error(f"failed to allocate {fields}: range is full")
 
     # -- create ----------------------------------------------------------------------------------
 
@@ -148,22 +276,47 @@ class Registry:
     async def create(
         self, obj: Object, namespace: str, *, dry_run: bool = False, track: Track | None = None
     ) -> Object:
+        # The client's own object, to tell the values it asked for from those the strategy chose.
+        request = copy.deepcopy(obj) if self.allocator is not None else obj
         obj = self.prepare_create(obj, namespace, track=track)
         name = obj["metadata"]["name"]
-        if dry_run:
-            if await self.store.get(self.key(namespace, name)) is not None:
-                raise errors.already_exists(self.rtype.plural, self.rtype.group, name)
-            return obj
         key = self.key(namespace, name)
-        result = await self.store.txn(
-            Txn(compares=(Compare.absent(key),), success=(Put(key, encode(obj)),), failure=(Get(key),))
-        )
-        if not result.succeeded:
-            pipeline.stage("storage", "deny", f"{key} already exists")
-            raise errors.already_exists(self.rtype.plural, self.rtype.group, name)
-        pipeline.stage("storage", "pass", f"created {key} at revision {result.revision}")
-        obj["metadata"]["resourceVersion"] = str(result.revision)
-        return obj
+        taken: list[Claim] = []
+        for attempt in range(ALLOCATION_ATTEMPTS):
+            claims = self.claims(obj)
+            if dry_run:
+                exists = await self.store.get(key) is not None
+                taken = await self._taken(claims)
+            else:
+                result = await self.store.txn(
+                    Txn(
+                        compares=(Compare.absent(key), *(Compare.absent(c.key) for c in claims)),
+                        success=(
+                            Put(key, self.encode(obj)),
+                            *(Put(c.key, self.claim_record(c, obj)) for c in claims),
+                        ),
+                        failure=(Get(key), *(Get(c.key) for c in claims)),
+                    )
+                )
+                if result.succeeded:
+                    held = f" with {len(claims)} claims" if claims else ""
+                    pipeline.stage("storage", "pass", f"created {key}{held} at revision {result.revision}")
+                    obj["metadata"]["resourceVersion"] = str(result.revision)
+                    return obj
+                exists = _found(result.responses[0])
+                taken = [c for c, r in zip(claims, result.responses[1:], strict=True) if _found(r)]
+            if not taken:
+                if not exists:  # a dry run that would succeed
+                    return obj
+                pipeline.stage("storage", "deny", f"{key} already exists")
+                raise errors.already_exists(self.rtype.plural, self.rtype.group, name)
+            if exists and not any(c.requested_in(request) for c in taken):
+                # Choosing again cannot help: the name is taken (upstream allocates first, so a value
+                # the client asked for that is taken is reported before the name).
+                pipeline.stage("storage", "deny", f"{key} already exists")
+                raise errors.already_exists(self.rtype.plural, self.rtype.group, name)
+            self._choose_again(obj, request, taken, attempt, name, held_by={})
+        raise self._allocation_failed(taken)
 
     # -- update ----------------------------------------------------------------------------------
 
@@ -195,8 +348,9 @@ class Registry:
                 desired.setdefault("metadata", {})["name"] = name
                 created = await self.create(desired, namespace, dry_run=dry_run, track=track)
                 return Written(created, created=True)
-            current = decode(kv)
+            current = self.decode(kv)
             desired = mutate(copy.deepcopy(current))
+            request = copy.deepcopy(desired) if self.allocator is not None else desired
             meta = desired.setdefault("metadata", {})
             if not isinstance(meta, dict):
                 raise errors.bad_request("metadata must be an object")
@@ -239,20 +393,9 @@ class Registry:
             admission.validate("UPDATE", desired, current)
             if self._unchanged(desired, current):
                 return Written(current)  # upstream skips the write: same resourceVersion back
-            if dry_run:
+            result = await self._write_update(key, kv, desired, current, request, name, dry_run=dry_run)
+            if result is None:  # a dry run that would succeed
                 return Written(desired)
-            if self._finished_deleting(desired):
-                result = await self.store.txn(
-                    Txn(compares=(Compare.unchanged(key, kv.mod_revision),), success=(Delete(key),))
-                )
-            else:
-                result = await self.store.txn(
-                    Txn(
-                        compares=(Compare.unchanged(key, kv.mod_revision),),
-                        success=(Put(key, encode(desired)),),
-                        failure=(Get(key),),
-                    )
-                )
             if result.succeeded:
                 pipeline.stage("storage", "pass", f"updated {key} at revision {result.revision}")
                 desired["metadata"]["resourceVersion"] = str(result.revision)
@@ -262,6 +405,60 @@ class Registry:
             # one, a patch that sets one) gets 409 at the check above; a patch without one is simply
             # applied to the newer object.
         raise errors.conflict(self.rtype.plural, self.rtype.group, name, errors.OBJECT_MODIFIED)
+
+    async def _write_update(
+        self,
+        key: str,
+        kv: KeyValue,
+        desired: Object,
+        current: Object,
+        request: Object,
+        name: str,
+        *,
+        dry_run: bool,
+    ) -> TxnResult | None:
+        """Write ``desired`` over ``current`` (read at ``kv``), claiming what it newly holds and releasing
+        what it no longer does; the failed result if someone else wrote first; None for a dry run."""
+        held = {claim.key for claim in self.claims(current)}
+        taken: list[Claim] = []
+        for attempt in range(ALLOCATION_ATTEMPTS):
+            guard = Compare.unchanged(key, kv.mod_revision)
+            if self._finished_deleting(desired):
+                # The last finalizer is gone: the object is deleted, and every claim with it.
+                if dry_run:
+                    return None
+                return await self.store.txn(
+                    Txn(
+                        compares=(guard,),
+                        success=(Delete(key), *(Delete(k) for k in sorted(held))),
+                        failure=(Get(key),),
+                    )
+                )
+            claims = self.claims(desired)
+            new = [claim for claim in claims if claim.key not in held]
+            released = sorted(held - {claim.key for claim in claims})
+            if dry_run:
+                taken = await self._taken(new)
+                if not taken:
+                    return None
+            else:
+                result = await self.store.txn(
+                    Txn(
+                        compares=(guard, *(Compare.absent(c.key) for c in new)),
+                        success=(
+                            Put(key, self.encode(desired)),
+                            *(Put(c.key, self.claim_record(c, desired)) for c in new),
+                            *(Delete(k) for k in released),
+                        ),
+                        failure=(Get(key), *(Get(c.key) for c in new)),
+                    )
+                )
+                latest = result.responses[0] if result.responses else None
+                if result.succeeded or not guard.holds(getattr(latest, "kv", None)):
+                    return result  # written, or someone else wrote first: read again
+                taken = [c for c, r in zip(new, result.responses[1:], strict=True) if _found(r)]
+            self._choose_again(desired, request, taken, attempt, name, held_by=current)
+        raise self._allocation_failed(taken)
 
     @staticmethod
     def _keep_server_fields(desired: Object, current: Object) -> None:
@@ -310,7 +507,7 @@ class Registry:
             kv = await self.store.get(key)
             if kv is None:
                 raise self.not_found(name)
-            current = decode(kv)
+            current = self.decode(kv)
             meta = current["metadata"]
             if preconditions:
                 if preconditions.get("uid") and preconditions["uid"] != meta.get("uid"):
@@ -356,7 +553,7 @@ class Registry:
                 result = await self.store.txn(
                     Txn(
                         compares=(Compare.unchanged(key, kv.mod_revision),),
-                        success=(Put(key, encode(marked)),),
+                        success=(Put(key, self.encode(marked)),),
                     )
                 )
                 if result.succeeded:
@@ -365,8 +562,13 @@ class Registry:
                 continue
             if dry_run:
                 return current, True
+            # The object goes, and the values it held are free again, in the same revision.
+            released = sorted({claim.key for claim in self.claims(current)})
             result = await self.store.txn(
-                Txn(compares=(Compare.unchanged(key, kv.mod_revision),), success=(Delete(key),))
+                Txn(
+                    compares=(Compare.unchanged(key, kv.mod_revision),),
+                    success=(Delete(key), *(Delete(k) for k in released)),
+                )
             )
             if result.succeeded:
                 meta["resourceVersion"] = str(result.revision)
@@ -374,4 +576,14 @@ class Registry:
         raise errors.conflict(self.rtype.plural, self.rtype.group, name, errors.OBJECT_MODIFIED)
 
 
-__all__ = ["Registry", "Written", "decode", "encode", "timestamp"]
+__all__ = [
+    "ALLOCATION_ATTEMPTS",
+    "AllocatingStrategy",
+    "Claim",
+    "Registry",
+    "Written",
+    "asked_or_held",
+    "decode",
+    "encode",
+    "timestamp",
+]

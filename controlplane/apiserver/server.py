@@ -104,8 +104,9 @@ class APIServer:
             if t.storage_prefix is None:
                 continue
             self.registries[(t.group, t.version, t.plural)] = finalize.registry_for(store, t, clock)
-            if t.storage_prefix not in self.caches:
-                self.caches[t.storage_prefix] = WatchCache(store, t, window=watch_cache_window)
+            cache_key = t.cache_key or t.storage_prefix
+            if cache_key not in self.caches:
+                self.caches[cache_key] = WatchCache(store, t, window=watch_cache_window)
         #: Signs TokenRequests and checks ServiceAccount tokens (None: this server has neither).
         self.service_account_issuer = service_account_issuer
         self.authenticator = authentication.Authenticator(
@@ -307,7 +308,7 @@ class APIServer:
         ctx = resources.Context(
             rtype=rtype,
             registry=registry,
-            cache=self.caches.get(rtype.storage_prefix or ""),
+            cache=self.caches.get(rtype.cache_key or ""),
             store=self.store,
             request=request,
             namespace=namespace,

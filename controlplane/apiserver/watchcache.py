@@ -33,6 +33,12 @@ thousand watchers of pods make that a thousand deliveries. Three things keep tha
   first task wait, and the store watch buffers behind it (closing it, and so re-listing the cache,
   if even that overflows).
 
+- **offer only where it can match.** Every kubelet watches pods with ``fieldSelector=spec.nodeName=
+  <its node>``: offering each pod change to all of them, to be filtered out by all but one, costs
+  nodes x changes. Like upstream's cacher with pods' ``NodeNameTriggerFunc`` (an *indexed trigger*),
+  the cache files such watchers under the node they asked for and offers a change only to the
+  watchers of the node the pod is (or was) on, plus every watcher without that selector.
+
 Every watcher still gets every event after the revision it started from, once and in order: each
 watcher remembers that revision (``since``), and a batch goes out only after the previous one
 reached every watcher.
@@ -117,6 +123,17 @@ class CacheEvent:
 Filter = Callable[[Object], bool]
 
 
+def _pod_node_name(obj: Object) -> str:
+    return str((obj.get("spec") or {}).get("nodeName") or "")
+
+
+#: Indexed triggers by (group, plural): the field a watcher's selector may pin, and how to read it
+#: from an object (upstream: ``pkg/registry/core/pod/storage``'s ``NodeNameTriggerFunc``).
+TRIGGERS: dict[tuple[str, str], tuple[str, Callable[[Object], str]]] = {
+    ("", "pods"): ("spec.nodeName", _pod_node_name),
+}
+
+
 class CacheWatcher:
     """One client's watch on the cache: a buffer of events the watch handler takes in batches.
 
@@ -134,9 +151,12 @@ class CacheWatcher:
         *,
         capacity: int = WATCHER_BUFFER,
         since: int = 0,
+        trigger_value: str | None = None,
     ) -> None:
         self.namespace_prefix = namespace_prefix
         self.matches = matches
+        #: The value this watcher's selector pins the cache's trigger field to (None: not pinned).
+        self.trigger_value = trigger_value
         self.since = since
         self.capacity = capacity
         self.buffer: list[CacheEvent] = []
@@ -221,6 +241,11 @@ class WatchCache:
         self.oldest = 0
         #: The client watchers, in the order they started (the order a fan-out serves them in).
         self.watchers: dict[CacheWatcher, None] = {}
+        #: The indexed trigger of this resource, if any: the field name and how to read it.
+        self.trigger = TRIGGERS.get((rtype.group, rtype.plural))
+        #: Watchers pinned to one trigger value, by value; the others are in ``_unpinned``.
+        self._pinned: dict[str, dict[CacheWatcher, None]] = {}
+        self._unpinned: dict[CacheWatcher, None] = {}
         self._task: asyncio.Task[None] | None = None
         #: Changes applied to the cache and not yet offered to the watchers (see the module docstring).
         self._outbox: asyncio.Queue[CacheEvent] = asyncio.Queue(maxsize=MAX_FANOUT_EVENTS)
@@ -275,7 +300,7 @@ class WatchCache:
             page = await self.store.range(self.prefix, start=start, revision=revision, limit=1000)
             revision = page.revision
             for kv in page.kvs:
-                listed[kv.key] = Cached(decode(kv), kv.mod_revision)
+                listed[kv.key] = Cached(self.rtype.from_storage(decode(kv)), kv.mod_revision)
             if not page.more:
                 break
             start = page.kvs[-1].key + "\0"
@@ -312,7 +337,8 @@ class WatchCache:
         """Bring the objects and the event window up to ``event``; the change for watchers, if any."""
         previous = self.objects.get(event.key)
         if event.type is EventType.PUT:
-            current = Cached(decode(event.kv), event.revision)
+            # Objects are kept in this type's version (converted once here, for every reader).
+            current = Cached(self.rtype.from_storage(decode(event.kv)), event.revision)
             self.objects[event.key] = current
             change = CacheEvent(
                 "MODIFIED" if previous else "ADDED", event.key, event.revision, current, previous
@@ -347,13 +373,29 @@ class WatchCache:
         in the event window or the objects already (and ``since`` keeps any watcher from getting a
         change twice).
         """
-        watchers = list(self.watchers)
+        watchers = self._watchers_for(changes)
         for start in range(0, len(watchers), FANOUT_BATCH):
             if start:
                 await asyncio.sleep(0)  # let requests and responses through between turns
             for watcher in watchers[start : start + FANOUT_BATCH]:
                 for change in changes:
                     watcher.offer(change)
+
+    def _watchers_for(self, changes: list[CacheEvent]) -> list[CacheWatcher]:
+        """The watchers ``changes`` may concern: the unpinned ones and those pinned to a value one of
+        the changed objects has now or had before (a pod moving off a node is news to that node)."""
+        if self.trigger is None or not self._pinned:
+            return list(self.watchers)
+        read = self.trigger[1]
+        values = set()
+        for change in changes:
+            values.add(read(change.object.obj))
+            if change.previous is not None:
+                values.add(read(change.previous.obj))
+        watchers = list(self._unpinned)
+        for value in values:
+            watchers.extend(self._pinned.get(value, ()))
+        return watchers
 
     def _advance(self, revision: int) -> None:
         if revision > self.revision:
@@ -392,12 +434,23 @@ class WatchCache:
 
     # -- watches ---------------------------------------------------------------------------------
 
-    def watch(self, namespace: str | None, matches: Filter | None, from_revision: int | None) -> CacheWatcher:
+    def watch(
+        self,
+        namespace: str | None,
+        matches: Filter | None,
+        from_revision: int | None,
+        *,
+        trigger_value: str | None = None,
+    ) -> CacheWatcher:
         """A watcher receiving changes after ``from_revision`` (None: the current state as ADDED first).
 
-        Raises ``TooOldResourceVersion`` when ``from_revision`` is older than the event window.
+        ``trigger_value`` is the value the watcher's field selector requires of this resource's
+        indexed trigger field (``spec.nodeName`` for pods), if it pins it; ``matches`` must then
+        imply it. Raises ``TooOldResourceVersion`` when ``from_revision`` is older than the window.
         """
-        watcher = CacheWatcher(self.rtype.prefix(namespace), matches)
+        if self.trigger is None:
+            trigger_value = None
+        watcher = CacheWatcher(self.rtype.prefix(namespace), matches, trigger_value=trigger_value)
         if from_revision is None:
             initial = self.list(namespace, matches)
             watcher.capacity = max(watcher.capacity, len(initial) + WATCHER_BUFFER)
@@ -414,10 +467,21 @@ class WatchCache:
         # The watcher has everything up to the cache's revision now: from here on, only later changes.
         watcher.since = self.revision
         self.watchers[watcher] = None
+        if watcher.trigger_value is None:
+            self._unpinned[watcher] = None
+        else:
+            self._pinned.setdefault(watcher.trigger_value, {})[watcher] = None
         return watcher
 
     def forget(self, watcher: CacheWatcher) -> None:
         self.watchers.pop(watcher, None)
+        self._unpinned.pop(watcher, None)
+        if watcher.trigger_value is not None:
+            pinned = self._pinned.get(watcher.trigger_value)
+            if pinned is not None:
+                pinned.pop(watcher, None)
+                if not pinned:
+                    del self._pinned[watcher.trigger_value]
 
 
 def _sort_key(obj: Object) -> tuple[str, str]:

@@ -19,7 +19,7 @@ from controlplane.api import selectors
 from controlplane.api.resources import ResourceType
 from controlplane.apiserver import errors, pagination, tables
 from controlplane.apiserver.http import Accept, Request, decode_body, dumps
-from controlplane.apiserver.registry import Registry, decode
+from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.store import Compacted, FutureRevision, Store
 
@@ -181,7 +181,7 @@ async def _list_from_store(
             page = await ctx.store.range(prefix, start=start, revision=revision, limit=want)
             revision = page.revision
             for kv in page.kvs:
-                obj = decode(kv)
+                obj = ctx.registry.decode(kv)
                 if matches is None or matches(obj):
                     items.append(obj)
             if not page.more:
@@ -403,7 +403,7 @@ async def delete_collection(ctx: Context) -> Reply:
     result = await ctx.store.range(ctx.rtype.prefix(namespace))
     deleted: list[Object] = []
     for kv in result.kvs:
-        obj = decode(kv)
+        obj = ctx.registry.decode(kv)
         if matches is not None and not matches(obj):
             continue
         meta = obj["metadata"]

@@ -28,6 +28,7 @@ import random
 from datetime import UTC, datetime
 from typing import Any
 
+from controlplane.api import selectors
 from controlplane.apiserver import errors, pagination, tables
 from controlplane.apiserver.handlers.resources import CACHE_WAIT, Context, build_filter
 from controlplane.apiserver.http import Send, dumps
@@ -67,7 +68,7 @@ async def watch(ctx: Context, send: Send, *, bookmark_interval: float = BOOKMARK
         await cache.wait_for(await ctx.store.current_revision(), CACHE_WAIT)
 
     try:
-        watcher = cache.watch(namespace, matches, None if initial else rv)
+        watcher = cache.watch(namespace, matches, None if initial else rv, trigger_value=_trigger_value(ctx))
     except TooOldResourceVersion as error:
         await _start(send, ctx)
         status = errors.resource_expired(str(error)).status()
@@ -205,3 +206,16 @@ class _Encoder:
         else:
             obj = {"kind": rtype.kind, "apiVersion": rtype.api_version, "metadata": meta}
         return dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+
+
+def _trigger_value(ctx: Context) -> str | None:
+    """The value the watch's field selector pins the cache's indexed trigger field to, if it does
+    (``spec.nodeName=node-1`` for a kubelet's pod watch). The selector was checked by ``build_filter``."""
+    cache = ctx.cache
+    text = ctx.request.query.get("fieldSelector", "")
+    if cache is None or cache.trigger is None or not text:
+        return None
+    try:
+        return selectors.parse_field_selector(text).exact_match(cache.trigger[0])
+    except selectors.SelectorError:
+        return None

@@ -140,3 +140,46 @@ async def test_a_watcher_that_falls_too_far_behind_is_closed_not_silently_shorte
         watcher.offer(CacheEvent("ADDED", f"/registry/pods/default/p{revision}", revision, cached, None))
     assert watcher.closed_reason == "watcher fell too far behind"
     assert await watcher.take() == []
+
+
+async def test_pod_watchers_pinned_to_a_node_are_offered_only_that_nodes_changes(api: API) -> None:
+    """The indexed trigger: a kubelet's ``spec.nodeName=<node>`` watch is not even offered other
+    nodes' pods; a pod bound to the node arrives as ADDED, and the unscheduled watch sees it go."""
+    cache = pods_cache(api)
+
+    def on(node: str) -> watchcache.Filter:
+        return lambda obj: (obj.get("spec") or {}).get("nodeName", "") == node
+
+    node_a = cache.watch("default", on("node-a"), cache.revision, trigger_value="node-a")
+    node_b = cache.watch("default", on("node-b"), cache.revision, trigger_value="node-b")
+    pending = cache.watch("default", on(""), cache.revision, trigger_value="")
+    everyone = cache.watch("default", None, cache.revision)
+    offered: list[tuple[str, str]] = []
+    for name, watcher in (("node-a", node_a), ("node-b", node_b), ("pending", pending), ("all", everyone)):
+        original = watcher.offer
+
+        def spy(event: CacheEvent, name: str = name, original: Any = original) -> None:
+            offered.append((name, event.type))
+            original(event)
+
+        watcher.offer = spy  # type: ignore[method-assign]
+
+    await api.client.post(PODS, json=pod("web"))
+    assert names(await collect(pending, 1)) == ["web"]
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "web"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-a"},
+    }
+    assert (await api.client.post(f"{PODS}/web/binding", json=binding)).status_code == 201
+
+    (added,) = await collect(node_a, 1)
+    assert (added.type, added.object.obj["spec"]["nodeName"]) == ("ADDED", "node-a")
+    (gone,) = await collect(pending, 1)
+    assert gone.type == "DELETED"  # it stopped matching the unscheduled watch
+    assert len(await collect(everyone, 2)) == 2
+    assert ("node-b", "ADDED") not in offered and ("node-b", "MODIFIED") not in offered
+    assert node_b.buffer == []
+    cache.forget(node_b)
+    assert "node-b" not in cache._pinned
