@@ -60,9 +60,9 @@ run: $(VENV)/.requirements.stamp
 
 # -- test ----------------------------------------------------------------------------------------
 
-# Debian packages the tests need: etcd-server, and wrk (the load generator of `python -m bench api`,
-# whose smoke test runs it). Installed when we are root; otherwise we say what to install (the tests
-# that need them are skipped locally and fail in CI).
+# Debian packages the tests need: etcd-server, wrk (the load generator of `python -m bench api`, whose
+# smoke test runs it) and chromium (the browser tests drive it with Playwright). Installed when we are
+# root; otherwise we say what to install (the tests that need them are skipped locally and fail in CI).
 debian-packages:
 	@if [ ! -x /usr/bin/etcd ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -80,6 +80,15 @@ debian-packages:
 				|| echo "Could not install wrk; python -m bench api will report its GET and LIST lines as errors" >&2; \
 		else \
 			echo "wrk is missing: sudo apt-get install wrk (python -m bench api needs it)"; \
+		fi; \
+	fi
+	@if [ ! -x /usr/bin/chromium ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "Installing chromium ..."; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+				|| echo "Could not install chromium; the browser tests will fail in CI" >&2; \
+		else \
+			echo "chromium is missing: sudo apt-get install chromium (the browser tests need it)"; \
 		fi; \
 	fi
 

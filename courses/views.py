@@ -27,8 +27,15 @@ def landing(request: HttpRequest) -> HttpResponse:
 
 
 def cluster(request: HttpRequest, name: str) -> HttpResponse:
-    """One cluster: its state, and (with later issues) its topology and how to point kubectl at it."""
+    """One cluster: its state and its live topology (static/topology/, fed by the trace websocket)."""
     summary = cluster_summary(name, data_dir=settings.KUBELAB_DATA_DIR, store_url=settings.KUBELAB_STORE)
     if summary is None:
         raise Http404(f"no cluster named {name!r}")
-    return render(request, "courses/cluster.html", {"cluster": summary})
+    topology = {
+        "cluster": summary.name,
+        # Same origin; the trace consumer (controlplane.consumers) serves it.
+        "socket": f"/ws/lab/{summary.name}/trace/",
+        # The profile this process starts clusters with; the stream's hello says which is in force.
+        "timing": settings.KUBELAB_TIMING_PROFILE,
+    }
+    return render(request, "courses/cluster.html", {"cluster": summary, "topology": topology})

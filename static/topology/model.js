@@ -1,0 +1,501 @@
+// The topology model: what the diagram shows, built only from trace events (docs/trace.md).
+//
+// Pure code, no DOM and no timers: `TopologyModel.apply(event)` folds one event into the model and
+// returns a list of *changes* (a node appeared, a packet reached a pipeline stage, a watch pulsed ...)
+// that the view animates. The same events in the same order always give the same model, so the page
+// can rebuild any earlier moment by replaying the recorded events, and a test can check the model
+// without a browser's layout or a server.
+//
+// What the model keeps:
+// - nodes: every diagram node seen so far (`user:<name>`, `apiserver`, `etcd`, `scheduler`,
+//   `controller-manager`, `kubelet:<node>`, `kube-proxy:<node>`, `webhook:<name>`), in first-seen
+//   order, with the pods a kubelet runs and the controllers the controller manager has reconciled with;
+// - requests: one per Audit-ID, with the pipeline stages it passed and where it stopped;
+// - watches: standing connections between two nodes, by watch id;
+// - an index of recent events by seq, by request and by store revision, for the inspector and for
+//   the causal chain (request -> revision it wrote -> watch events of that revision -> the work they
+//   queued -> the requests that work made ...).
+
+/** The API server's pipeline stages, in order (schema.PIPELINE_STAGES). */
+export const STAGES = [
+  "authentication",
+  "audit",
+  "impersonation",
+  "flowcontrol",
+  "authorization",
+  "mutating-admission",
+  "validation",
+  "validating-admission",
+  "storage",
+];
+
+/** How each stage is named for people. */
+export const STAGE_NAMES = {
+  authentication: "authentication",
+  audit: "audit",
+  impersonation: "impersonation",
+  flowcontrol: "flow control",
+  authorization: "authorization",
+  "mutating-admission": "mutating admission",
+  validation: "validation",
+  "validating-admission": "validating admission",
+  storage: "storage",
+};
+
+const VERB_BY_METHOD = { POST: "create", PUT: "update", PATCH: "patch", DELETE: "delete" };
+
+/** The kind and name of a diagram node id: `kubelet:node-1` -> {kind: "kubelet", name: "node-1"}. */
+export function parseNodeId(id) {
+  if (typeof id !== "string" || id === "") return { kind: "unknown", name: String(id) };
+  const colon = id.indexOf(":");
+  if (colon < 0) return { kind: id, name: id };
+  return { kind: id.slice(0, colon), name: id.slice(colon + 1) };
+}
+
+/**
+ * What a request is about, from its method and path (the trace's `request.received` has both;
+ * `verb` when the emitter knows it). `/api/v1/namespaces/default/pods/web/status` ->
+ * {verb: "patch", resource: "pods", namespace: "default", name: "web", subresource: "status"}.
+ */
+export function describeRequest(method, path, verb) {
+  const [bare, query = ""] = String(path || "").split("?");
+  const parts = bare.split("/").filter(Boolean);
+  let rest = [];
+  if (parts[0] === "api") rest = parts.slice(2);
+  else if (parts[0] === "apis") rest = parts.slice(3);
+  let namespace = "";
+  if (rest[0] === "namespaces" && rest.length >= 3) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
+  const resource = rest[0] || "";
+  const name = rest[1] || (resource === "namespaces" && namespace ? namespace : "");
+  const subresource = rest[2] || "";
+  let guessed = VERB_BY_METHOD[String(method || "").toUpperCase()] || "get";
+  if (guessed === "get" && resource && !name) guessed = /(^|&)watch=(1|true)/.test(query) ? "watch" : "list";
+  if (guessed === "delete" && resource && !name) guessed = "deletecollection";
+  if (!resource) guessed = "get";
+  return { verb: verb || guessed, resource: resource || bare || "/", namespace, name, subresource };
+}
+
+/** A request in a few words: `create pods/web`, `patch pods/web/status`, `get /apis`. */
+export function requestTitle(request) {
+  const what = [request.resource, request.name, request.subresource].filter(Boolean).join("/");
+  return `${request.verb} ${what}`;
+}
+
+const REVISION_IN_DETAIL = /\brevision (\d+)\b/;
+
+function isWrite(event) {
+  return (event.op === "txn" || event.op === "put" || event.op === "delete") && event.succeeded !== false;
+}
+
+export class TopologyModel {
+  constructor({ maxEvents = 5000, maxRequests = 2000 } = {}) {
+    this.maxEvents = maxEvents;
+    this.maxRequests = maxRequests;
+    this.lastSeq = 0;
+    /** @type {Map<string, object>} diagram nodes by id, in first-seen order */
+    this.nodes = new Map();
+    /** @type {Map<string, object>} requests by Audit-ID, oldest first */
+    this.requests = new Map();
+    /** @type {Map<string, object>} open watches by watch id */
+    this.watches = new Map();
+    /** @type {Map<number, object>} recent events by seq */
+    this.events = new Map();
+    this.revision = 0;
+    this.compacted = 0;
+    // Causality indexes (see docs/trace.md, "Causality").
+    this.writerOfRevision = new Map(); // revision -> request id
+    this.seqsOfRevision = new Map(); // revision -> [seq] (watch events, work) that name it
+    this.workForRequest = new Map(); // request id -> seq of the reconcile/decision that made it
+  }
+
+  /** Fold one event in; returns the changes for the view. Events at or below lastSeq are ignored. */
+  apply(event) {
+    const changes = [];
+    if (!event || typeof event !== "object") return changes;
+    if (typeof event.seq === "number") {
+      if (event.seq <= this.lastSeq) return changes;
+      this.lastSeq = event.seq;
+      this.events.set(event.seq, event);
+      if (this.events.size > this.maxEvents) this.events.delete(this.events.keys().next().value);
+    }
+    const handler = HANDLERS[event.type];
+    if (handler) handler.call(this, event, changes);
+    else this._touch(event.from, event, changes);
+    return changes;
+  }
+
+  /** Make sure a diagram node exists; adds a `node` change the first time it is seen. */
+  ensureNode(id, event, changes) {
+    if (!id || typeof id !== "string") return null;
+    let node = this.nodes.get(id);
+    if (!node) {
+      const { kind, name } = parseNodeId(id);
+      node = { id, kind, name, firstSeq: event?.seq ?? 0, state: null, pods: new Map(), controllers: new Set() };
+      this.nodes.set(id, node);
+      if (kind === "kube-proxy") this.ensureNode(`kubelet:${name}`, event, changes);
+      changes.push({ kind: "node", id });
+    }
+    return node;
+  }
+
+  _touch(id, event, changes) {
+    const node = this.ensureNode(id, event, changes);
+    if (node && event.to && event.to !== id) this.ensureNode(event.to, event, changes);
+    return node;
+  }
+
+  _request(event) {
+    let request = this.requests.get(event.id);
+    if (!request) {
+      request = {
+        id: event.id,
+        from: null,
+        claimedFrom: event.from || null,
+        to: event.to || "apiserver",
+        method: "",
+        path: "",
+        verb: "get",
+        resource: "",
+        namespace: "",
+        name: "",
+        subresource: "",
+        stages: {},
+        stoppedAt: null,
+        reason: "",
+        code: null,
+        duration: null,
+        state: "flight",
+        seqs: [],
+        revisions: [],
+        started: false,
+      };
+      this.requests.set(event.id, request);
+      if (this.requests.size > this.maxRequests) this.requests.delete(this.requests.keys().next().value);
+    }
+    if (typeof event.seq === "number") request.seqs.push(event.seq);
+    return request;
+  }
+
+  // The API server's `request.received` names `user:anonymous` before authentication has run; the
+  // real sender is known from the first stage on. The packet starts from the sender once it is known.
+  _learnSender(request, event, changes) {
+    const from = event.from;
+    if (from && (from !== "user:anonymous" || event.type === "request.completed" || request.stoppedAt)) {
+      if (request.from !== from && (request.from === null || request.from === "user:anonymous")) {
+        request.from = from;
+        this.ensureNode(from, event, changes);
+      }
+    }
+    if (!request.started && request.from) {
+      request.started = true;
+      changes.push({ kind: "request-start", id: request.id });
+    }
+  }
+
+  _wrote(revision, requestId, seq) {
+    if (typeof revision !== "number") return;
+    if (revision > this.revision) this.revision = revision;
+    if (requestId && !this.writerOfRevision.has(revision)) {
+      this.writerOfRevision.set(revision, requestId);
+      const request = this.requests.get(requestId);
+      if (request && !request.revisions.includes(revision)) request.revisions.push(revision);
+    }
+    void seq;
+  }
+
+  _nameRevision(revision, seq) {
+    if (typeof revision !== "number") return;
+    let seqs = this.seqsOfRevision.get(revision);
+    if (!seqs) {
+      seqs = [];
+      this.seqsOfRevision.set(revision, seqs);
+      if (this.seqsOfRevision.size > this.maxEvents) {
+        this.seqsOfRevision.delete(this.seqsOfRevision.keys().next().value);
+      }
+    }
+    seqs.push(seq);
+  }
+
+  _pod(nodeName, key, state, event, changes) {
+    const kubelet = this.ensureNode(`kubelet:${nodeName}`, event, changes);
+    if (!kubelet) return;
+    for (const other of this.nodes.values()) {
+      if (other !== kubelet && other.pods.delete(key)) changes.push({ kind: "pods", id: other.id });
+    }
+    const pod = kubelet.pods.get(key);
+    if (!pod || pod.state !== state) {
+      kubelet.pods.set(key, { key, name: key.split("/").pop(), state });
+      changes.push({ kind: "pods", id: kubelet.id });
+    }
+  }
+
+  _forgetPod(key, changes) {
+    for (const node of this.nodes.values()) {
+      if (node.pods.delete(key)) changes.push({ kind: "pods", id: node.id });
+    }
+  }
+
+  /** Every event index of one request, oldest first. */
+  eventsOfRequest(id) {
+    const request = this.requests.get(id);
+    if (!request) return [];
+    return request.seqs.map((seq) => this.events.get(seq)).filter(Boolean);
+  }
+
+  /**
+   * The causal chain around a request, an event or a node's work: the requests, events and diagram
+   * nodes linked by Audit-ID, revisions written and watched, and the requests work made. Built from
+   * the links the trace names (never from timing), both ways: what caused this, and what it caused.
+   */
+  chain(selection) {
+    const requests = new Set();
+    const seqs = new Set();
+    const work = [];
+    if (selection?.request) requests.add(selection.request);
+    if (typeof selection?.seq === "number") {
+      const event = this.events.get(selection.seq);
+      if (event) {
+        seqs.add(event.seq);
+        if (event.id) requests.add(event.id);
+        if (event.type === "reconcile" || event.type === "scheduler.decision") work.push(event);
+        if (event.type === "watch.event") this._revisionEffects(event.revision, seqs, requests, work);
+      }
+    }
+    // Forward: a request's writes -> watch events and work that name them -> the requests made.
+    const forward = [...requests];
+    const backward = [...requests];
+    const done = new Set();
+    for (let i = 0; i < forward.length || work.length; ) {
+      if (work.length) {
+        const item = work.shift();
+        seqs.add(item.seq);
+        for (const made of item.requests || []) {
+          if (!requests.has(made)) {
+            requests.add(made);
+            forward.push(made);
+          }
+        }
+        continue;
+      }
+      const id = forward[i++];
+      if (done.has(id) || done.size > 200) continue;
+      done.add(id);
+      const request = this.requests.get(id);
+      for (const revision of request?.revisions || []) this._revisionEffects(revision, seqs, requests, work);
+    }
+    // Backward: the work that made a request -> the revision that queued it -> the request that wrote it.
+    const seen = new Set();
+    while (backward.length && seen.size < 200) {
+      const id = backward.shift();
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const workSeq = this.workForRequest.get(id);
+      const cause = workSeq !== undefined ? this.events.get(workSeq) : undefined;
+      if (!cause) continue;
+      seqs.add(cause.seq);
+      const writer = this.writerOfRevision.get(cause.revision);
+      for (const seq of this.seqsOfRevision.get(cause.revision) || []) {
+        const watchEvent = this.events.get(seq);
+        if (watchEvent?.type === "watch.event" && watchEvent.to === cause.from) seqs.add(seq);
+      }
+      if (writer && !requests.has(writer)) {
+        requests.add(writer);
+        backward.push(writer);
+      }
+    }
+    for (const id of requests) for (const seq of this.requests.get(id)?.seqs || []) seqs.add(seq);
+    const nodes = new Set();
+    for (const seq of seqs) {
+      const event = this.events.get(seq);
+      if (!event) continue;
+      if (event.from && event.from !== "user:anonymous") nodes.add(event.from);
+      if (event.to) nodes.add(event.to);
+    }
+    for (const id of requests) {
+      const request = this.requests.get(id);
+      if (request?.from) nodes.add(request.from);
+    }
+    if (selection?.node) nodes.add(selection.node);
+    return { requests, seqs, nodes };
+  }
+
+  _revisionEffects(revision, seqs, requests, work) {
+    for (const seq of this.seqsOfRevision.get(revision) || []) {
+      const event = this.events.get(seq);
+      if (!event || seqs.has(seq)) continue;
+      seqs.add(seq);
+      if (event.type === "reconcile" || event.type === "scheduler.decision") work.push(event);
+    }
+  }
+}
+
+const HANDLERS = {
+  "request.received"(event, changes) {
+    const request = this._request(event);
+    request.method = event.method || "";
+    request.path = event.path || "";
+    Object.assign(request, describeRequest(event.method, event.path, event.verb));
+    this.ensureNode(event.to || "apiserver", event, changes);
+    this._learnSender(request, event, changes);
+  },
+
+  "request.stage"(event, changes) {
+    const request = this._request(event);
+    this._learnSender(request, event, changes);
+    const outcome = event.outcome === "deny" ? "deny" : "pass";
+    request.stages[event.stage] = outcome;
+    if (outcome === "deny") {
+      request.stoppedAt = event.stage;
+      request.reason = event.detail || "";
+      request.state = "denied";
+      this._learnSender(request, event, changes);
+    }
+    if (event.stage === "storage" && outcome === "pass") {
+      const match = REVISION_IN_DETAIL.exec(event.detail || "");
+      if (match && /^(created|updated|deleted|patched)/.test(event.detail)) {
+        this._wrote(Number(match[1]), request.id, event.seq);
+        this.ensureNode("etcd", event, changes);
+        changes.push({ kind: "store", revision: Number(match[1]), id: request.id });
+      }
+    }
+    changes.push({ kind: "request-stage", id: request.id, stage: event.stage, outcome });
+  },
+
+  "request.completed"(event, changes) {
+    const request = this._request(event);
+    this._learnSender(request, event, changes);
+    request.code = event.code;
+    request.duration = event.duration;
+    if (typeof event.revision === "number") this._wrote(event.revision, request.id, event.seq);
+    if (request.state !== "denied") request.state = event.code >= 400 ? "failed" : "done";
+    const ok = event.code < 300;
+    if (ok && request.resource === "pods" && request.name && request.verb === "delete") {
+      this._forgetPod(`${request.namespace}/${request.name}`, changes);
+    }
+    if (ok && request.resource === "pods" && request.name && request.subresource === "status") {
+      const sender = parseNodeId(request.from);
+      if (sender.kind === "kubelet") {
+        this._pod(sender.name, `${request.namespace}/${request.name}`, "running", event, changes);
+      }
+    }
+    changes.push({ kind: "request-end", id: request.id });
+  },
+
+  "rbac.decision"(event, changes) {
+    const request = this._request(event);
+    request.rbac = event;
+    changes.push({ kind: "note", id: request.id });
+  },
+
+  "admission.step"(event, changes) {
+    const request = this._request(event);
+    (request.admission ||= []).push(event);
+    if (event.from && event.from.startsWith("webhook:")) this.ensureNode(event.from, event, changes);
+    if (event.to && event.to.startsWith("webhook:")) this.ensureNode(event.to, event, changes);
+    changes.push({ kind: "note", id: request.id });
+  },
+
+  "store.txn"(event, changes) {
+    if (event.id) this._request(event);
+    this.ensureNode("apiserver", event, changes);
+    this.ensureNode("etcd", event, changes);
+    const writes = Array.isArray(event.writes) ? event.writes.length > 0 : isWrite(event);
+    if (writes && event.succeeded !== false) this._wrote(event.revision, event.id, event.seq);
+    else if (typeof event.revision === "number" && event.revision > this.revision) this.revision = event.revision;
+    changes.push({ kind: "store", revision: event.revision, write: writes, id: event.id });
+  },
+
+  "store.compact"(event, changes) {
+    this.ensureNode("etcd", event, changes);
+    this.compacted = event.revision;
+    changes.push({ kind: "store", revision: this.revision, compacted: event.revision });
+  },
+
+  "watch.opened"(event, changes) {
+    const from = event.from || "apiserver";
+    const to = event.to || "apiserver";
+    this.ensureNode(from, event, changes);
+    this.ensureNode(to, event, changes);
+    this.watches.set(event.watch, {
+      watch: event.watch,
+      from,
+      to,
+      resource: event.resource || event.prefix || "",
+      source: event.source || "",
+      opened: event.seq,
+      delivered: 0,
+    });
+    changes.push({ kind: "watch-open", watch: event.watch });
+  },
+
+  "watch.event"(event, changes) {
+    let watch = this.watches.get(event.watch);
+    if (!watch) {
+      // Opened before this page started listening: the first event shows it.
+      HANDLERS["watch.opened"].call(this, { ...event, seq: event.seq }, changes);
+      watch = this.watches.get(event.watch);
+    }
+    watch.delivered += 1;
+    this._nameRevision(event.revision, event.seq);
+    const to = parseNodeId(event.to);
+    if (event.kind === "Pod" && to.kind === "kubelet" && event.name) {
+      const key = `${event.namespace || ""}/${event.name}`;
+      if (event.event === "DELETED") this._forgetPod(key, changes);
+      else this._pod(to.name, key, "assigned", event, changes);
+    }
+    changes.push({ kind: "watch-pulse", watch: event.watch });
+  },
+
+  "watch.closed"(event, changes) {
+    if (this.watches.delete(event.watch)) changes.push({ kind: "watch-close", watch: event.watch });
+  },
+
+  "component.state"(event, changes) {
+    const id = event.from || (event.node ? `${event.component}:${event.node}` : event.component);
+    const node = this.ensureNode(id, event, changes);
+    if (node) {
+      node.state = event.state;
+      changes.push({ kind: "state", id: node.id });
+    }
+  },
+
+  reconcile(event, changes) {
+    const node = this.ensureNode(event.from || "controller-manager", event, changes);
+    if (node && event.controller && !node.controllers.has(event.controller)) {
+      node.controllers.add(event.controller);
+      changes.push({ kind: "controllers", id: node.id });
+    }
+    this._nameRevision(event.revision, event.seq);
+    for (const id of event.requests || []) this.workForRequest.set(id, event.seq);
+    changes.push({ kind: "work", id: node?.id, controller: event.controller, result: event.result });
+  },
+
+  "scheduler.decision"(event, changes) {
+    const node = this.ensureNode(event.from || "scheduler", event, changes);
+    this._nameRevision(event.revision, event.seq);
+    for (const id of event.requests || []) this.workForRequest.set(id, event.seq);
+    if (event.chosen && event.pod) this._pod(event.chosen, event.pod, "scheduled", event, changes);
+    changes.push({ kind: "work", id: node?.id, result: event.chosen ? "scheduled" : "unschedulable" });
+  },
+
+  "proxy.sync"(event, changes) {
+    const node = this.ensureNode(event.from || `kube-proxy:${event.node}`, event, changes);
+    if (node) node.rules = event.rules;
+    changes.push({ kind: "work", id: node?.id });
+  },
+
+  "fault.applied"(event, changes) {
+    const node = this.ensureNode(event.target, event, changes);
+    if (node) (node.faults ||= new Set()).add(event.fault);
+    changes.push({ kind: "state", id: event.target });
+  },
+
+  "fault.cleared"(event, changes) {
+    const node = this.nodes.get(event.target);
+    if (node?.faults) node.faults.delete(event.fault);
+    changes.push({ kind: "state", id: event.target });
+  },
+};

@@ -1,0 +1,184 @@
+// The narration: one plain sentence per trace event, in a log that screen readers follow.
+//
+// `describe(event, model)` is pure (the browser tests call it directly); `Narration` keeps the last
+// few hundred sentences in an `aria-live="polite"` list, each a button that selects its event.
+
+import { STAGE_NAMES, parseNodeId, requestTitle } from "./model.js";
+
+const STATUS_TEXT = {
+  200: "OK",
+  201: "Created",
+  202: "Accepted",
+  204: "No Content",
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  409: "Conflict",
+  410: "Gone",
+  422: "Unprocessable Entity",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  503: "Service Unavailable",
+};
+
+/** A diagram node as people say it: `kubelet:node-1` -> "the kubelet on node-1". */
+export function nodeName(id) {
+  const { kind, name } = parseNodeId(id);
+  switch (kind) {
+    case "user":
+      return name === "anonymous" ? "an anonymous client" : `user ${name}`;
+    case "apiserver":
+      return "the API server";
+    case "etcd":
+      return "etcd";
+    case "scheduler":
+      return "the scheduler";
+    case "controller-manager":
+      return "the controller manager";
+    case "kubelet":
+      return `the kubelet on ${name}`;
+    case "kube-proxy":
+      return `kube-proxy on ${name}`;
+    case "webhook":
+      return `webhook ${name}`;
+    default:
+      return id ? String(id) : "something";
+  }
+}
+
+function capital(text) {
+  return text ? text[0].toUpperCase() + text.slice(1) : text;
+}
+
+function requestWords(event, model) {
+  const request = model?.requests.get(event.id);
+  return request ? requestTitle(request) : "a request";
+}
+
+/** One sentence that says what an event means. */
+export function describe(event, model) {
+  const from = nodeName(event.from);
+  switch (event.type) {
+    case "request.received": {
+      const sender = event.from === "user:anonymous" ? "A client (not yet authenticated)" : capital(from);
+      return `${sender} sent ${requestWords(event, model)} (${event.method} ${event.path}).`;
+    }
+    case "request.stage": {
+      const stage = STAGE_NAMES[event.stage] || event.stage;
+      const detail = event.detail ? `: ${event.detail}` : "";
+      if (event.outcome === "deny") return `Refused at ${stage}: ${requestWords(event, model)}${detail}.`;
+      return `${capital(requestWords(event, model))} passed ${stage}${detail}.`;
+    }
+    case "request.completed": {
+      const ms = typeof event.duration === "number" ? ` in ${(event.duration * 1000).toFixed(1)} ms` : "";
+      const status = STATUS_TEXT[event.code] ? ` ${STATUS_TEXT[event.code]}` : "";
+      return `The API server answered ${requestWords(event, model)} from ${from} with ${event.code}${status}${ms}.`;
+    }
+    case "rbac.decision": {
+      const verdict = event.allowed ? "allowed" : "refused";
+      const what = [event.verb, event.resource].filter(Boolean).join(" ");
+      const reason = event.reason ? `: ${event.reason}` : "";
+      return `${event.authorizer || "The authorizer"} ${verdict} ${event.user || from}${what ? ` to ${what}` : ""}${reason}.`;
+    }
+    case "admission.step": {
+      const patch = Array.isArray(event.patch) && event.patch.length ? `, patching ${event.patch.length} field(s)` : "";
+      const detail = event.detail ? `: ${event.detail}` : "";
+      return `Admission plugin ${event.plugin} (${event.phase}) ${event.outcome === "deny" ? "refused" : "passed"} the request${patch}${detail}.`;
+    }
+    case "store.txn": {
+      const key = event.key || event.writes?.[0]?.key || event.ops?.[0]?.key || "";
+      const writes = Array.isArray(event.writes) ? event.writes.length > 0 : event.op === "txn";
+      if (event.succeeded === false) return `A store transaction on ${key} failed its compare at revision ${event.revision}.`;
+      if (writes) return `The API server wrote ${key || "the store"} to etcd: revision ${event.revision}.`;
+      return `The API server read ${key || "the store"} from etcd (${event.op}) at revision ${event.revision}.`;
+    }
+    case "store.compact":
+      return `etcd compacted its history before revision ${event.revision}: older reads and watches now get 410 Gone.`;
+    case "watch.opened": {
+      const what = event.resource || event.prefix || "objects";
+      return `${capital(nodeName(event.to))} opened a watch on ${what} (${event.watch}) at ${from}.`;
+    }
+    case "watch.event": {
+      const object = [event.kind, [event.namespace, event.name].filter(Boolean).join("/")].filter(Boolean).join(" ");
+      return `Watch ${event.watch} told ${nodeName(event.to)}: ${event.event} ${object || event.key || ""} at revision ${event.revision}.`;
+    }
+    case "watch.closed":
+      return `Watch ${event.watch} to ${nodeName(event.to)} closed${event.reason ? ` (${event.reason})` : ""}.`;
+    case "component.state":
+      return `${capital(from)} is ${event.state}${event.reason ? ` (${event.reason})` : ""}.`;
+    case "reconcile": {
+      const requeue = event.requeue || event.requeue_after ? ", and will look again" : "";
+      const error = event.error ? ` (${event.error})` : "";
+      return `The ${event.controller} controller reconciled ${event.key}: ${event.result}${error}${requeue}.`;
+    }
+    case "scheduler.decision": {
+      const total = event.nodes ? Object.keys(event.nodes).length : 0;
+      const feasible = Array.isArray(event.feasible) ? event.feasible.length : 0;
+      if (event.chosen) return `The scheduler placed ${event.pod} on ${event.chosen} (${feasible} of ${total} nodes fit).`;
+      return `The scheduler could not place ${event.pod}${event.message ? `: ${event.message}` : ""}.`;
+    }
+    case "proxy.sync":
+      return `kube-proxy on ${event.node} rewrote its rules: ${event.rules} rules${event.reason ? ` (${event.reason})` : ""}.`;
+    case "fault.applied":
+      return `Fault ${event.fault} applied to ${nodeName(event.target)}${event.reason ? ` (${event.reason})` : ""}.`;
+    case "fault.cleared":
+      return `Fault ${event.fault} on ${nodeName(event.target)} cleared.`;
+    default:
+      return `${event.type} at ${from}.`;
+  }
+}
+
+/** The narration log: `add` a line per event, `note` for the page's own news (gaps, summaries). */
+export class Narration {
+  constructor(list, { limit = 300, onSelect } = {}) {
+    this.list = list;
+    this.limit = limit;
+    this.onSelect = onSelect;
+    this.chain = new Set();
+  }
+
+  add(event, model) {
+    const item = document.createElement("li");
+    item.dataset.seq = String(event.seq);
+    item.className = `narration-${event.type.replace(".", "-")}`;
+    if (event.type === "request.stage" && event.outcome === "deny") item.classList.add("deny");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "narration-line";
+    const seq = document.createElement("span");
+    seq.className = "seq";
+    seq.textContent = `#${event.seq}`;
+    button.append(seq, " ", describe(event, model));
+    button.addEventListener("click", () => this.onSelect?.({ seq: event.seq }));
+    item.append(button);
+    if (this.chain.has(event.seq)) item.classList.add("in-chain");
+    this._append(item);
+  }
+
+  note(text, kind = "note") {
+    const item = document.createElement("li");
+    item.className = `narration-${kind}`;
+    const strong = document.createElement("strong");
+    strong.textContent = kind === "summary" ? "Summary: " : "Note: ";
+    item.append(strong, text);
+    this._append(item);
+  }
+
+  _append(item) {
+    this.list.append(item);
+    while (this.list.childElementCount > this.limit) this.list.firstElementChild.remove();
+    const scroller = this.list.parentElement;
+    if (scroller && scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80) {
+      scroller.scrollTop = scroller.scrollHeight;
+    }
+  }
+
+  /** Mark the lines of the selected causal chain (a class and a visible marker: not colour alone). */
+  highlight(seqs) {
+    this.chain = seqs;
+    for (const item of this.list.children) {
+      item.classList.toggle("in-chain", seqs.has(Number(item.dataset.seq)));
+    }
+  }
+}

@@ -1,0 +1,147 @@
+// The trace stream: one websocket to /ws/lab/<cluster>/trace/, with gapless seq tracking.
+//
+// The protocol (Zulip's event-queue pattern): the server says `hello` with its `last_seq`; the page
+// answers `subscribe` with the last seq it holds (null: from now). Frames carry events gapless from
+// `first` to `last`; a frame's `summary` stands for events the server left out under load. A frame
+// whose `first` is not our last + 1 means we missed some: we ask for `resync` from our last seq and drop
+// frames until the missing ones arrive (no duplicates: events at or below our last seq are skipped).
+// An error 410 means the server no longer has what we asked for: we start again from now. Errors
+// 4403/4404 (not allowed, no such cluster) come before the server closes: we say so and stay closed.
+// Any other close reconnects with a growing delay and subscribes from the last seq we hold.
+
+export class TraceStream {
+  /**
+   * @param {string} url absolute ws(s):// URL
+   * @param {{onHello?, onEvents?, onSummary?, onStatus?, onNote?, since?: number|null}} handlers
+   */
+  constructor(url, handlers = {}) {
+    this.url = url;
+    this.handlers = handlers;
+    this.last = handlers.since ?? null;
+    this.resyncing = false;
+    this.refused = false;
+    this.retry = 0;
+    this.socket = null;
+    this.timer = null;
+    this.stopped = false;
+  }
+
+  connect() {
+    this.stopped = false;
+    this._status("connecting", "Connecting to the trace stream …");
+    const socket = new WebSocket(this.url);
+    this.socket = socket;
+    socket.addEventListener("message", (message) => this._receive(message.data));
+    socket.addEventListener("close", (close) => this._closed(close));
+    socket.addEventListener("error", () => this._status("error", "The trace stream failed."));
+  }
+
+  close() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.socket?.close();
+  }
+
+  send(message) {
+    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
+  }
+
+  _status(state, text) {
+    this.handlers.onStatus?.(state, text);
+  }
+
+  _receive(data) {
+    let message;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      this.handlers.onNote?.("The server sent something that is not JSON; ignored.");
+      return;
+    }
+    switch (message.type) {
+      case "hello":
+        return this._hello(message);
+      case "frame":
+        return this._frame(message);
+      case "error":
+        return this._error(message);
+      default:
+        return undefined;
+    }
+  }
+
+  _hello(hello) {
+    this.retry = 0;
+    if (this.last !== null && typeof hello.last_seq === "number" && hello.last_seq < this.last) {
+      // The server's history restarted below what we hold: start from now.
+      this.handlers.onNote?.(`The server's trace restarted (seq ${hello.last_seq} < ${this.last}); following from now.`);
+      this.last = null;
+    }
+    const since = this.handlers.onHello?.(hello, this.last);
+    if (since !== undefined && this.last === null) this.last = since;
+    this.resyncing = false;
+    this._status("live", "Live");
+    this.send({ action: "subscribe", since: this.last });
+  }
+
+  _frame(frame) {
+    const first = frame.first;
+    const last = frame.last;
+    if (typeof first !== "number" || typeof last !== "number") return;
+    if (this.last !== null && last <= this.last) return; // all seen already
+    if (this.last !== null && first > this.last + 1) {
+      if (!this.resyncing) {
+        this.resyncing = true;
+        this.handlers.onNote?.(`Missed events ${this.last + 1}–${first - 1}; asking the server for them.`);
+        this._status("resync", "Catching up …");
+        this.send({ action: "resync", since: this.last });
+      }
+      return;
+    }
+    if (this.resyncing) {
+      this.resyncing = false;
+      this._status("live", "Live");
+    }
+    const floor = this.last ?? first - 1;
+    const events = (frame.events || []).filter((event) => typeof event.seq === "number" && event.seq > floor);
+    this.last = last;
+    if (events.length) this.handlers.onEvents?.(events);
+    if (frame.summary && (frame.summary.last ?? last) > floor) this.handlers.onSummary?.(frame.summary);
+  }
+
+  _error(error) {
+    if (error.code === 410) {
+      this.handlers.onNote?.("The server no longer holds the events we asked for; following from now.");
+      this.last = null;
+      this.resyncing = false;
+      this.send({ action: "subscribe", since: null });
+      return;
+    }
+    if (error.code === 4403 || error.code === 4404) {
+      this.refused = true;
+      const why = error.code === 4403 ? "You may not watch this cluster" : "There is no such cluster";
+      this._status("refused", `${why}${error.message ? `: ${error.message}` : ""}.`);
+      return;
+    }
+    this.handlers.onNote?.(`The server reported an error ${error.code ?? ""}${error.message ? `: ${error.message}` : ""}.`);
+  }
+
+  _closed(close) {
+    this.socket = null;
+    if (this.stopped) return;
+    if (this.refused || close.code === 4403 || close.code === 4404) {
+      if (!this.refused) this._status("refused", close.code === 4403 ? "You may not watch this cluster." : "There is no such cluster.");
+      return;
+    }
+    const delay = Math.min(10000, 500 * 2 ** this.retry);
+    this.retry += 1;
+    this._status("offline", `Disconnected; reconnecting in ${Math.round(delay / 1000)} s …`);
+    this.timer = setTimeout(() => this.connect(), delay);
+  }
+}
+
+/** The websocket URL of a path on this page's own origin. */
+export function sameOriginSocketURL(path, location = window.location) {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  return `${scheme}//${location.host}${path}`;
+}

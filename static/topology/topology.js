@@ -1,0 +1,227 @@
+// The live topology page: wires the trace stream, the timeline, the model, the view, the narration,
+// the inspector and the controls together. Everything it shows comes from trace events the cluster
+// emitted (docs/trace.md); nothing is a canned animation.
+//
+//   stream (websocket, gapless seq) -> timeline (buffer, pause, step, speed) -> model.apply(event)
+//        -> changes -> view (SVG) + narration (aria-live log); selection -> inspector + causal chain
+//
+// On load the page asks for recent history (BACKLOG events) and applies it at once without animation,
+// so the nodes that already exist are drawn; a deep link (`#paused=<seq>`) asks for everything the
+// server still holds and stops at that seq.
+
+import { Controls, readHash, selectionKey, writeHash } from "./controls.js";
+import { TopologyModel, requestTitle } from "./model.js";
+import { Narration, describe, nodeName } from "./narration.js";
+import { TraceStream, sameOriginSocketURL } from "./stream.js";
+import { BASE_DELAY, Timeline } from "./timeline.js";
+import { TopologyView } from "./view.js";
+
+const BACKLOG = 1500;
+
+const TIMING_NOTES = {
+  classroom: "classroom: Kubernetes' timers, five times faster (same ratios)",
+  upstream: "upstream: Kubernetes' default timers",
+};
+
+function renderInspector(root, model, selection) {
+  const title = root.querySelector("[data-inspector=title]");
+  const body = root.querySelector("[data-inspector=body]");
+  body.replaceChildren();
+  if (!selection) {
+    title.textContent = "Inspector";
+    const hint = document.createElement("p");
+    hint.className = "muted";
+    hint.textContent = "Select a packet, a node, a watch line or a line of the narration to see its events and causal chain.";
+    body.append(hint);
+    return;
+  }
+  let events = [];
+  const facts = [];
+  if (selection.request) {
+    const request = model.requests.get(selection.request);
+    title.textContent = request ? `Request: ${requestTitle(request)}` : "Request (no longer held)";
+    if (request) {
+      facts.push(["from", nodeName(request.from)], ["Audit-ID", request.id], ["path", `${request.method} ${request.path}`]);
+      if (request.code !== null) facts.push(["answer", `${request.code} in ${((request.duration ?? 0) * 1000).toFixed(1)} ms`]);
+      if (request.stoppedAt) facts.push(["refused at", `${request.stoppedAt}: ${request.reason}`]);
+      if (request.revisions.length) facts.push(["wrote revision", request.revisions.join(", ")]);
+    }
+    events = model.eventsOfRequest(selection.request);
+  } else if (selection.node) {
+    const node = model.nodes.get(selection.node);
+    title.textContent = `Node: ${nodeName(selection.node)}`;
+    if (node) {
+      if (node.state) facts.push(["state", node.state]);
+      if (node.pods.size) facts.push(["pods", [...node.pods.values()].map((p) => `${p.key} (${p.state})`).join(", ")]);
+      if (node.controllers.size) facts.push(["controllers", [...node.controllers].join(", ")]);
+      if (selection.node === "etcd") facts.push(["revision", String(model.revision)], ["compacted below", String(model.compacted || "–")]);
+    }
+    events = [...model.events.values()].filter((e) => e.from === selection.node || e.to === selection.node).slice(-20);
+  } else if (selection.watch) {
+    title.textContent = `Watches: ${selection.watch.replace("->", " → ")}`;
+    const [from, to] = selection.watch.split("->");
+    for (const watch of model.watches.values()) {
+      if (watch.from === from && watch.to === to) facts.push([watch.watch, `${watch.resource || "?"}: ${watch.delivered} event(s) delivered`]);
+    }
+    events = [...model.events.values()]
+      .filter((e) => e.type.startsWith("watch.") && e.from === from && e.to === to)
+      .slice(-20);
+  } else if (typeof selection.seq === "number") {
+    const event = model.events.get(selection.seq);
+    title.textContent = event ? `Event #${event.seq}: ${event.type}` : `Event #${selection.seq} (no longer held)`;
+    if (event) {
+      facts.push(["says", describe(event, model)]);
+      events = [event];
+      if (event.type === "scheduler.decision") body.append(schedulerTable(event));
+    }
+  }
+  if (facts.length) {
+    const list = document.createElement("dl");
+    for (const [term, value] of facts) {
+      const dt = document.createElement("dt");
+      dt.textContent = term;
+      const dd = document.createElement("dd");
+      dd.textContent = value;
+      list.append(dt, dd);
+    }
+    body.prepend(list);
+  }
+  const heading = document.createElement("h3");
+  heading.textContent = events.length === 1 ? "Raw event" : `Raw events (${events.length})`;
+  const pre = document.createElement("pre");
+  pre.tabIndex = 0;
+  pre.textContent = events.map((event) => JSON.stringify(event, null, 1)).join("\n");
+  body.append(heading, pre);
+}
+
+function schedulerTable(event) {
+  const table = document.createElement("table");
+  table.className = "scheduler-table";
+  const caption = document.createElement("caption");
+  caption.textContent = `Scheduling ${event.pod}: each node's filters and score`;
+  table.append(caption);
+  const head = table.createTHead().insertRow();
+  for (const label of ["node", "fits?", "filters that failed", "score"]) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = label;
+    head.append(th);
+  }
+  const body = table.createTBody();
+  for (const [name, verdict] of Object.entries(event.nodes || {})) {
+    const row = body.insertRow();
+    const failed = Object.entries(verdict.filters || {})
+      .filter(([, result]) => result.code && result.code !== "Success")
+      .map(([plugin, result]) => `${plugin}: ${(result.reasons || []).join("; ") || result.code}`);
+    const chosen = name === event.chosen ? " ✓ chosen" : "";
+    for (const value of [`${name}${chosen}`, verdict.feasible ? "yes" : "no", failed.join(", ") || "–", String(verdict.total ?? "–")]) {
+      row.insertCell().textContent = value;
+    }
+  }
+  return table;
+}
+
+export function start(root) {
+  const config = JSON.parse(root.querySelector("#topology-config").textContent);
+  const model = new TopologyModel();
+  const hash = readHash();
+  let selection = hash.select;
+  const status = root.querySelector("[data-topology=status]");
+  const timing = root.querySelector("[data-topology=timing]");
+  const inspector = root.querySelector("[data-topology=inspector]");
+
+  const select = (next) => {
+    selection = next && selectionKey(next) === selectionKey(selection) ? selection : next;
+    const chain = selection ? model.chain(selection) : null;
+    view.highlight(chain);
+    narration.highlight(chain ? chain.seqs : new Set());
+    renderInspector(inspector, model, selection);
+    writeHash({ select: selection, paused: timeline.paused ? model.lastSeq : null });
+  };
+
+  const view = new TopologyView(root.querySelector("svg.topology"), model, { onSelect: (s) => select(s) });
+  const narration = new Narration(root.querySelector("[data-topology=narration]"), { onSelect: (s) => select(s) });
+
+  const play = (event) => {
+    const changes = model.apply(event);
+    view.handle(changes);
+    narration.add(event, model);
+    if (selection) {
+      const chain = model.chain(selection);
+      view.highlight(chain);
+      if (chain.seqs.has(event.seq)) narration.highlight(chain.seqs);
+    }
+  };
+  const skip = (events, { restoring }) => {
+    if (!events.length) return;
+    for (const event of events) view.handle(model.apply(event), { quiet: true });
+    const first = events[0].seq;
+    const last = events[events.length - 1].seq;
+    narration.note(
+      restoring
+        ? `Caught up with ${events.length} earlier events (#${first}–#${last}) without animating them.`
+        : `Skipped ahead ${events.length} events (#${first}–#${last}) to keep up; pause to follow each one.`,
+    );
+  };
+  const timeline = new Timeline({
+    play,
+    skip,
+    changed: () => {
+      controls?.update(model.lastSeq);
+      view.setDuration(timeline.delay());
+    },
+  });
+  let controls = null;
+  controls = new Controls(root.querySelector("[data-topology=controls]"), {
+    timeline,
+    setAnimate: (on) => view.setAnimate(on),
+    clearSelection: () => select(null),
+  });
+  const pauseButton = root.querySelector("[data-control=pause]");
+  pauseButton.addEventListener("click", () => writeHash({ select: selection, paused: timeline.paused ? model.lastSeq : null }));
+  root.querySelector("[data-control=step]").addEventListener("click", () =>
+    writeHash({ select: selection, paused: model.lastSeq }),
+  );
+  view.setDuration(BASE_DELAY);
+
+  const stream = new TraceStream(sameOriginSocketURL(config.socket), {
+    onHello(hello) {
+      const profile = hello.timing || config.timing;
+      timing.textContent = TIMING_NOTES[profile] || profile;
+      timing.dataset.profile = profile;
+      if (hash.paused !== null) {
+        timeline.pauseAt(hash.paused);
+        return 0; // everything the server holds, up to the linked moment
+      }
+      if (typeof hello.last_seq !== "number" || model.lastSeq > 0) return undefined;
+      timeline.catchUp(hello.last_seq);
+      return Math.max(0, hello.last_seq - BACKLOG);
+    },
+    onEvents(events) {
+      timeline.push(events);
+      if (hash.paused !== null && model.lastSeq >= hash.paused && selection) {
+        select(selection);
+        hash.paused = null;
+      }
+    },
+    onSummary(summary) {
+      narration.note(summary.text || `${summary.last - summary.first + 1} events left out by the server`, "summary");
+    },
+    onStatus(state, text) {
+      status.textContent = text;
+      status.dataset.state = state;
+    },
+    onNote(text) {
+      narration.note(text);
+    },
+  });
+  renderInspector(inspector, model, selection);
+  controls.update(0);
+  stream.connect();
+  // For the browser tests and the curious: the page's parts, on the console.
+  window.kubelabTopology = { model, view, timeline, stream, narration, select };
+  return window.kubelabTopology;
+}
+
+const root = document.querySelector("[data-topology=root]");
+if (root) start(root);

@@ -1,0 +1,505 @@
+// The view: the topology as SVG, animated from the model's changes.
+//
+// The layout is fixed and never jumps: people on the left; the API server in the middle with its
+// pipeline stages as a strip; etcd behind it on the right; the scheduler above and the controller
+// manager below; the nodes (kubelet with its pods, kube-proxy) in a column on the right, each new node
+// appended below the others (a node never moves once drawn); webhook servers bottom left. Every item is
+// focusable and selectable with the keyboard (Enter or Space) as well as the mouse.
+//
+// A request is a packet labelled with its verb (and coloured by it: colour is never the only cue) that
+// moves through the stages as `request.stage` events arrive and lights each one; a refused request
+// turns red, shows "✕" and its reason, and bounces back. Watches are dashed standing lines that pulse
+// per event. With animation off (or prefers-reduced-motion), the same states show without movement.
+
+import { STAGES, STAGE_NAMES, parseNodeId, requestTitle } from "./model.js";
+import { nodeName } from "./narration.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+
+export const WIDTH = 1060;
+const BASE_HEIGHT = 640;
+const API = { x: 250, y: 230, w: 400, h: 180 };
+const STRIP = { x: 262, y: 262, cell: 42, h: 132 };
+const ETCD = { x: 700, y: 270, w: 96, h: 96 };
+const SCHEDULER = { x: 375, y: 40, w: 150, h: 56 };
+const CONTROLLERS = { x: 300, y: 480, w: 300, h: 120 };
+const USERS = { x: 24, y: 40, w: 150, h: 40, gap: 52 };
+const NODES = { x: 840, y: 24, w: 200, h: 96, gap: 108 };
+const WEBHOOKS = { x: 24, y: 560, w: 150, h: 36, gap: 44 };
+const MAX_PACKETS = 80;
+
+function el(name, attributes = {}, parent = null) {
+  const element = document.createElementNS(SVG, name);
+  for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, String(value));
+  if (parent) parent.append(element);
+  return element;
+}
+
+function text(parent, x, y, content, attributes = {}) {
+  const element = el("text", { x, y, ...attributes }, parent);
+  element.textContent = content;
+  return element;
+}
+
+export const VERB_SHORT = {
+  get: "GET",
+  list: "LIST",
+  watch: "WATCH",
+  create: "CREATE",
+  update: "UPDATE",
+  patch: "PATCH",
+  delete: "DELETE",
+  deletecollection: "DELETE*",
+};
+
+function lane(id) {
+  let hash = 0;
+  for (const char of String(id)) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return (hash % 7) - 3; // -3 .. 3
+}
+
+export class TopologyView {
+  constructor(svg, model, { onSelect } = {}) {
+    this.svg = svg;
+    this.model = model;
+    this.onSelect = onSelect;
+    this.animate = true;
+    this.duration = 300;
+    this.height = BASE_HEIGHT;
+    this.nodeElements = new Map();
+    this.packetElements = new Map();
+    this.watchEdges = new Map(); // "from->to" -> {line, label, watches:Set}
+    this.slots = { user: [], kubelet: [], webhook: [], other: [] };
+    this.selected = null;
+    svg.setAttribute("viewBox", `0 0 ${WIDTH} ${this.height}`);
+    this.layers = {
+      edges: el("g", { class: "layer-edges" }, svg),
+      nodes: el("g", { class: "layer-nodes" }, svg),
+      packets: el("g", { class: "layer-packets", "aria-label": "requests in flight" }, svg),
+    };
+    this._drawSkeleton();
+  }
+
+  setAnimate(animate) {
+    this.animate = animate;
+    this.svg.classList.toggle("animate", animate);
+  }
+
+  setDuration(ms) {
+    this.duration = Math.max(60, Math.min(ms, 900));
+    this.svg.style.setProperty("--step", `${this.duration}ms`);
+  }
+
+  // -- the fixed parts: API server with its stage strip, etcd, scheduler, controller manager --------
+
+  _drawSkeleton() {
+    const api = this._item("apiserver", "node apiserver", "kube-apiserver: the hub every request passes");
+    el("rect", { x: API.x, y: API.y, width: API.w, height: API.h, rx: 10, class: "box" }, api);
+    text(api, API.x + 12, API.y + 20, "kube-apiserver", { class: "title" });
+    this.stageCells = new Map();
+    STAGES.forEach((stage, i) => {
+      const cell = el("g", { class: "stage", "data-stage": stage }, api);
+      const x = STRIP.x + i * STRIP.cell;
+      el("rect", { x, y: STRIP.y, width: STRIP.cell - 4, height: STRIP.h, rx: 4 }, cell);
+      const label = text(cell, 0, 0, STAGE_NAMES[stage], { class: "stage-label" });
+      label.setAttribute("transform", `translate(${x + STRIP.cell / 2 + 2} ${STRIP.y + STRIP.h - 8}) rotate(-90)`);
+      el("title", {}, cell).textContent = `Pipeline stage ${i + 1}: ${STAGE_NAMES[stage]}`;
+      this.stageCells.set(stage, cell);
+    });
+    this.refusal = text(api, API.x + 12, API.y + API.h - 6, "", { class: "refusal" });
+    this.nodeElements.set("apiserver", api);
+
+    const etcd = this._item("etcd", "node etcd", "etcd: the store, one revision per write");
+    el("ellipse", { cx: ETCD.x + ETCD.w / 2, cy: ETCD.y + 12, rx: ETCD.w / 2, ry: 12, class: "box" }, etcd);
+    el("path", {
+      d: `M${ETCD.x},${ETCD.y + 12} v${ETCD.h - 24} a${ETCD.w / 2},12 0 0 0 ${ETCD.w},0 v${-(ETCD.h - 24)}`,
+      class: "box",
+    }, etcd); // prettier-ignore
+    text(etcd, ETCD.x + ETCD.w / 2, ETCD.y + 46, "etcd", { class: "title", "text-anchor": "middle" });
+    this.revisionText = text(etcd, ETCD.x + ETCD.w / 2, ETCD.y + 66, "revision –", {
+      class: "small",
+      "text-anchor": "middle",
+    });
+    el("line", { x1: API.x + API.w, y1: ETCD.y + ETCD.h / 2, x2: ETCD.x, y2: ETCD.y + ETCD.h / 2, class: "link" }, this.layers.edges);
+    this.nodeElements.set("etcd", etcd);
+    etcd.classList.add("unseen");
+  }
+
+  _item(key, className, label) {
+    const group = el("g", { class: className, tabindex: 0, role: "button", "aria-label": label, "data-node": key }, this.layers.nodes);
+    const select = () => this.onSelect?.({ node: key });
+    group.addEventListener("click", select);
+    group.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        select();
+      }
+    });
+    return group;
+  }
+
+  // -- where things are ---------------------------------------------------------------------------
+
+  _slot(kind, id) {
+    const list = this.slots[kind];
+    let index = list.indexOf(id);
+    if (index < 0) index = list.push(id) - 1;
+    return index;
+  }
+
+  /** Where a node sits (its box) and where packets leave it (its anchor). */
+  place(id) {
+    const { kind } = parseNodeId(id);
+    if (kind === "apiserver") return { ...API, ax: API.x, ay: API.y + API.h / 2 };
+    if (kind === "etcd") return { ...ETCD, ax: ETCD.x, ay: ETCD.y + ETCD.h / 2 };
+    if (kind === "scheduler") return { ...SCHEDULER, ax: SCHEDULER.x + SCHEDULER.w / 2, ay: SCHEDULER.y + SCHEDULER.h };
+    if (kind === "controller-manager") return { ...CONTROLLERS, ax: CONTROLLERS.x + CONTROLLERS.w / 2, ay: CONTROLLERS.y };
+    if (kind === "kubelet" || kind === "kube-proxy") {
+      const { name } = parseNodeId(id);
+      const i = this._slot("kubelet", `kubelet:${name}`);
+      const box = { x: NODES.x, y: NODES.y + i * NODES.gap, w: NODES.w, h: NODES.h };
+      if (kind === "kube-proxy") return { ...box, ax: box.x, ay: box.y + box.h - 16 };
+      return { ...box, ax: box.x, ay: box.y + 22 };
+    }
+    if (kind === "webhook") {
+      const i = this._slot("webhook", id);
+      const box = { x: WEBHOOKS.x, y: WEBHOOKS.y + i * WEBHOOKS.gap, w: WEBHOOKS.w, h: WEBHOOKS.h };
+      return { ...box, ax: box.x + box.w, ay: box.y + box.h / 2 };
+    }
+    // People (user:<name>) and anything the schema adds later: the left column.
+    const i = this._slot(kind === "user" ? "user" : "other", id);
+    const column = kind === "user" ? USERS : { ...USERS, y: 300 };
+    const box = { x: column.x, y: column.y + i * column.gap, w: column.w, h: column.h };
+    return { ...box, ax: box.x + box.w, ay: box.y + box.h / 2 };
+  }
+
+  _grow(bottom) {
+    if (bottom + 20 > this.height) {
+      this.height = bottom + 20;
+      this.svg.setAttribute("viewBox", `0 0 ${WIDTH} ${this.height}`);
+    }
+  }
+
+  // -- nodes --------------------------------------------------------------------------------------
+
+  drawNode(id) {
+    const node = this.model.nodes.get(id);
+    if (!node) return;
+    if (id === "etcd" || id === "apiserver") {
+      this.nodeElements.get(id)?.classList.remove("unseen");
+      return;
+    }
+    if (this.nodeElements.has(id)) return;
+    const { kind, name } = parseNodeId(id);
+    if (kind === "kube-proxy") {
+      this.drawNode(`kubelet:${name}`);
+      const box = this.place(id);
+      const group = this._item(id, "node kube-proxy", `kube-proxy on ${name}`);
+      el("rect", { x: box.x + 8, y: box.y + box.h - 26, width: 84, height: 20, rx: 4, class: "box" }, group);
+      text(group, box.x + 14, box.y + box.h - 12, "kube-proxy", { class: "small" });
+      this.nodeElements.set(id, group);
+      return;
+    }
+    const box = this.place(id);
+    this._grow(box.y + box.h);
+    const group = this._item(id, `node ${kind}`, nodeName(id));
+    el("rect", { x: box.x, y: box.y, width: box.w, height: box.h, rx: 8, class: "box" }, group);
+    const title = kind === "kubelet" ? name : kind === "user" ? `user ${name}` : kind === "webhook" ? `webhook ${name}` : id;
+    text(group, box.x + 10, box.y + 18, title, { class: "title" });
+    if (kind === "kubelet") {
+      text(group, box.x + box.w - 10, box.y + 18, "kubelet", { class: "small", "text-anchor": "end" });
+      group.podLayer = el("g", { class: "pods" }, group);
+    }
+    if (kind === "controller-manager") group.controllerLayer = el("g", { class: "controllers" }, group);
+    group.stateText = text(group, box.x + box.w - 10, box.y + box.h - 8, "", { class: "small state", "text-anchor": "end" });
+    this.nodeElements.set(id, group);
+    if (kind === "kubelet") this._drawPods(id);
+    if (kind === "controller-manager") this._drawControllers(id);
+    this._drawState(id);
+  }
+
+  _drawState(id) {
+    const group = this.nodeElements.get(id);
+    const node = this.model.nodes.get(id);
+    if (!group || !node || !group.stateText) return;
+    const faults = node.faults?.size ? ` ⚠ ${[...node.faults].join(", ")}` : "";
+    group.stateText.textContent = `${node.state || ""}${faults}`;
+    group.setAttribute("aria-label", `${nodeName(id)}${node.state ? `, ${node.state}` : ""}${faults}`);
+  }
+
+  _drawPods(id) {
+    const group = this.nodeElements.get(id);
+    const node = this.model.nodes.get(id);
+    if (!group?.podLayer || !node) return;
+    group.podLayer.replaceChildren();
+    const box = this.place(id);
+    [...node.pods.values()].slice(0, 8).forEach((pod, i) => {
+      const x = box.x + 8 + (i % 4) * 48;
+      const y = box.y + 28 + Math.floor(i / 4) * 22;
+      const chip = el("g", { class: `pod pod-${pod.state}` }, group.podLayer);
+      el("rect", { x, y, width: 44, height: 18, rx: 9 }, chip);
+      text(chip, x + 22, y + 13, pod.name.length > 7 ? `${pod.name.slice(0, 6)}…` : pod.name, {
+        class: "chip-label",
+        "text-anchor": "middle",
+      });
+      el("title", {}, chip).textContent = `pod ${pod.key} (${pod.state})`;
+    });
+    if (node.pods.size > 8) text(group.podLayer, box.x + box.w - 10, box.y + 70, `+${node.pods.size - 8}`, { class: "small", "text-anchor": "end" });
+    group.setAttribute("aria-label", `${nodeName(id)}, ${node.pods.size} pod(s): ${[...node.pods.keys()].join(", ")}`);
+  }
+
+  _drawControllers(id) {
+    const group = this.nodeElements.get(id);
+    const node = this.model.nodes.get(id);
+    if (!group?.controllerLayer || !node) return;
+    group.controllerLayer.replaceChildren();
+    group.controllerChips = new Map();
+    [...node.controllers].forEach((controller, i) => {
+      const x = CONTROLLERS.x + 10 + (i % 3) * 96;
+      const y = CONTROLLERS.y + 28 + Math.floor(i / 3) * 24;
+      const chip = el("g", { class: "controller" }, group.controllerLayer);
+      el("rect", { x, y, width: 92, height: 20, rx: 4 }, chip);
+      text(chip, x + 46, y + 14, controller.length > 14 ? `${controller.slice(0, 13)}…` : controller, {
+        class: "chip-label",
+        "text-anchor": "middle",
+      });
+      el("title", {}, chip).textContent = `${controller} controller`;
+      group.controllerChips.set(controller, chip);
+    });
+  }
+
+  // -- changes from the model ---------------------------------------------------------------------
+
+  /** Show the changes of one event; `quiet` applies them without transient effects (catching up). */
+  handle(changes, { quiet = false } = {}) {
+    for (const change of changes) {
+      switch (change.kind) {
+        case "node":
+          this.drawNode(change.id);
+          break;
+        case "pods":
+          this._drawPods(change.id);
+          break;
+        case "controllers":
+          this._drawControllers(change.id);
+          break;
+        case "state":
+          this._drawState(change.id);
+          break;
+        case "request-start":
+          if (!quiet) this._packetStart(change.id);
+          break;
+        case "request-stage":
+          if (!quiet) this._packetStage(change.id, change.stage, change.outcome);
+          break;
+        case "request-end":
+          if (quiet) this._removePacket(change.id);
+          else this._packetEnd(change.id);
+          break;
+        case "store":
+          this.revisionText.textContent = `revision ${this.model.revision}${this.model.compacted ? ` (compacted < ${this.model.compacted})` : ""}`;
+          if (!quiet && change.write !== false) this._flash(this.nodeElements.get("etcd"));
+          break;
+        case "watch-open":
+          this._watchEdge(change.watch);
+          break;
+        case "watch-pulse": {
+          const edge = this._watchEdge(change.watch);
+          if (!quiet && edge) this._pulse(edge);
+          break;
+        }
+        case "watch-close":
+          this._dropWatch(change.watch);
+          break;
+        case "work":
+          if (!quiet) {
+            this._flash(this.nodeElements.get(change.id));
+            const chip = change.controller && this.nodeElements.get(change.id)?.controllerChips?.get(change.controller);
+            if (chip) this._flash(chip);
+          }
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  _flash(element) {
+    if (!element) return;
+    element.classList.remove("flash");
+    if (this.animate) void element.getBBox?.(); // restart the animation
+    element.classList.add("flash");
+    clearTimeout(element.flashTimer);
+    element.flashTimer = setTimeout(() => element.classList.remove("flash"), this.duration * 2);
+  }
+
+  // -- packets ------------------------------------------------------------------------------------
+
+  _packetStart(id) {
+    const request = this.model.requests.get(id);
+    if (!request || this.packetElements.has(id)) return;
+    while (this.packetElements.size >= MAX_PACKETS) this._removePacket(this.packetElements.keys().next().value);
+    const verb = VERB_SHORT[request.verb] || request.verb.toUpperCase();
+    const group = el("g", {
+      class: `packet verb-${request.verb}`,
+      tabindex: 0,
+      role: "button",
+      "data-request": id,
+      "aria-label": `request ${requestTitle(request)} from ${nodeName(request.from)}`,
+    }, this.layers.packets); // prettier-ignore
+    el("rect", { x: -24, y: -9, width: 48, height: 18, rx: 9 }, group);
+    group.label = text(group, 0, 4, verb, { class: "packet-label", "text-anchor": "middle" });
+    el("title", {}, group).textContent = `${requestTitle(request)} from ${nodeName(request.from)}`;
+    const select = () => this.onSelect?.({ request: id });
+    group.addEventListener("click", select);
+    group.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        select();
+      }
+    });
+    const origin = this.place(request.from);
+    group.origin = { x: origin.ax, y: origin.ay };
+    this._moveTo(group, origin.ax, origin.ay, false);
+    this.packetElements.set(id, group);
+    if (this.selected?.requests?.has(id)) group.classList.add("in-chain");
+    // Enter the API server's door on the next frame, so the move is seen.
+    requestAnimationFrame(() => this._moveTo(group, API.x - 2, API.y + API.h / 2 + lane(id) * 6, this.animate));
+  }
+
+  _packetStage(id, stage, outcome) {
+    let group = this.packetElements.get(id);
+    if (!group) {
+      this._packetStart(id);
+      group = this.packetElements.get(id);
+    }
+    if (!group) return;
+    const index = STAGES.indexOf(stage);
+    const cell = this.stageCells.get(stage);
+    if (cell) this._flash(cell);
+    if (cell && outcome === "deny") cell.classList.add("denied-here");
+    if (index >= 0) {
+      const x = STRIP.x + index * STRIP.cell + STRIP.cell / 2 - 2;
+      const y = STRIP.y + STRIP.h / 2 + lane(id) * 14;
+      this._moveTo(group, x, y, this.animate);
+    }
+    if (outcome === "deny") {
+      const request = this.model.requests.get(id);
+      group.classList.add("denied");
+      group.label.textContent = "✕ DENY";
+      this.refusal.textContent = `✕ Refused at ${STAGE_NAMES[stage] || stage}: ${request?.reason || "no reason given"}`;
+      if (cell) setTimeout(() => cell.classList.remove("denied-here"), this.duration * 8);
+    }
+  }
+
+  _packetEnd(id) {
+    const group = this.packetElements.get(id);
+    const request = this.model.requests.get(id);
+    if (!group) return;
+    if (request && request.code >= 400 && request.state !== "denied") {
+      group.classList.add("failed");
+      group.label.textContent = String(request.code);
+    } else if (request?.code) {
+      group.classList.add("answered");
+    }
+    const hold = request?.state === "denied" ? this.duration * 3 : this.duration;
+    setTimeout(() => {
+      this._moveTo(group, group.origin.x, group.origin.y, this.animate);
+      group.classList.add("leaving");
+      setTimeout(() => this._removePacket(id), this.animate ? this.duration * 2 : this.duration * 4);
+    }, hold);
+  }
+
+  _removePacket(id) {
+    const group = this.packetElements.get(id);
+    if (group) group.remove();
+    this.packetElements.delete(id);
+  }
+
+  _moveTo(group, x, y, animate) {
+    group.classList.toggle("moving", Boolean(animate));
+    group.style.transform = `translate(${x}px, ${y}px)`;
+  }
+
+  // -- watches ------------------------------------------------------------------------------------
+
+  _watchEdge(watchId) {
+    const watch = this.model.watches.get(watchId);
+    if (!watch) return null;
+    const key = `${watch.from}->${watch.to}`;
+    let edge = this.watchEdges.get(key);
+    if (!edge) {
+      const a = this._edgePoint(watch.from);
+      const b = this._edgePoint(watch.to);
+      const group = el("g", { class: "watch", tabindex: 0, role: "button", "data-watch": key }, this.layers.edges);
+      el("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y }, group);
+      // The label sits near the end away from the API server, so the lines' labels do not pile up.
+      const t = watch.to === "apiserver" ? 0.3 : 0.7;
+      const label = text(group, a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t - 4, "", {
+        class: "small watch-label",
+        "text-anchor": "middle",
+      });
+      edge = { group, label, watches: new Set(), a, b };
+      const select = () => this.onSelect?.({ watch: key });
+      group.addEventListener("click", select);
+      group.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          select();
+        }
+      });
+      this.watchEdges.set(key, edge);
+    }
+    if (!edge.watches.has(watchId)) {
+      edge.watches.add(watchId);
+      this._labelEdge(edge, watch);
+    }
+    return edge;
+  }
+
+  _labelEdge(edge, watch) {
+    const n = edge.watches.size;
+    edge.label.textContent = `${n} watch${n === 1 ? "" : "es"}`;
+    edge.group.setAttribute("aria-label", `${n} watch(es) from ${nodeName(watch.from)} to ${nodeName(watch.to)}`);
+  }
+
+  _dropWatch(watchId) {
+    for (const [key, edge] of this.watchEdges) {
+      if (edge.watches.delete(watchId)) {
+        if (edge.watches.size === 0) {
+          edge.group.remove();
+          this.watchEdges.delete(key);
+        } else {
+          edge.label.textContent = `${edge.watches.size} watch${edge.watches.size === 1 ? "" : "es"}`;
+        }
+      }
+    }
+  }
+
+  _edgePoint(id) {
+    const box = this.place(id);
+    return { x: box.x + box.w / 2, y: box.y + box.h / 2 };
+  }
+
+  _pulse(edge) {
+    this._flash(edge.group);
+    if (!this.animate) return;
+    const dot = el("circle", { r: 5, class: "watch-dot" }, this.layers.edges);
+    dot.style.transform = `translate(${edge.a.x}px, ${edge.a.y}px)`;
+    requestAnimationFrame(() => {
+      dot.classList.add("moving");
+      dot.style.transform = `translate(${edge.b.x}px, ${edge.b.y}px)`;
+    });
+    setTimeout(() => dot.remove(), this.duration * 2);
+  }
+
+  // -- selection ----------------------------------------------------------------------------------
+
+  /** Mark the selected chain: its nodes, packets and watch lines get a dashed outline and a marker. */
+  highlight(chain) {
+    this.selected = chain;
+    for (const [id, group] of this.nodeElements) group.classList.toggle("in-chain", chain?.nodes?.has(id) ?? false);
+    for (const [id, group] of this.packetElements) group.classList.toggle("in-chain", chain?.requests?.has(id) ?? false);
+    this.svg.classList.toggle("has-selection", Boolean(chain));
+  }
+}

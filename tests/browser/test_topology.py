@@ -1,0 +1,308 @@
+"""The live topology page in a real browser: the trace protocol, the diagram, the controls.
+
+Most tests play the server's side of the websocket through a scripted socket (``fake_socket``) and
+feed the page events shaped exactly as the control plane emits them (docs/trace.md); the last one runs
+a real lab (``manage.py runlab``) and kubectl, and watches the page show what kubectl's request did.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytest_django import Settings
+
+from controlplane.runtime import CLUSTER_LIST_FILE, activate
+from tests.browser.conftest import FakeServer
+
+pytestmark = pytest.mark.browser
+
+STAGES = [
+    "authentication", "audit", "impersonation", "flowcontrol", "authorization",
+    "mutating-admission", "validation", "validating-admission", "storage",
+]  # fmt: skip
+
+
+@pytest.fixture
+def lab_page(web_server: str, tmp_path: Path, settings: Settings) -> Iterator[str]:
+    settings.KUBELAB_DATA_DIR = tmp_path
+    settings.KUBELAB_STORE = "sqlite"
+    settings.KUBELAB_TIMING_PROFILE = "classroom"
+    (tmp_path / CLUSTER_LIST_FILE).write_text(json.dumps({"clusters": ["demo"]}))
+    activate(None)
+    yield f"{web_server}/lab/demo/"
+    activate(None)
+
+
+class Trace:
+    """Makes events with the envelope and gapless seqs, as the cluster's trace bus does."""
+
+    def __init__(self, seq: int = 0) -> None:
+        self.seq = seq
+
+    def event(self, type: str, **fields: Any) -> dict[str, Any]:
+        self.seq += 1
+        envelope = {"v": 1, "cluster": "demo", "seq": self.seq, "ts": 1700000000.0 + self.seq, "type": type}
+        if "frm" in fields:
+            fields["from"] = fields.pop("frm")
+        return {**envelope, **fields}
+
+    def request(
+        self, rid: str, sender: str, method: str, path: str, *, deny_at: str | None = None,
+        detail: str = "", code: int = 201, revision: int | None = None,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        # Before authentication the API server does not know the sender: `from` says user:anonymous.
+        received = {"id": rid, "frm": "user:anonymous", "to": "apiserver", "method": method, "path": path}
+        events = [self.event("request.received", **received)]
+        for stage in STAGES:
+            denied = stage == deny_at
+            stage_detail = detail if denied else ""
+            if stage == "storage" and revision is not None:
+                stage_detail = f"created {path} at revision {revision}"
+            events.append(
+                self.event(
+                    "request.stage",
+                    id=rid,
+                    frm=sender,
+                    to="apiserver",
+                    stage=stage,
+                    outcome="deny" if denied else "pass",
+                    detail=stage_detail,
+                )
+            )
+            if denied:
+                break
+        completed = {"id": rid, "frm": sender, "to": "apiserver", "code": code, "duration": 0.004}
+        events.append(self.event("request.completed", **completed))
+        return events
+
+
+def open_page(page: Any, fake: FakeServer, url: str, *, last_seq: int = 0) -> None:
+    page.goto(url)
+    fake.wait_connected()
+    fake.send({"type": "hello", "cluster": "demo", "schema": 1, "last_seq": last_seq, "timing": "classroom"})
+
+
+def narration(page: Any) -> str:
+    text: str = page.locator("[data-topology=narration]").inner_text()
+    return text
+
+
+def test_the_page_subscribes_and_shows_the_timing_profile(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    open_page(page, fake_socket, lab_page)
+    assert fake_socket.url().endswith("/ws/lab/demo/trace/")
+    assert fake_socket.url().startswith("ws://")
+    assert fake_socket.sent() == [{"action": "subscribe", "since": 0}]
+    assert "classroom" in page.locator("[data-topology=timing]").inner_text()
+    assert page.locator("[data-topology=status]").inner_text() == "Live"
+
+
+def test_a_create_is_a_packet_through_the_stages_and_a_pod_on_its_node(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    open_page(page, fake_socket, lab_page)
+    trace = Trace()
+    page.locator("[data-control=pause]").click()  # follow it event by event
+    fake_socket.frame(
+        [
+            trace.event(
+                "component.state", frm="kubelet:node-1", component="kubelet", node="node-1", state="running"
+            ),
+            *trace.request("r1", "user:admin", "POST", "/api/v1/namespaces/default/pods", revision=28),
+        ]
+    )
+    page.locator("[data-control=step]").click()  # the kubelet
+    page.locator("[data-control=step]").click()  # request.received (sender not known yet)
+    page.locator("[data-control=step]").click()  # authentication: the packet leaves user admin
+    packet = page.locator("g.packet[data-request=r1]")
+    packet.wait_for()
+    assert packet.locator(".packet-label").text_content() == "CREATE"
+    assert "verb-create" in (packet.get_attribute("class") or "")
+    assert page.locator("g.node[data-node='user:admin']").count() == 1
+    assert page.locator("g.node[data-node='kubelet:node-1']").count() == 1
+    assert "passed authentication" in narration(page)
+    assert "waiting" in page.locator("[data-control=buffered]").inner_text()
+    assert "paused=" in page.url  # the moment is in the address
+    page.locator("[data-control=pause]").click()  # resume: the rest plays
+    page.wait_for_function("window.kubelabTopology.model.lastSeq === 12")
+    assert "The API server answered create pods from user admin with 201 Created" in narration(page)
+    assert "revision 28" in page.locator("g.node[data-node=etcd]").text_content()
+
+    fake_socket.frame(
+        [
+            trace.event(
+                "scheduler.decision",
+                frm="scheduler",
+                pod="default/web",
+                feasible=["node-1"],
+                chosen="node-1",
+                nodes={"node-1": {"filters": {}, "scores": {}, "total": 80, "feasible": True}},
+                revision=28,
+                requests=["b1"],
+            ),
+            *trace.request(
+                "b1", "scheduler", "POST", "/api/v1/namespaces/default/pods/web/binding", revision=29
+            ),
+        ]
+    )
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    assert "placed default/web on node-1" in narration(page)
+    assert "web" in page.locator("g.node[data-node='kubelet:node-1'] .pods").text_content()
+
+    # The causal chain of kubectl's create reaches the scheduler's decision and its binding.
+    chain = page.evaluate("() => [...window.kubelabTopology.model.chain({request: 'r1'}).requests].sort()")
+    assert chain == ["b1", "r1"]
+    page.locator("g.node[data-node=scheduler]").focus()
+    page.keyboard.press("Enter")
+    assert "Node: the scheduler" in page.locator("[data-topology=inspector]").inner_text()
+    assert "select=node%3Ascheduler" in page.url or "select=node:scheduler" in page.url
+
+
+def test_a_refused_request_stops_at_its_stage_with_its_reason(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    open_page(page, fake_socket, lab_page)
+    trace = Trace()
+    reason = 'Pod "bad" is invalid: spec.containers: Required value'
+    fake_socket.frame(
+        trace.request(
+            "bad",
+            "user:admin",
+            "POST",
+            "/api/v1/namespaces/default/pods",
+            deny_at="validation",
+            detail=reason,
+            code=422,
+        )
+    )
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    assert f"Refused at validation: create pods: {reason}." in narration(page)
+    assert page.locator("li.deny").count() == 1
+    assert reason in page.locator("svg.topology .refusal").text_content()
+    request = page.evaluate(
+        "() => { const r = window.kubelabTopology.model.requests.get('bad');"
+        " return [r.state, r.stoppedAt, Object.keys(r.stages).length]; }"
+    )
+    assert request == ["denied", "validation", 7]  # never reached validating admission or storage
+    # Select the refusal's narration line with the keyboard: the inspector shows the raw event.
+    page.locator("li.deny button").focus()
+    page.keyboard.press("Enter")
+    inspector = page.locator("[data-topology=inspector]").inner_text()
+    assert "request.stage" in inspector and '"outcome": "deny"' in inspector
+
+
+def test_a_gap_asks_for_a_resync_and_nothing_is_shown_twice(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    open_page(page, fake_socket, lab_page)
+    trace = Trace()
+    first = trace.request("a", "user:admin", "GET", "/api/v1/namespaces/default/pods/web", code=200)
+    missed = trace.request("b", "user:admin", "GET", "/api/v1/namespaces/default/pods/web", code=200)
+    after = trace.request("c", "user:admin", "GET", "/api/v1/namespaces/default/pods/web", code=200)
+    fake_socket.frame(first)
+    fake_socket.frame(after)  # b never arrived: a gap
+    page.wait_for_function("window.__sockets.at(-1).sent.length === 2")
+    assert fake_socket.sent()[-1] == {"action": "resync", "since": first[-1]["seq"]}
+    fake_socket.frame(after)  # still a gap: no second resync, frame dropped
+    assert len(fake_socket.sent()) == 2
+    fake_socket.frame(missed + after)  # the resync's answer
+    fake_socket.frame(after[-3:])  # a late duplicate
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    page.wait_for_function("window.kubelabTopology.timeline.queue.length === 0")
+    seqs = page.evaluate(
+        "() => [...document.querySelectorAll('[data-topology=narration] li[data-seq]')]"
+        ".map(li => Number(li.dataset.seq))"
+    )
+    assert seqs == list(range(1, trace.seq + 1))
+    assert "Missed events" in narration(page)
+
+
+def test_a_summary_is_narrated_and_410_starts_from_now(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    open_page(page, fake_socket, lab_page)
+    trace = Trace()
+    events = trace.request("a", "user:admin", "GET", "/api/v1/pods", code=200)
+    trace.seq += 1240  # the server left these out under load
+    summary = {"first": events[-1]["seq"] + 1, "last": trace.seq, "counts": {"watch.event": 1240},
+               "text": "1,240 watch events to 12 kubelets"}  # fmt: skip
+    fake_socket.frame(events, summary=summary)
+    page.get_by_text("1,240 watch events to 12 kubelets").wait_for()
+    fake_socket.send({"type": "error", "code": 410, "message": "too old"})
+    assert fake_socket.sent()[-1] == {"action": "subscribe", "since": None}
+
+
+def test_a_refusal_by_the_server_is_said_and_not_retried(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    page.goto(lab_page)
+    fake_socket.wait_connected()
+    fake_socket.send({"type": "error", "code": 4403, "message": "log in to watch this cluster"})
+    page.evaluate("() => window.__sockets.at(-1).close(4403)")
+    status = page.locator("[data-topology=status]")
+    assert "You may not watch this cluster" in status.inner_text()
+    page.wait_for_timeout(1200)
+    assert page.evaluate("() => window.__sockets.length") == 1
+
+
+def test_animation_follows_reduced_motion_and_the_switch(browser: Any, lab_page: str) -> None:
+    context = browser.new_context(reduced_motion="reduce")
+    page = context.new_page()
+    try:
+        page.goto(lab_page)
+        switch = page.locator("[data-control=animate]")
+        assert not switch.is_checked()
+        assert "animate" not in (page.locator("svg.topology").get_attribute("class") or "").split()
+        page.keyboard.press("a")
+        assert switch.is_checked()
+        assert "animate" in (page.locator("svg.topology").get_attribute("class") or "").split()
+    finally:
+        context.close()
+
+
+def test_a_deep_link_restores_the_moment_and_the_selection(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    trace = Trace()
+    events = trace.request("r1", "user:admin", "POST", "/api/v1/namespaces/default/pods", revision=5)
+    later = trace.request("r2", "user:admin", "DELETE", "/api/v1/namespaces/default/pods/web", code=200)
+    page.goto(f"{lab_page}#select=request:r1&paused={events[-1]['seq']}")
+    fake_socket.wait_connected()
+    hello = {"type": "hello", "cluster": "demo", "schema": 1, "last_seq": trace.seq, "timing": "classroom"}
+    fake_socket.send(hello)
+    assert fake_socket.sent() == [{"action": "subscribe", "since": 0}]
+    fake_socket.frame(events + later)
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {events[-1]['seq']}")
+    assert page.evaluate("() => window.kubelabTopology.timeline.paused")
+    assert page.evaluate("() => window.kubelabTopology.timeline.queue.length") == len(later)
+    assert "Request: create pods" in page.locator("[data-topology=inspector]").inner_text()
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("controlplane.consumers") is None,
+    reason="the trace websocket consumer (controlplane.consumers) has not landed yet",
+)
+def test_kubectl_run_shows_on_the_live_page(page: Any, tmp_path: Path) -> None:
+    from tests.support.lab import LiveLab
+
+    lab = LiveLab(tmp_path / "lab")
+    try:
+        page.goto(f"http://127.0.0.1:{lab.web}/lab/demo/")
+        page.wait_for_function("document.querySelector('[data-topology=status]').dataset.state === 'live'")
+        page.locator("g.node[data-node^='kubelet:']").first.wait_for(timeout=30_000)
+        lab.kubectl("run", "web", "--image=nginx")
+        page.get_by_text("create pods").first.wait_for(timeout=30_000)
+        page.wait_for_function(
+            "[...window.kubelabTopology.model.requests.values()]"
+            ".some(r => r.verb === 'create' && r.resource === 'pods' && r.name === '' && r.code === 201)",
+            timeout=30_000,
+        )
+        assert page.locator("g.node[data-node^='kubelet:']").count() >= 1
+    finally:
+        lab.stop()
