@@ -2,7 +2,9 @@
 
 ``/clusters/<name>/...`` goes to that cluster's API server (``controlplane.apiserver``), a raw ASGI
 application routed beside Django: it is the Kubernetes API, and a Django request cycle per call would
-cost more than the work. Everything else over HTTP goes to Django; websockets go to Channels.
+cost more than the work. Everything else over HTTP goes to Django; websockets go to Channels, behind
+the origin check and session authentication: ``/ws/lab/<cluster>/trace/`` streams a cluster's trace
+(``controlplane.consumers``).
 
 Importing this module starts nothing: the clusters are started by ``manage.py runlab`` once daphne's
 event loop runs (daphne has no ASGI lifespan). Static files are served by the same application, from
@@ -24,12 +26,9 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
-from django.urls import URLPattern  # noqa: E402
-
-#: Websocket routes; the trace consumer (controlplane.consumers) arrives with the topology issue.
-websocket_urlpatterns: list[URLPattern] = []
 
 from controlplane.apiserver.mount import ClusterAPIRouter  # noqa: E402
+from controlplane.consumers.routing import websocket_urlpatterns  # noqa: E402
 from controlplane.runtime import active_lab  # noqa: E402
 
 application = ProtocolTypeRouter(

@@ -286,6 +286,10 @@ KUBELAB_STORE_RETAIN_SECONDS: float | None = _env_float("KUBELAB_STORE_RETAIN_SE
 KUBELAB_WATCH_CACHE_WINDOW: int = _env_int("KUBELAB_WATCH_CACHE_WINDOW") or 10_000
 #: The cluster created on the lab's first start; empty for none.
 KUBELAB_DEMO_CLUSTER = os.environ.get("KUBELAB_DEMO_CLUSTER", "demo").strip()
+#: Whether visitors who have not signed in may watch the demo cluster's live trace (and only that
+#: cluster's): on by default, so that a local ``make run`` shows the topology at once; turn it off on
+#: a shared server. See controlplane/consumers/access.py.
+KUBELAB_DEMO_ANONYMOUS = _env_bool("KUBELAB_DEMO_ANONYMOUS", True)
 #: How fast the clusters' timers run: ``classroom`` (upstream's ratios, five times faster) or
 #: ``upstream`` (Kubernetes' defaults); see controlplane/timing.py.
 KUBELAB_TIMING_PROFILE = _env_choice("KUBELAB_TIMING_PROFILE", "classroom", ("classroom", "upstream"))

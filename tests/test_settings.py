@@ -33,6 +33,7 @@ print(json.dumps({
     "retain_revisions": s.KUBELAB_STORE_RETAIN_REVISIONS,
     "retain_seconds": s.KUBELAB_STORE_RETAIN_SECONDS,
     "demo": s.KUBELAB_DEMO_CLUSTER,
+    "demo_anonymous": s.KUBELAB_DEMO_ANONYMOUS,
     "timing": s.KUBELAB_TIMING_PROFILE,
     "nodes": s.KUBELAB_NODES,
     "components": list(s.KUBELAB_COMPONENTS),
@@ -75,6 +76,7 @@ def test_defaults_are_the_embedded_lab(tmp_path: Path) -> None:
     assert s["channel_layer"] == "channels.layers.InMemoryChannelLayer"
     assert s["store"] == "sqlite"
     assert s["demo"] == "demo"
+    assert s["demo_anonymous"] is True
     assert s["debug"] is False
     assert "127.0.0.1" in s["allowed_hosts"]
     assert s["retain_revisions"] is None and s["retain_seconds"] is None
@@ -127,6 +129,7 @@ def test_every_variable_is_honoured(tmp_path: Path) -> None:
         KUBELAB_STORE_RETAIN_REVISIONS="50",
         KUBELAB_STORE_RETAIN_SECONDS="2.5",
         KUBELAB_DEMO_CLUSTER="playground",
+        KUBELAB_DEMO_ANONYMOUS="false",
         KUBELAB_TIMING_PROFILE="upstream",
         KUBELAB_NODES="5",
         KUBELAB_COMPONENTS="kubelet, scheduler",
@@ -146,6 +149,7 @@ def test_every_variable_is_honoured(tmp_path: Path) -> None:
     assert s["retain_revisions"] == 50
     assert s["retain_seconds"] == 2.5
     assert s["demo"] == "playground"
+    assert s["demo_anonymous"] is False
     assert s["timing"] == "upstream"
     assert s["nodes"] == 5
     assert s["components"] == ["scheduler", "kubelet"]
@@ -155,6 +159,7 @@ def test_every_variable_is_honoured(tmp_path: Path) -> None:
     ("name", "value"),
     [
         ("KUBELAB_DEBUG", "maybe"),
+        ("KUBELAB_DEMO_ANONYMOUS", "sometimes"),
         ("KUBELAB_DATABASE_URL", "mysql://db/kubelab"),
         ("KUBELAB_CHANNEL_LAYER", "rabbitmq://localhost"),
         ("KUBELAB_STORE_RETAIN_REVISIONS", "many"),

@@ -1,0 +1,205 @@
+"""The trace consumer: one browser's websocket onto one cluster's trace, at ``/ws/lab/<cluster>/trace/``.
+
+The topology page opens this socket and draws whatever arrives. The conversation (docs/trace.md,
+"Stream", has it in full)::
+
+    server: {"type": "hello", "cluster": "demo", "schema": 1, "last_seq": 1200, "timing": "classroom"}
+    client: {"action": "subscribe", "since": null}        (or the last seq it has, after a reconnect)
+    server: {"type": "frame", "first": 1201, "last": 1203, "events": [...]}    (~30 frames/s at most)
+    client: {"action": "resync", "since": 1202}           (after a gap, or for a summary's details)
+    server: {"type": "error", "code": 410, "message": "too old: oldest is 5000"}   (start from now)
+
+**No channel layer in the way.** The consumer subscribes to its cluster's ``TraceBus`` directly: the
+bus lives in the same process, so every event is one append to each subscriber's queue, and the
+consumer takes a whole batch per frame (``framing.py`` decides what a frame holds). A channel-layer
+``group_send`` per event would copy every event once per socket through the layer; the in-memory
+layer collapsed at 1000 sockets that way. A cluster nobody watches has no subscription at all: one is
+made on ``subscribe`` and closed when the socket goes.
+
+This module is the thin, asynchronous part: access (``access.may_view``), the cluster lookup, reading
+client messages, and the one task per socket that waits for events, paces the frames and sends them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import weakref
+from typing import Any
+
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from controlplane.consumers.access import may_view
+from controlplane.consumers.framing import (
+    BAD_REQUEST,
+    FORBIDDEN,
+    FRAME_INTERVAL,
+    GONE,
+    MAX_FRAME_EVENTS,
+    UNKNOWN_CLUSTER,
+    BadRequest,
+    EventEncoder,
+    Framer,
+    Pacer,
+    Subscribe,
+    error_message,
+    hello_message,
+    parse_request,
+    render_frame,
+)
+from controlplane.runtime import active_lab
+from controlplane.store.errors import UnknownCluster
+from controlplane.trace.bus import Subscription, TraceBus
+from controlplane.trace.recorder import TooOld
+
+logger = logging.getLogger(__name__)
+
+#: The websocket close code when the cluster's trace ends (its bus was closed): "going away".
+GOING_AWAY = 1001
+#: The close code when the stream broke on the server's side.
+INTERNAL_ERROR = 1011
+
+_encoders: weakref.WeakKeyDictionary[TraceBus, EventEncoder] = weakref.WeakKeyDictionary()
+
+
+def encoder_for(bus: TraceBus) -> EventEncoder:
+    """The encoder every socket of ``bus``'s cluster shares (each event is encoded once)."""
+    encoder = _encoders.get(bus)
+    if encoder is None:
+        encoder = _encoders[bus] = EventEncoder()
+    return encoder
+
+
+class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
+    """Streams one cluster's trace to one browser, in frames (see the module's docstring)."""
+
+    #: No channel layer: the consumer reads its cluster's bus in this process. An alias that
+    #: ``CHANNEL_LAYERS`` does not define makes Channels skip the per-socket channel and its receive loop.
+    channel_layer_alias = "kubelab-trace-needs-no-channel-layer"
+    #: Seconds between frames at least, and the most events in one frame (tests make them smaller).
+    frame_interval = FRAME_INTERVAL
+    max_frame_events = MAX_FRAME_EVENTS
+
+    def __init__(self, *, frame_interval: float | None = None, max_frame_events: int | None = None) -> None:
+        """``TraceConsumer.as_asgi(max_frame_events=50)`` changes the pacing or the frame size."""
+        super().__init__()
+        if frame_interval is not None:
+            self.frame_interval = frame_interval
+        if max_frame_events is not None:
+            self.max_frame_events = max_frame_events
+        self.cluster_name = ""
+        self.bus: TraceBus | None = None
+        self._encoder = EventEncoder()
+        self._pacer = Pacer(self.frame_interval)
+        self._stream: asyncio.Task[None] | None = None
+
+    # -- the socket's life ---------------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        self.cluster_name = name = str(self.scope["url_route"]["kwargs"]["cluster"])
+        user = self.scope.get("user")
+        await self.accept()
+        if not may_view(user, name):
+            signed_in = user is not None and user.is_authenticated
+            reason = "you may not watch" if signed_in else "sign in to watch"
+            await self._refuse(FORBIDDEN, f"{reason} cluster {name!r}")
+            return
+        lab = active_lab()
+        try:
+            if lab is None:
+                raise UnknownCluster(name)
+            cluster = lab.cluster(name)
+        except UnknownCluster:
+            await self._refuse(UNKNOWN_CLUSTER, f"there is no cluster {name!r}")
+            return
+        self.bus = cluster.trace
+        self._encoder = encoder_for(cluster.trace)
+        await self._send_json(
+            hello_message(cluster=name, last_seq=cluster.trace.last_seq, timing=cluster.timing.name)
+        )
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.bus is None:  # refused: the socket is closing
+            return
+        try:
+            request = parse_request(text_data)
+        except BadRequest as error:
+            await self._send_json(error_message(BAD_REQUEST, str(error)))
+            return
+        await self._subscribe(self.bus, request)
+
+    async def disconnect(self, code: int) -> None:
+        await self._stop_stream()
+
+    # -- streaming -----------------------------------------------------------------------------------
+
+    async def _subscribe(self, bus: TraceBus, request: Subscribe) -> None:
+        """(Re)start the stream after ``request.since``: the recorder's backlog first, then live events."""
+        await self._stop_stream()
+        since = request.since
+        try:
+            backlog = bus.recorder.since(since) if since is not None else []
+        except TooOld as error:
+            await self._send_json(error_message(GONE, f"too old: oldest is {error.oldest}"))
+            return
+        covered = backlog[-1]["seq"] if backlog else since
+        if covered is not None and covered != bus.last_seq:
+            # Ahead of the cluster (the lab restarted and counts from 1 again), or the recorder lost events.
+            message = f"unknown: seq {since} is not in this run (its last seq is {bus.last_seq})"
+            await self._send_json(error_message(GONE, message))
+            return
+        # No await between reading the backlog and subscribing: no event can slip in between.
+        subscription = bus.subscribe(max_pending=self.max_frame_events)
+        after = since if since is not None else bus.last_seq
+        framer = Framer(after=after, backlog=backlog, max_events=self.max_frame_events)
+        self._stream = asyncio.create_task(
+            self._run_stream(subscription, framer), name=f"trace stream of {bus.cluster}"
+        )
+
+    async def _run_stream(self, subscription: Subscription, framer: Framer) -> None:
+        """Wait for events, wait for the pacer, send one frame; until the bus closes or the socket goes."""
+        loop = asyncio.get_running_loop()
+        recorder = subscription.bus.recorder
+        code = GOING_AWAY
+        try:
+            while True:
+                if not framer.catching_up and not await subscription.wait():
+                    break  # the bus was closed: the cluster's trace has ended
+                delay = self._pacer.delay(loop.time())
+                if delay > 0:
+                    await asyncio.sleep(delay)  # meanwhile more events gather for this frame
+                if framer.catching_up:
+                    frame = framer.from_backlog()
+                else:
+                    frame = framer.from_batch(subscription.drain(), recorder.range)
+                if frame is not None:
+                    await self.send(text_data=render_frame(frame, self._encoder))
+                    self._pacer.sent(loop.time())
+        except Exception:
+            logger.exception("the trace stream of cluster %r broke", subscription.bus.cluster)
+            code = INTERNAL_ERROR
+        finally:
+            subscription.close()
+        await self.close(code=code)
+
+    async def _stop_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None and not stream.done():
+            stream.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stream
+
+    # -- messages ------------------------------------------------------------------------------------
+
+    async def _send_json(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(message, separators=(",", ":")))
+
+    async def _refuse(self, code: int, message: str) -> None:
+        """Say why, then close with ``code`` (browsers cannot read a refused handshake's reason)."""
+        await self._send_json(error_message(code, message))
+        await self.close(code=code)
+
+
+__all__ = ["TraceConsumer", "encoder_for"]

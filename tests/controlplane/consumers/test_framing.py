@@ -1,0 +1,278 @@
+"""Framing, without a socket: what each frame holds, how summaries count, how the client is read."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from controlplane.consumers.framing import (
+    UNRECORDED,
+    BadRequest,
+    EventEncoder,
+    Frame,
+    Framer,
+    FramingError,
+    Pacer,
+    Subscribe,
+    describe_nodes,
+    error_message,
+    hello_message,
+    parse_request,
+    render_frame,
+    summarise_omitted,
+)
+from controlplane.trace.bus import Batch, TraceBus
+from controlplane.trace.recorder import Event, Recorder
+
+
+def event(seq: int, type: str = "watch.event", **fields: Any) -> Event:
+    return {"v": 1, "cluster": "demo", "seq": seq, "ts": 1000.0 + seq, "type": type, **fields}
+
+
+def watch_event(seq: int, node: str = "node-1") -> Event:
+    return event(
+        seq, watch="w-1", event="MODIFIED", revision=seq, **{"from": "apiserver", "to": f"kubelet:{node}"}
+    )
+
+
+def recorded(*events: Event) -> Recorder:
+    recorder = Recorder(10_000)
+    recorder.extend(events)
+    return recorder
+
+
+def seqs(frame: Frame) -> list[int]:
+    return [e["seq"] for e in frame.events]
+
+
+# -- what the client asks ---------------------------------------------------------------------------
+
+
+def test_subscribe_and_resync_name_the_last_seq_the_client_has() -> None:
+    assert parse_request('{"action": "subscribe", "since": null}') == Subscribe(since=None)
+    assert parse_request('{"action": "subscribe"}') == Subscribe(since=None)
+    assert parse_request('{"action": "subscribe", "since": 41}') == Subscribe(since=41)
+    assert parse_request('{"action": "resync", "since": 0}') == Subscribe(since=0, resync=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (None, "not binary"),
+        ("subscribe", "not JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"action": "pause"}', "unknown action 'pause'"),
+        ('{"action": "subscribe", "since": -1}', "since must be a seq"),
+        ('{"action": "subscribe", "since": "41"}', "since must be a seq"),
+        ('{"action": "resync", "since": true}', "since must be a seq"),
+    ],
+)
+def test_a_bad_request_says_what_is_wrong(text: str | None, says: str) -> None:
+    with pytest.raises(BadRequest, match=says):
+        parse_request(text)
+
+
+def test_hello_and_error_messages() -> None:
+    assert hello_message(cluster="demo", last_seq=7, timing="classroom") == {
+        "type": "hello",
+        "cluster": "demo",
+        "schema": 1,
+        "last_seq": 7,
+        "timing": "classroom",
+    }
+    assert error_message(410, "too old: oldest is 5") == {
+        "type": "error",
+        "code": 410,
+        "message": "too old: oldest is 5",
+    }
+
+
+# -- frames from a live subscription ----------------------------------------------------------------
+
+
+def test_live_batches_become_gapless_frames() -> None:
+    framer = Framer(after=40)
+    first = framer.from_batch(Batch([watch_event(41), watch_event(42)]), recorded().range)
+    second = framer.from_batch(Batch([watch_event(43)]), recorded().range)
+    assert first is not None and second is not None
+    assert (first.first, first.last, seqs(first), first.summary) == (41, 42, [41, 42], None)
+    assert (second.first, second.last, seqs(second)) == (43, 43, [43])
+    assert framer.from_batch(Batch([]), recorded().range) is None
+    assert framer.next_seq == 44
+
+
+def test_a_subscriber_that_fell_behind_gets_exact_counts_of_what_it_missed() -> None:
+    history = [watch_event(seq, node=f"node-{seq % 12}") for seq in range(1, 1301)]
+    history[99] = event(100, "store.txn", op="txn", revision=100, **{"from": "apiserver", "to": "etcd"})
+    framer = Framer(after=40)
+    frame = framer.from_batch(Batch(history[40:60], missed=(61, 1300)), recorded(*history).range)
+    assert frame is not None
+    assert (frame.first, frame.last, seqs(frame)) == (41, 1300, list(range(41, 61)))
+    assert frame.summary is not None
+    assert (frame.summary.first, frame.summary.last) == (61, 1300)
+    assert frame.summary.counts == {"watch.event": 1239, "store.txn": 1}
+    assert sum(frame.summary.counts.values()) == 1300 - 61 + 1
+    assert frame.summary.text == "1,239 watch events to 12 kubelets and 1 store transaction to etcd"
+    assert framer.next_seq == 1301  # the next frame carries on after the summary
+
+
+def test_a_frame_never_carries_more_than_its_budget() -> None:
+    framer = Framer(after=0, max_events=3)
+    frame = framer.from_batch(Batch([watch_event(s) for s in range(1, 6)], missed=(6, 7)), recorded().range)
+    assert frame is not None
+    assert seqs(frame) == [1, 2, 3]
+    assert frame.summary is not None
+    # Two were in hand, two were missed and are no longer recorded: all four are accounted for.
+    assert (frame.summary.first, frame.summary.last) == (4, 7)
+    assert frame.summary.counts == {"watch.event": 2, UNRECORDED: 2}
+    assert frame.summary.text == "2 watch events to kubelet:node-1 and 2 events no longer recorded"
+
+
+def test_a_batch_that_skips_a_seq_is_a_bug_not_a_silent_gap() -> None:
+    framer = Framer(after=40)
+    with pytest.raises(FramingError, match="without a gap"):
+        framer.from_batch(Batch([watch_event(42)]), recorded().range)
+    with pytest.raises(FramingError, match="missed range"):
+        Framer(after=40).from_batch(Batch([watch_event(41)], missed=(43, 50)), recorded().range)
+
+
+# -- frames from the recorder (a re-sync) -----------------------------------------------------------
+
+
+def test_a_backlog_is_sent_in_chunks_before_the_live_events() -> None:
+    backlog = [watch_event(seq) for seq in range(11, 18)]
+    framer = Framer(after=10, backlog=backlog, max_events=3)
+    assert framer.catching_up
+    with pytest.raises(FramingError):
+        framer.from_batch(Batch([watch_event(18)]), recorded().range)
+    chunks = []
+    while (frame := framer.from_backlog()) is not None:
+        chunks.append(frame)
+    assert [seqs(f) for f in chunks] == [[11, 12, 13], [14, 15, 16], [17]]
+    assert all(f.summary is None for f in chunks)
+    assert not framer.catching_up
+    live = framer.from_batch(Batch([watch_event(18)]), recorded().range)
+    assert live is not None and (live.first, live.last) == (18, 18)
+
+
+def test_the_framer_agrees_with_a_real_bus_under_overload() -> None:
+    bus = TraceBus("demo")
+    subscription = bus.subscribe(max_pending=10)
+    for n in range(250):
+        bus.emit(
+            "watch.event",
+            watch="w",
+            event="ADDED",
+            revision=n,
+            **{"from": "apiserver", "to": f"kubelet:n{n % 5}"},
+        )
+        if n % 7 == 0:
+            bus.emit(
+                "reconcile", controller="replicaset", key="default/web", result="success", **{"from": "cm"}
+            )
+    frame = Framer(after=0, max_events=10).from_batch(subscription.drain(), bus.recorder.range)
+    assert frame is not None and frame.summary is not None
+    assert (frame.first, frame.last) == (1, bus.last_seq)
+    truth = Counter(e["type"] for e in bus.recorder.range(frame.summary.first, frame.summary.last))
+    assert frame.summary.counts == dict(truth)
+    assert frame.summary.text.startswith("24") and "to 5 kubelets" in frame.summary.text
+
+
+# -- summaries --------------------------------------------------------------------------------------
+
+
+def test_summary_words() -> None:
+    many = [
+        event(s, "request.received", method="GET", path="/", **{"from": f"user:u{s}", "to": "apiserver"})
+        for s in range(1, 4)
+    ]
+    many += [
+        event(s, "reconcile", controller="rs", key="k", result="success", **{"from": "controller-manager"})
+        for s in range(4, 6)
+    ]
+    many += [event(6, "store.compact", revision=1), event(7, "proxy.sync", node="n", sync=1, rules=1)]
+    many += [event(8, "made.up")]
+    summary = summarise_omitted(1, 8, many)
+    assert summary.counts == {
+        "request.received": 3,
+        "reconcile": 2,
+        "made.up": 1,
+        "proxy.sync": 1,
+        "store.compact": 1,
+    }
+    assert (
+        summary.text
+        == "3 requests to apiserver, 2 reconciles at controller-manager, 1 made.up event and 2 other events"
+    )
+    with pytest.raises(ValueError):
+        summarise_omitted(5, 4, [])
+
+
+def test_nodes_in_few_words() -> None:
+    assert describe_nodes(["scheduler"]) == "scheduler"
+    assert describe_nodes([f"kubelet:n{i}" for i in range(12)]) == "12 kubelets"
+    assert describe_nodes(["etcd", "user:a", "user:b", "kube-proxy:n1", "kube-proxy:n2"]) == (
+        "2 kube-proxies, 2 users and etcd"
+    )
+    assert describe_nodes(["a", "b", "c", "user:x", "user:y"]) == "2 users, a, b and c"
+    assert describe_nodes(["a", "b", "c", "d", "user:x", "user:y"]) == "2 users, a, b and 2 others"
+
+
+# -- encoding ---------------------------------------------------------------------------------------
+
+
+def test_frames_are_sent_redacted_and_each_event_is_encoded_once() -> None:
+    secret = event(
+        2,
+        "request.received",
+        method="PUT",
+        path="/api/v1/namespaces/default/secrets/db",
+        request_body={"kind": "Secret", "data": {"password": "aHVudGVyMg=="}},
+        **{"from": "user:alice", "to": "apiserver"},
+    )
+    frame = Frame(first=1, last=4, events=[watch_event(1), secret], summary=summarise_omitted(3, 4, []))
+    encoder = EventEncoder()
+    text = render_frame(frame, encoder)
+    sent = json.loads(text)
+    assert "aHVudGVyMg" not in text
+    assert sent["events"][1]["request_body"] == {
+        "redacted": True,
+        "size": len(json.dumps(secret["request_body"])),
+    }
+    assert {k: v for k, v in sent.items() if k != "events"} == {
+        k: v for k, v in frame.as_json().items() if k != "events"
+    }
+    assert sent["events"][0] == watch_event(1)
+    assert render_frame(frame, encoder) == text and encoder.encoded == 2  # the second socket reuses them
+
+
+def test_the_encoder_keeps_only_recent_events() -> None:
+    encoder = EventEncoder(keep=10)
+    for seq in range(1, 100):
+        encoder(watch_event(seq))
+    assert encoder.encoded == 99
+    encoder(watch_event(95))
+    assert encoder.encoded == 99
+    assert len(encoder._encoded) <= 20
+
+
+# -- pacing -----------------------------------------------------------------------------------------
+
+
+def test_the_pacer_spaces_frames_but_never_delays_a_lone_one() -> None:
+    pacer = Pacer(interval=0.033)
+    assert pacer.delay(100.0) == 0.0
+    pacer.sent(100.0)
+    assert pacer.delay(100.010) == pytest.approx(0.023)
+    assert pacer.delay(100.050) == 0.0
+    # Frames at most every interval: over a second, at most 1 + 1/interval of them.
+    now, frames = 0.0, 0
+    while now < 1.0:
+        now += pacer.delay(now)
+        pacer.sent(now)
+        frames += 1
+        now += 0.001  # the frame's own work
+    assert frames <= 31

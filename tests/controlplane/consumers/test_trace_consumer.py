@@ -1,0 +1,351 @@
+"""The trace websocket, end to end: a started lab, its bus, and Channels' test communicator.
+
+Each test speaks the protocol of docs/trace.md ("Stream") as the topology page does. A running
+cluster makes events of its own (watches opening ...), so the tests check what the protocol
+promises (gapless frames, exact summaries, what they emitted arriving) rather than exact seqs. Nothing
+waits for time to pass: each test waits for the frame it needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import User
+from django.urls import path
+from pytest_django import Settings
+
+from config.asgi import application
+from controlplane.consumers.trace import TraceConsumer
+from controlplane.runtime import Lab, LabConfig, activate
+from controlplane.trace.bus import TraceBus
+
+TIMEOUT = 5  # seconds a test waits for one message before failing (never spent when things work)
+
+#: The consumer as routed in config/asgi.py, but small frames, and no session: tests set scope["user"].
+small_frames = URLRouter(
+    [path("ws/lab/<str:cluster>/trace/", TraceConsumer.as_asgi(max_frame_events=50))],
+)
+
+
+@pytest.fixture
+async def lab(tmp_path: Path) -> AsyncIterator[Lab]:
+    """A started lab with the demo cluster and no components (a cluster is still busy on its own)."""
+    running = Lab(LabConfig(data_dir=tmp_path, components=(), nodes=0, trace_capacity=1000))
+    await running.start()
+    activate(running)
+    try:
+        yield running
+    finally:
+        activate(None)
+        await running.stop()
+
+
+def staff() -> User:
+    return User(username="teacher", is_staff=True)
+
+
+def student() -> User:
+    return User(username="alice")
+
+
+def anonymous_socket(cluster: str) -> WebsocketCommunicator:
+    """A socket through the whole ASGI application: origin check, session auth, routing."""
+    return WebsocketCommunicator(
+        application, f"/ws/lab/{cluster}/trace/", headers=[(b"origin", b"http://localhost")]
+    )
+
+
+def socket(cluster: str, user: User | None = None) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(small_frames, f"/ws/lab/{cluster}/trace/")
+    if user is not None:
+        communicator.scope["user"] = user
+    return communicator
+
+
+async def receive(communicator: WebsocketCommunicator) -> dict[str, Any]:
+    message: dict[str, Any] = await communicator.receive_json_from(timeout=TIMEOUT)
+    return message
+
+
+async def open_socket(communicator: WebsocketCommunicator) -> dict[str, Any]:
+    connected, _ = await communicator.connect(timeout=TIMEOUT)
+    assert connected
+    hello = await receive(communicator)
+    assert hello["type"] == "hello", hello
+    return hello
+
+
+async def frames_until(
+    communicator: WebsocketCommunicator, seq: int, frames: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Frames (after ``frames``) until one accounts for ``seq``, checking each follows the one before."""
+    frames = list(frames or [])
+    while not frames or frames[-1]["last"] < seq:
+        frame = await receive(communicator)
+        assert frame["type"] == "frame", frame
+        if frames:
+            assert frame["first"] == frames[-1]["last"] + 1, "a gap or an overlap between frames"
+        covered = [e["seq"] for e in frame["events"]]
+        if "summary" in frame:
+            covered += list(range(frame["summary"]["first"], frame["summary"]["last"] + 1))
+        assert covered == list(range(frame["first"], frame["last"] + 1)), "a gap inside a frame"
+        frames.append(frame)
+    return frames
+
+
+def emit_watch_events(bus: TraceBus, count: int, *, nodes: int = 12) -> int:
+    """Emit ``count`` watch events to ``nodes`` kubelets at once; the seq of the last one."""
+    for n in range(count):
+        bus.emit(
+            "watch.event",
+            watch="w-test",
+            event="MODIFIED",
+            revision=n,
+            **{"from": "apiserver", "to": f"kubelet:node-{n % nodes}"},
+        )
+    return bus.last_seq
+
+
+async def barrier(communicator: WebsocketCommunicator) -> list[dict[str, Any]]:
+    """Wait until the consumer has handled every message sent before (it answers them in order).
+
+    Returns the frames that arrived meanwhile.
+    """
+    await communicator.send_json_to({"action": "barrier"})
+    frames = []
+    while (answer := await receive(communicator))["type"] == "frame":
+        frames.append(answer)
+    assert answer["type"] == "error" and answer["code"] == 400, answer
+    return frames
+
+
+async def close(communicator: WebsocketCommunicator) -> None:
+    await communicator.disconnect(timeout=TIMEOUT)
+
+
+# -- connecting -------------------------------------------------------------------------------------
+
+
+async def test_hello_names_the_cluster_its_last_seq_and_timing(lab: Lab) -> None:
+    communicator = anonymous_socket("demo")
+    hello = await open_socket(communicator)
+    bus = lab.cluster("demo").trace
+    assert hello == {
+        "type": "hello",
+        "cluster": "demo",
+        "schema": 1,
+        "last_seq": bus.last_seq,
+        "timing": "classroom",
+    }
+    assert bus.subscribers == 0  # nothing is streamed (or subscribed) until the page asks
+    await close(communicator)
+
+
+async def test_anonymous_visitors_may_watch_only_the_demo_cluster(lab: Lab, settings: Settings) -> None:
+    await lab.create_cluster("team-a")
+    for cluster in ("team-a", "no-such-cluster"):  # an anonymous visitor cannot tell which exist
+        communicator = anonymous_socket(cluster)
+        connected, _ = await communicator.connect(timeout=TIMEOUT)
+        assert connected  # accepted, so that the browser can read why it is closed
+        error = await receive(communicator)
+        assert error == {"type": "error", "code": 4403, "message": f"sign in to watch cluster {cluster!r}"}
+        assert (await communicator.receive_output(timeout=TIMEOUT)) == {
+            "type": "websocket.close",
+            "code": 4403,
+        }
+        await close(communicator)
+
+    settings.KUBELAB_DEMO_ANONYMOUS = False
+    communicator = anonymous_socket("demo")
+    await communicator.connect(timeout=TIMEOUT)
+    assert (await receive(communicator))["code"] == 4403
+    await close(communicator)
+
+
+async def test_signed_in_users_may_watch_any_cluster(lab: Lab) -> None:
+    await lab.create_cluster("team-a")
+    for user in (student(), staff()):
+        communicator = socket("team-a", user)
+        hello = await open_socket(communicator)
+        assert hello["cluster"] == "team-a"
+        await close(communicator)
+
+
+async def test_an_unknown_cluster_is_closed_with_4404(lab: Lab) -> None:
+    communicator = socket("nope", staff())
+    await communicator.connect(timeout=TIMEOUT)
+    assert await receive(communicator) == {
+        "type": "error",
+        "code": 4404,
+        "message": "there is no cluster 'nope'",
+    }
+    assert (await communicator.receive_output(timeout=TIMEOUT))["code"] == 4404
+    await close(communicator)
+
+
+# -- streaming --------------------------------------------------------------------------------------
+
+
+async def test_subscribed_events_arrive_in_gapless_frames(lab: Lab) -> None:
+    bus = lab.cluster("demo").trace
+    communicator = socket("demo", student())
+    hello = await open_socket(communicator)
+    await communicator.send_json_to({"action": "subscribe", "since": hello["last_seq"]})
+    last = emit_watch_events(bus, 30)
+    frames = await frames_until(communicator, last)
+    assert frames[0]["first"] == hello["last_seq"] + 1
+    delivered = {e["seq"]: e for frame in frames for e in frame["events"]}
+    assert all("summary" not in frame for frame in frames)
+    assert [delivered[seq] for seq in range(last - 29, last + 1)] == bus.recorder.range(last - 29, last)
+    assert bus.subscribers == 1
+    await close(communicator)
+    assert bus.subscribers == 0  # a cluster nobody watches has no subscription
+
+
+async def test_subscribing_from_now_streams_only_what_comes_next(lab: Lab) -> None:
+    bus = lab.cluster("demo").trace
+    communicator = socket("demo", student())
+    await open_socket(communicator)
+    await communicator.send_json_to({"action": "subscribe", "since": None})
+    early = await barrier(communicator)
+    subscribed_at = bus.last_seq
+    last = emit_watch_events(bus, 5)
+    frames = await frames_until(communicator, last, early)
+    assert frames[0]["first"] <= subscribed_at + 1  # events of the cluster's own may come first
+    assert frames[-1]["events"][-1] == bus.recorder.get(last)
+    await close(communicator)
+
+
+async def test_many_events_make_few_frames(lab: Lab) -> None:
+    bus = lab.cluster("demo").trace
+    communicator = WebsocketCommunicator(
+        URLRouter([path("ws/lab/<str:cluster>/trace/", TraceConsumer.as_asgi())]), "/ws/lab/demo/trace/"
+    )
+    communicator.scope["user"] = student()
+    hello = await open_socket(communicator)
+    await communicator.send_json_to({"action": "subscribe", "since": hello["last_seq"]})
+    loop_time = asyncio.get_running_loop().time
+    start = loop_time()
+    last = 0
+    for _ in range(100):  # 1000 events in 100 bursts, each a loop turn apart
+        last = emit_watch_events(bus, 10)
+        await asyncio.sleep(0)  # one loop turn (no waiting): the consumer may run between bursts
+    frames = await frames_until(communicator, last)
+    elapsed = loop_time() - start
+    assert sum(len(f["events"]) for f in frames) == last - hello["last_seq"]  # all of them, no summary
+    assert len(frames) <= 1 + elapsed / TraceConsumer.frame_interval + 1  # at most ~30 frames a second
+    assert len(frames) < 50  # fewer frames than bursts: they were batched
+    await close(communicator)
+
+
+async def test_overload_is_summarised_with_exact_counts(lab: Lab) -> None:
+    bus = lab.cluster("demo").trace
+    communicator = socket("demo", staff())  # at most 50 events a frame
+    hello = await open_socket(communicator)
+    await communicator.send_json_to({"action": "subscribe", "since": hello["last_seq"]})
+    primed = await frames_until(communicator, emit_watch_events(bus, 1))  # the stream is live now
+    last = emit_watch_events(bus, 500)  # in one go: far more than a frame, or the queue, can hold
+    frames = await frames_until(communicator, last)
+    assert frames[0]["first"] == primed[-1]["last"] + 1
+    summarised = [f["summary"] for f in frames if "summary" in f]
+    assert summarised, "500 events at once must not fit 50-event frames without a summary"
+    for summary in summarised:
+        truth = Counter(e["type"] for e in bus.recorder.range(summary["first"], summary["last"]))
+        assert summary["counts"] == dict(truth)
+        assert sum(summary["counts"].values()) == summary["last"] - summary["first"] + 1
+    big = max(summarised, key=lambda s: s["counts"].get("watch.event", 0))
+    assert big["counts"]["watch.event"] >= 400
+    assert (
+        f"{big['counts']['watch.event']:,} watch events to " in big["text"] and "12 kubelets" in big["text"]
+    )
+    await close(communicator)
+
+
+async def test_events_are_redacted_before_they_are_sent(lab: Lab) -> None:
+    bus = lab.cluster("demo").trace
+    communicator = socket("demo", staff())
+    hello = await open_socket(communicator)
+    await communicator.send_json_to({"action": "subscribe", "since": hello["last_seq"]})
+    body = {"kind": "Secret", "data": {"password": "aHVudGVyMg=="}}
+    bus.emit(
+        "request.received",
+        method="PUT",
+        path="/api/v1/namespaces/default/secrets/db",
+        request_body=body,
+        **{"from": "user:alice", "to": "apiserver"},
+    )
+    frames = await frames_until(communicator, bus.last_seq)
+    (sent,) = [
+        e for f in frames for e in f["events"] if e["type"] == "request.received" and "request_body" in e
+    ]
+    assert sent["request_body"] == {"redacted": True, "size": len(json.dumps(body))}
+    await close(communicator)
+
+
+# -- re-syncing -------------------------------------------------------------------------------------
+
+
+async def test_resync_replays_from_the_recorder_in_chunks_then_goes_live(lab: Lab) -> None:
+    bus = lab.cluster("demo").trace
+    before = bus.last_seq
+    emit_watch_events(bus, 120)  # made before anyone watched: only the recorder has them
+    communicator = socket("demo", student())
+    await open_socket(communicator)
+    await communicator.send_json_to({"action": "subscribe", "since": before})
+    frames = await frames_until(communicator, before + 120)
+    assert frames[0]["first"] == before + 1
+    assert all(len(f["events"]) <= 50 and "summary" not in f for f in frames)  # chunks, not summaries
+
+    # The page saw a gap after before + 5 and asks again: the stream restarts right after it.
+    await communicator.send_json_to({"action": "resync", "since": before + 5})
+    while (frame := await receive(communicator))["first"] != before + 6:
+        assert frame["first"] > before + 6  # only frames already on the way before the re-sync
+    last = emit_watch_events(bus, 3)
+    frames = await frames_until(communicator, last, [frame])
+    resent = [e["seq"] for f in frames for e in f["events"]]
+    assert resent == list(range(before + 6, last + 1))  # no gap, no duplicate, live events after
+    await close(communicator)
+
+
+async def test_a_resync_too_far_back_answers_410_and_the_page_starts_from_now(lab: Lab) -> None:
+    bus = lab.cluster("demo").trace
+    emit_watch_events(bus, 1500)  # the recorder keeps 1000
+    communicator = socket("demo", student())
+    await open_socket(communicator)
+    await communicator.send_json_to({"action": "resync", "since": 1})
+    error = await receive(communicator)
+    assert (error["type"], error["code"]) == ("error", 410)
+    # The oldest seq the recorder had when it answered (the cluster's own events push it on).
+    oldest = int(error["message"].removeprefix("too old: oldest is "))
+    assert 500 < oldest <= (bus.recorder.first_seq or 0)
+    assert bus.subscribers == 0
+
+    # A seq from another run (the lab restarted and counts again from 1) cannot be resumed either.
+    await communicator.send_json_to({"action": "resync", "since": bus.last_seq + 1000})
+    error = await receive(communicator)
+    assert error["code"] == 410 and error["message"].startswith("unknown: seq")
+
+    await communicator.send_json_to({"action": "subscribe", "since": bus.last_seq})
+    last = emit_watch_events(bus, 2)
+    assert (await frames_until(communicator, last))[-1]["last"] == last
+    await close(communicator)
+
+
+async def test_a_bad_request_is_answered_and_the_socket_stays_open(lab: Lab) -> None:
+    communicator = socket("demo", student())
+    hello = await open_socket(communicator)
+    await communicator.send_json_to({"action": "pause"})
+    error = await receive(communicator)
+    assert error["code"] == 400 and "unknown action 'pause'" in error["message"]
+    await communicator.send_json_to({"action": "subscribe", "since": hello["last_seq"]})
+    last = emit_watch_events(lab.cluster("demo").trace, 1)
+    assert (await frames_until(communicator, last))[-1]["last"] == last
+    await close(communicator)
