@@ -258,6 +258,10 @@ class Cluster:
         except BaseException as error:
             self.state = ClusterState.FAILED
             self.error = str(error) or type(error).__name__
+            # Stopped (or failed) while starting: whatever had started stops, or its tasks would
+            # outlive the cluster.
+            with contextlib.suppress(Exception):
+                await self._stop_components()
             started, self.apiserver = self.apiserver, None
             if started is not None:
                 with contextlib.suppress(Exception):
@@ -315,8 +319,9 @@ class Cluster:
             component = build_component(
                 kind, partial(RESTClient, config), options, node=node, node_options=node_options
             )
-            await component.start()
+            # Listed before it starts: a start interrupted halfway (Ctrl-C) is stopped all the same.
             self.components_running[identity.trace_id] = component
+            await component.start()
             if isinstance(component, Kubelet):
                 # The API server reaches this kubelet's API (containerLogs) without a socket.
                 apiserver.kubelets.register(node, component.server)
@@ -340,6 +345,17 @@ class Cluster:
         for user in sorted(users):
             self.tokens.revoke(user)
 
+    async def _stop_components(self) -> None:
+        """Stop every component, newest first; one that fails to stop is logged, not raised."""
+        running, self.components_running = self.components_running, {}
+        for trace_id, component in reversed(list(running.items())):
+            try:
+                if isinstance(component, Kubelet) and self.apiserver is not None:
+                    self.apiserver.kubelets.unregister(component.node_name, component.server)
+                await component.stop()
+            except Exception:
+                logger.exception("%s of cluster %r did not stop cleanly", trace_id, self.name)
+
     async def stop(self) -> None:
         """Stop everything the cluster runs, in reverse start order. Idempotent."""
         if self.state in (ClusterState.NEW, ClusterState.STOPPED, ClusterState.FAILED):
@@ -348,14 +364,7 @@ class Cluster:
             return
         self.state = ClusterState.STOPPING
         try:
-            running, self.components_running = self.components_running, {}
-            for trace_id, component in reversed(list(running.items())):
-                try:
-                    if isinstance(component, Kubelet) and self.apiserver is not None:
-                        self.apiserver.kubelets.unregister(component.node_name, component.server)
-                    await component.stop()
-                except Exception:
-                    logger.exception("%s of cluster %r did not stop cleanly", trace_id, self.name)
+            await self._stop_components()
             apiserver, self.apiserver = self.apiserver, None
             if apiserver is not None:
                 await apiserver.stop()

@@ -8,6 +8,9 @@ Content negotiation follows kube-apiserver: request bodies may be JSON, YAML or,
 :mod:`protobuf_schema` describes, protobuf (what kubectl's typed commands send); responses are JSON.
 A client may ask for a ``Table`` (``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``), which is
 how ``kubectl get`` gets its columns.
+
+Every request has an Audit-ID, echoed in the ``Audit-Id`` response header and named by each of its
+trace events: the client's own ``Audit-ID`` request header when it sent a usable one, else a new UUID.
 """
 
 from __future__ import annotations
@@ -42,6 +45,27 @@ PROTOBUF_UNSUPPORTED = (
 )
 
 
+#: The longest client-chosen Audit-ID kept (upstream sets no limit; a UUID is 36 characters).
+MAX_AUDIT_ID = 128
+
+
+def audit_id_from_header(value: str | None) -> str | None:
+    """The client's ``Audit-ID`` header, if the server can use it as the request's Audit-ID.
+
+    Upstream (``endpoints/filters/with_auditid.go``) takes any non-empty value and echoes it in the
+    response. Kubelab also puts it on the trace and in the browser, so it takes only a visible-ASCII
+    token (no spaces, no control characters) of at most ``MAX_AUDIT_ID`` characters; anything else
+    is ignored and the request gets a new UUID. A client that sends its own id knows its request's
+    id before the answer comes (and a component can name the requests it is about to make).
+    """
+    if not value:
+        return None
+    value = value.strip()
+    if not value or len(value) > MAX_AUDIT_ID or not all("!" <= c <= "~" for c in value):
+        return None
+    return value
+
+
 @dataclass
 class Request:
     """One API request, as the pipeline stages and handlers see it."""
@@ -57,15 +81,22 @@ class Request:
     body: bytes | None = None
     #: The diagram node the request comes from (``user:<name>``, ``scheduler``...).
     source: str = ""
+    #: Whether its ``request.received`` trace event is out (the server emits it once).
+    received_traced: bool = False
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive, path: str) -> Request:
+        """The request of an ASGI scope. Its Audit-ID is the client's ``Audit-ID`` header when that is
+        usable (``audit_id_from_header``), else a new UUID, as upstream's ``WithAuditInit`` does."""
         raw_query = scope.get("query_string", b"").decode("latin-1")
         query: dict[str, str] = {}
         for key, value in parse_qsl(raw_query, keep_blank_values=True):
             query[key] = value
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        return cls(scope["method"], path, query, headers, receive)
+        audit_id = audit_id_from_header(headers.get("audit-id"))
+        if audit_id is None:
+            return cls(scope["method"], path, query, headers, receive)
+        return cls(scope["method"], path, query, headers, receive, audit_id=audit_id)
 
     async def read_body(self) -> bytes:
         if self.body is not None:

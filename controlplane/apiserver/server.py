@@ -7,7 +7,10 @@ reads the request info, then runs the stages in kube-apiserver's order (``Defaul
                                                               (decode, admission, validation, storage)
 
 Every stage reports on the trace (``request.stage``) what it decided, so the diagram can light it up
-as the request passes, and stop a denied request at the stage that denied it. Failures are always a
+as the request passes, and stop a denied request at the stage that denied it. ``request.received``
+comes once authentication has said who sent the request (its ``from`` is that user's diagram node; a
+request without valid credentials comes from ``user:anonymous``), ``request.completed`` last, with the
+store revision the request wrote, if it wrote one. Failures are always a
 Status with upstream's code; an unexpected exception is logged and answered as 500 InternalError,
 never as a dropped connection.
 """
@@ -44,7 +47,7 @@ from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.identity import KUBE_CONTROLLER_MANAGER, KUBE_PROXY, KUBE_SCHEDULER, NODE_USER_PREFIX
 from controlplane.serviceaccount import TokenIssuer
 from controlplane.store import Store
-from controlplane.trace import NULL_SINK, TraceSink, request_context
+from controlplane.trace import NULL_SINK, TraceSink, recording_revisions, request_context
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +127,12 @@ class APIServer:
     async def start(self) -> None:
         """Create the system namespaces, fill every watch cache (list, then watch), then serve."""
         await self._ensure_system_namespaces()
-        await asyncio.gather(*(cache.start() for cache in self.caches.values()))
+        # A cache that holds another version of shared objects (events.k8s.io's Events, stored as
+        # core/v1 ones) is filled on its first use: most clusters never ask, and it would double
+        # the memory of the most numerous objects.
+        await asyncio.gather(
+            *(cache.start() for cache in self.caches.values() if cache.rtype.conversion is None)
+        )
         self.started = True
 
     async def _ensure_system_namespaces(self) -> None:
@@ -140,6 +148,13 @@ class APIServer:
             with contextlib.suppress(errors.StatusError):  # already there
                 await registry.create(obj, "")
 
+    async def _cache_for(self, rtype: ResourceType) -> WatchCache | None:
+        """The watch cache serving ``rtype``, started (and so filled) if this is its first use."""
+        cache = self.caches.get(rtype.cache_key or "")
+        if cache is not None and not cache.ready:
+            await cache.start()  # starts it once; every caller waits until it is filled
+        return cache
+
     async def stop(self) -> None:
         self.started = False
         await asyncio.gather(*(cache.stop() for cache in self.caches.values()))
@@ -153,8 +168,7 @@ class APIServer:
         request = Request.from_scope(scope, receive, scope.get("path", "/") or "/")
         started = time.perf_counter()
         code = 500
-        with request_context(request.audit_id):
-            self._trace("request.received", request, method=request.method, path=request.path)
+        with request_context(request.audit_id), recording_revisions() as written:
             try:
                 code = await self._serve(request, send)
             except errors.StatusError as error:
@@ -166,12 +180,15 @@ class APIServer:
                 with contextlib.suppress(Exception):
                     await respond_error(send, errors.internal_error(error), request.audit_id)
             finally:
-                self._trace(
-                    "request.completed",
-                    request,
-                    code=code,
-                    duration=round(time.perf_counter() - started, 6),
-                )
+                if not request.received_traced:  # refused before authentication (a malformed path)
+                    self._received(request)
+                completed: dict[str, Any] = {
+                    "code": code,
+                    "duration": round(time.perf_counter() - started, 6),
+                }
+                if written:
+                    completed["revision"] = written[-1]
+                self._trace("request.completed", request, **completed)
 
     def _trace(self, type: str, request: Request, **fields: Any) -> None:
         if self.trace.enabled:
@@ -183,6 +200,24 @@ class APIServer:
                 **fields,
             )
 
+    def _received(self, request: Request) -> None:
+        """``request.received``: who sent it (once authentication has said) and what it asks for."""
+        request.received_traced = True
+        if not self.trace.enabled:
+            return
+        fields: dict[str, Any] = {"method": request.method, "path": request.path}
+        if request.user is not None:
+            fields["user"] = request.user.username
+        info = request.info
+        if info is not None:
+            fields["verb"] = info.verb
+            for name in ("resource", "namespace", "name", "subresource"):
+                if value := getattr(info, name):
+                    fields[name] = value
+        if agent := request.headers.get("user-agent"):
+            fields["user_agent"] = agent
+        self._trace("request.received", request, **fields)
+
     def _stage(self, request: Request, stage: str, outcome: str, detail: str = "") -> None:
         self._trace("request.stage", request, stage=stage, outcome=outcome, detail=detail)
 
@@ -193,15 +228,18 @@ class APIServer:
         request.info = info
 
         if request.path in PUBLIC_PATHS and request.method == "GET":
+            self._received(request)
             return await self._public(request, send)
 
         with pipeline.reporting(lambda name, outcome, detail: self._stage(request, name, outcome, detail)):
             try:
                 request.user = await authentication.authenticate(request, self.authenticator)
             except errors.StatusError:
+                self._received(request)  # from user:anonymous: the diagram shows the bounce
                 pipeline.stage("authentication", "deny", "no valid credentials")
                 raise
             request.source = diagram_node(request.user.username, request.headers.get("user-agent", ""))
+            self._received(request)
             pipeline.stage("authentication", "pass", request.user.username)
             audit.record_received(request)
             impersonation.impersonate(request)
@@ -308,7 +346,7 @@ class APIServer:
         ctx = resources.Context(
             rtype=rtype,
             registry=registry,
-            cache=self.caches.get(rtype.cache_key or ""),
+            cache=await self._cache_for(rtype),
             store=self.store,
             request=request,
             namespace=namespace,
@@ -317,7 +355,7 @@ class APIServer:
             accept=accept,
         )
         if verb == "watch":
-            await watch.watch(ctx, send)
+            await watch.watch(ctx, send, trace=self.trace)
             return 200
         if info.subresource == "log":
             from controlplane.apiserver.handlers import subresources

@@ -256,6 +256,11 @@ class WatchCache:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
+    @property
+    def ready(self) -> bool:
+        """Whether the cache has been filled (its first list is in); ``start`` waits for it."""
+        return self._ready.is_set()
+
     async def start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name=f"watchcache-{self.rtype.plural}")

@@ -20,6 +20,9 @@ calls the object that owns all this the **Manager**; this is it, with the same s
    controllers **only while leading**: when leadership is lost they are stopped (their workers
    cancelled) and the manager stands by for the next election; caches keep running meanwhile.
 
+With leader election the manager reports on the trace (``component.state``, from its diagram node)
+when it starts leading, when it stops leading, and when it sees a new leader.
+
 ``stop()`` undoes it in reverse: leadership (released, so a standby takes over at once), controllers,
 events, informers. Controllers are built with ``new_controller(name, reconciler, for_=kind,
 owns=[kinds])``: changes to a ``for_`` object reconcile that object; changes to an ``owns`` object
@@ -246,14 +249,26 @@ class Manager:
 
     async def _lead(self) -> None:
         """While leading: the controllers run; when leadership ends this task is cancelled."""
+        self._trace_state("started-leading", f"{self.identity} holds the Lease {self._lease()}")
         try:
             await self._start_controllers()
             await asyncio.Event().wait()
         finally:
             await self._stop_controllers()
+            self._trace_state("stopped-leading", f"{self.identity} no longer holds the Lease {self._lease()}")
 
     def _on_new_leader(self, identity: str) -> None:
         logger.info("%s: the leader is now %r", self.name, identity or "(nobody)")
+        self._trace_state("new-leader", f"the leader is now {identity or '(nobody)'}")
+
+    def _lease(self) -> str:
+        return f"{self.lease_namespace}/{self.lease_name}"
+
+    def _trace_state(self, state: str, reason: str) -> None:
+        if self.trace.enabled:
+            self.trace.emit(
+                "component.state", **self._trace_fields, component=self.name, state=state, reason=reason
+            )
 
 
 __all__ = ["Kind", "Manager"]

@@ -30,7 +30,10 @@ A ``Controller`` runs a reconciler. Its pieces are the client-go ones (``workque
   is logged and not retried.
 
 Each reconcile emits a ``reconcile`` trace event (controller, key, result, requeue) so the topology
-view can show the controller at work.
+view can show the controller at work. It also names what links it to cause and effect
+(``trace/causality.py``): ``revision``, the newest resourceVersion among the informer events that
+queued the request since its last reconcile (a retry keeps it unless a newer one came), and
+``requests``, the Audit-IDs of the API requests the reconcile made (``trace.recording_requests``).
 
 Upstream: controller-runtime ``pkg/reconcile/reconcile.go``, ``pkg/internal/controller/controller.go``,
 ``pkg/handler/enqueue_owner.go``.
@@ -50,7 +53,7 @@ from controlplane.client.informer import HandlerRegistration, ResourceEventHandl
 from controlplane.client.ratelimiters import RateLimiter
 from controlplane.client.workqueue import QueueShutDown, RateLimitingQueue
 from controlplane.clock import SYSTEM_CLOCK, Clock
-from controlplane.trace import NULL_SINK, TraceSink
+from controlplane.trace import NULL_SINK, TraceSink, recording_requests
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +82,14 @@ class Request:
     def for_object(cls, obj: Mapping[str, Any]) -> Request:
         meta = obj.get("metadata") or {}
         return cls(str(meta.get("namespace") or ""), str(meta["name"]))
+
+
+def resource_version(obj: Mapping[str, Any]) -> int | None:
+    """The object's ``metadata.resourceVersion`` as the store revision it is, if it is one."""
+    value = (obj.get("metadata") or {}).get("resourceVersion")
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
 
 
 @dataclass(frozen=True)
@@ -183,6 +194,9 @@ class Controller:
         self._rate_limiter = rate_limiter
         self._sources: list[_Source] = []
         self._tasks: list[asyncio.Task[None]] = []
+        #: Per queued request, the newest resourceVersion of the informer events that queued it (for
+        #: the trace's ``revision``); taken when the request is reconciled.
+        self._revisions: dict[Request, int] = {}
 
     def watch(self, informer: SharedIndexInformer, map_func: MapFunc = request_for_object) -> None:
         """Reconcile ``map_func(obj)`` for every object ``informer`` reports added, updated or deleted."""
@@ -192,15 +206,23 @@ class Controller:
         """Ask for ``request`` to be reconciled (deduplicated while it waits)."""
         self.queue.add(request)
 
+    def _queued_by(self, request: Request, revision: int | None) -> None:
+        if revision is not None and revision > self._revisions.get(request, 0):
+            self._revisions[request] = revision
+
     def _handler(self, map_func: MapFunc) -> ResourceEventHandlerFuncs:
-        def enqueue_all(obj: Mapping[str, Any]) -> None:
+        def enqueue_all(obj: Mapping[str, Any], revision: int | None = None) -> None:
+            if revision is None:
+                revision = resource_version(obj)
             for request in map_func(obj):
+                self._queued_by(request, revision)
                 self.queue.add(request)
 
         def on_update(old: dict[str, Any], new: dict[str, Any]) -> None:
             # Both: an owner reference or a name may differ between the two (``EnqueueRequestForOwner``).
-            enqueue_all(old)
-            enqueue_all(new)
+            revision = resource_version(new)  # the change is the new object's
+            enqueue_all(old, revision)
+            enqueue_all(new, revision)
 
         def on_delete(obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
             if isinstance(obj, DeletedFinalStateUnknown):
@@ -225,6 +247,7 @@ class Controller:
             return
         if self.queue.shutting_down:
             self.queue = RateLimitingQueue(self._rate_limiter, self.name, clock=self.clock)
+            self._revisions.clear()
         for source in self._sources:
             source.registration = source.informer.add_event_handler(self._handler(source.map_func))
         await asyncio.gather(*(source.informer.wait_for_sync() for source in self._sources))
@@ -262,29 +285,36 @@ class Controller:
         started = time.perf_counter()
         error: BaseException | None = None
         requeue_after: float | None = None
-        try:
-            result = await self.reconciler.reconcile(request)
-        except asyncio.CancelledError:
-            raise
-        except TerminalError as terminal:
-            error, outcome, requeue = terminal, "error", False
-            self.queue.forget(request)
-            logger.error("%s: reconcile %s failed for good: %s", self.name, request, terminal)
-        except Exception as failure:
-            error, outcome, requeue = failure, "error", True
-            self.queue.add_rate_limited(request)
-            logger.warning("%s: reconcile %s failed, will retry: %r", self.name, request, failure)
-        else:
-            if result.requeue_after is not None and result.requeue_after > 0:
-                outcome, requeue, requeue_after = "requeue_after", True, result.requeue_after
+        # Events from now on queue the next reconcile: they are not this one's cause.
+        revision = self._revisions.pop(request, None)
+        with recording_requests() as issued:
+            try:
+                result = await self.reconciler.reconcile(request)
+            except asyncio.CancelledError:
+                raise
+            except TerminalError as terminal:
+                error, outcome, requeue = terminal, "error", False
                 self.queue.forget(request)
-                self.queue.add_after(request, requeue_after)
-            elif result.requeue:
-                outcome, requeue = "requeue", True
+                logger.error("%s: reconcile %s failed for good: %s", self.name, request, terminal)
+            except Exception as failure:
+                error, outcome, requeue = failure, "error", True
+                if revision is not None:
+                    self._revisions.setdefault(request, revision)  # the retry has the same cause
                 self.queue.add_rate_limited(request)
+                logger.warning("%s: reconcile %s failed, will retry: %r", self.name, request, failure)
             else:
-                outcome, requeue = "success", False
-                self.queue.forget(request)
+                if result.requeue_after is not None and result.requeue_after > 0:
+                    outcome, requeue, requeue_after = "requeue_after", True, result.requeue_after
+                    self.queue.forget(request)
+                    self.queue.add_after(request, requeue_after)
+                elif result.requeue:
+                    outcome, requeue = "requeue", True
+                    if revision is not None:
+                        self._revisions.setdefault(request, revision)  # the retry has the same cause
+                    self.queue.add_rate_limited(request)
+                else:
+                    outcome, requeue = "success", False
+                    self.queue.forget(request)
         if self.trace.enabled:
             self.trace.emit(
                 "reconcile",
@@ -297,6 +327,8 @@ class Controller:
                 retries=self.queue.num_requeues(request),
                 error=repr(error) if error else None,
                 duration=round(time.perf_counter() - started, 6),
+                revision=revision,
+                requests=list(issued),
             )
 
 
@@ -311,4 +343,5 @@ __all__ = [
     "enqueue_owner",
     "owner_requests",
     "request_for_object",
+    "resource_version",
 ]

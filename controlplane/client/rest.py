@@ -29,6 +29,11 @@ What it does on every call, as client-go's ``rest/request.go`` does:
   ``Conflict``, ``Invalid`` ...); no answer at all raises ``TransportError``.
 - **Watches** (``ResourceClient.watch``) stream newline-delimited JSON events as they arrive; an
   ``ERROR`` event raises its error (410 ``Expired``: the resourceVersion is too old, list again).
+- **An Audit-ID of its own.** Each call gets a new UUID (unless the caller's ``headers`` name one),
+  sent as the ``Audit-ID`` header, which the API server adopts as the request's Audit-ID (retries of
+  the call send the same one). The client reports it with ``trace.note_request`` before sending, so a
+  reconcile or a scheduling cycle run inside ``trace.recording_requests()`` can list the requests it
+  made on its trace event. (Upstream's clients send no Audit-ID; the server makes one up.)
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -51,6 +57,7 @@ from controlplane.client.errors import ConnectError, TransportError, from_respon
 from controlplane.client.ratelimit import RateLimiter
 from controlplane.client.transport import build_http_client
 from controlplane.client.watch import EventType, MalformedEvent, WatchEvent, decode_event, raise_for_error
+from controlplane.trace import note_request
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +69,23 @@ JSON = "application/json"
 _BROKEN_CONNECTION = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
 #: The wait client-go pretends the server asked for after a broken connection (``retryAfterResponse``).
 BROKEN_CONNECTION_RETRY_AFTER = 1.0
+#: The request header naming a request's Audit-ID (``auditinternal.HeaderAuditID``).
+AUDIT_ID_HEADER = "Audit-ID"
+
+
+def new_audit_id() -> str:
+    """A fresh Audit-ID, as the API server would make one (a UUID)."""
+    return str(uuid.uuid4())
+
+
+def _with_audit_id(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """``headers`` with an ``Audit-ID`` (the caller's, else a new one), reported to ``note_request``."""
+    out = dict(headers or {})
+    audit_id = next((v for k, v in out.items() if k.lower() == "audit-id"), None)
+    if audit_id is None:
+        audit_id = out[AUDIT_ID_HEADER] = new_audit_id()
+    note_request(audit_id)
+    return out
 
 
 class PatchType(StrEnum):
@@ -207,7 +231,11 @@ class RESTClient:
         throttle_first: bool = True,
         http_timeout: httpx.Timeout | None = None,
     ) -> httpx.Response:
-        """Send with client-go's throttling and retries; the response of the last attempt."""
+        """Send with client-go's throttling and retries; the response of the last attempt.
+
+        Every attempt carries the same ``Audit-ID`` (see the module docstring).
+        """
+        headers = _with_audit_id(headers)
         if throttle_first:
             await self._throttle()
         retries = 0
@@ -630,6 +658,7 @@ class ResourceClient:
         body: Any = None,
         content_type: str | None = None,
         accept: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
         """A request on a subresource of ``name`` (``binding``, ``log``, ``scale``...), the raw response."""
         return await self.client.request(
@@ -639,15 +668,18 @@ class ResourceClient:
             body=body,
             content_type=content_type,
             accept=accept,
+            headers=headers,
         )
 
 
 __all__ = [
+    "AUDIT_ID_HEADER",
     "BROKEN_CONNECTION_RETRY_AFTER",
     "ListOptions",
     "PatchType",
     "RESTClient",
     "ResourceClient",
     "Watch",
+    "new_audit_id",
     "resource_path",
 ]

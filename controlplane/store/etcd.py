@@ -114,7 +114,7 @@ from controlplane.store.kv import (
     Txn,
     TxnResult,
 )
-from controlplane.store.watch import DEFAULT_WATCH_CAPACITY, Watch
+from controlplane.store.watch import DEFAULT_WATCH_CAPACITY, FROM_ETCD, Watch
 from controlplane.trace import NULL_SINK, TraceSink
 
 JSON = dict[str, Any]
@@ -460,7 +460,9 @@ class EtcdStore(Store):
         task.add_done_callback(self._tasks.discard)
         self._watches[watch] = task
         if self.trace.enabled:
-            self.trace.emit("watch.opened", source="store", watch=watch.id, prefix=prefix, revision=start)
+            self.trace.emit(
+                "watch.opened", **FROM_ETCD, source="store", watch=watch.id, prefix=prefix, revision=start
+            )
         return watch
 
     async def _first_message(self, lines: AsyncIterator[str]) -> JSON:

@@ -34,7 +34,10 @@ from controlplane.store.kv import (
     TxnResult,
 )
 from controlplane.store.watch import DEFAULT_WATCH_CAPACITY, Watch
-from controlplane.trace import NULL_SINK, TraceSink, current_request_id
+from controlplane.trace import NULL_SINK, TraceSink, current_request_id, note_revision
+
+#: The diagram's edge of every store operation: the API server is etcd's only client.
+_TO_ETCD = {"from": "apiserver", "to": "etcd"}
 
 
 class Store(abc.ABC):
@@ -98,7 +101,7 @@ class Store(abc.ABC):
         """
         await self._compact(revision)
         if self.trace.enabled:
-            self.trace.emit("store.compact", cluster=self.cluster, revision=revision)
+            self.trace.emit("store.compact", cluster=self.cluster, revision=revision, **_TO_ETCD)
 
     @abc.abstractmethod
     async def _compact(self, revision: int) -> None: ...
@@ -138,7 +141,8 @@ class Store(abc.ABC):
         self.trace.emit(
             "store.txn",
             cluster=self.cluster,
-            request_id=current_request_id.get(),
+            id=current_request_id.get(),
+            **_TO_ETCD,
             op=op,
             key=key,
             revision=result.revision,
@@ -161,6 +165,8 @@ class Store(abc.ABC):
         result = await self._txn(txn)
         if self.trace.enabled:
             self._trace_txn(txn, result, request_id)
+            if result.events:
+                note_revision(result.revision)  # the request's ``request.completed`` names it
         return result
 
     @abc.abstractmethod
@@ -172,7 +178,8 @@ class Store(abc.ABC):
         self.trace.emit(
             "store.txn",
             cluster=self.cluster,
-            request_id=request_id,
+            id=request_id,
+            **_TO_ETCD,
             op="txn",
             revision=result.revision,
             succeeded=result.succeeded,

@@ -16,6 +16,10 @@ The contract, as etcd's:
 ``Watch`` is the consumer's end. ``WatchHub`` is the producer side used by backends that publish
 their own commits (SQLite, PostgreSQL): it replays history from the backend, then switches to live
 events without a gap or a duplicate.
+
+On the trace, a watch is the diagram's etcd -> apiserver edge: ``watch.opened`` when it starts, one
+``watch.event`` per event its consumer takes (naming the ``revision``, which links the write to what
+the API server then sends its own watchers), and ``watch.closed`` when it ends.
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ DEFAULT_WATCH_CAPACITY = 10_000
 HistoryReader = Callable[[int], Awaitable[tuple[int, AsyncIterator[Sequence[Event]]]]]
 
 _watch_ids = itertools.count(1)
+
+#: The diagram's edge of a store watch's trace events: etcd streams to the API server, its only client.
+FROM_ETCD = {"from": "etcd", "to": "apiserver"}
 
 
 class Watch:
@@ -129,6 +136,7 @@ class Watch:
                 if self._trace.enabled:
                     self._trace.emit(
                         "watch.event",
+                        **FROM_ETCD,
                         source="store",
                         watch=self.id,
                         event=event.type.value,
@@ -177,7 +185,9 @@ class Watch:
             on_close, self._on_close = self._on_close, None
             on_close(self)
             if self._trace.enabled:
-                self._trace.emit("watch.closed", source="store", watch=self.id, prefix=self.prefix)
+                self._trace.emit(
+                    "watch.closed", **FROM_ETCD, source="store", watch=self.id, prefix=self.prefix
+                )
 
     async def __aenter__(self) -> Watch:
         return self
@@ -237,7 +247,12 @@ class WatchHub:
         watch.begin_history(head, history)
         if self._trace.enabled:
             self._trace.emit(
-                "watch.opened", source="store", watch=watch.id, prefix=prefix, revision=from_revision
+                "watch.opened",
+                **FROM_ETCD,
+                source="store",
+                watch=watch.id,
+                prefix=prefix,
+                revision=from_revision,
             )
         return watch
 

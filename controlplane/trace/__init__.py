@@ -7,14 +7,22 @@ keeps it in a bounded ``Recorder`` (``recorder.py``) and hands it to subscribers
 websocket). ``causality.py`` follows cause to effect through the events (request -> store revision ->
 watch events -> reconcile or scheduling -> the requests that made); ``export.py`` saves a run as JSON
 lines and loads it back, with Secret values redacted (``redaction.py``). ``context.py`` carries the id
-of the request being served. docs/trace.md describes all of it for readers of the course.
+of the request being served, the requests a component's work made and the revisions a request wrote.
+docs/trace.md describes all of it for readers of the course.
 """
 
 from __future__ import annotations
 
 from controlplane.trace.bus import Batch, Subscription, TraceBus, summarise
 from controlplane.trace.causality import CausalGraph
-from controlplane.trace.context import current_request_id, note_request, recording_requests, request_context
+from controlplane.trace.context import (
+    current_request_id,
+    note_request,
+    note_revision,
+    recording_requests,
+    recording_revisions,
+    request_context,
+)
 from controlplane.trace.recorder import DEFAULT_CAPACITY, Recorder, TooOld
 from controlplane.trace.schema import EVENT_TYPES, SCHEMA_VERSION, SchemaError, validate
 from controlplane.trace.sink import NULL_SINK, ListSink, NullSink, TraceSink
@@ -36,7 +44,9 @@ __all__ = [
     "TraceSink",
     "current_request_id",
     "note_request",
+    "note_revision",
     "recording_requests",
+    "recording_revisions",
     "request_context",
     "summarise",
     "validate",

@@ -10,6 +10,10 @@ The other direction is a component's: a reconcile or a scheduling attempt makes 
 event lists their Audit-IDs (``requests``) so the browser can follow the work to the requests it made.
 The component runs its work inside ``recording_requests()``; its API client calls ``note_request`` with
 the ``Audit-Id`` of every response; the list the context manager yields then holds them all.
+
+The API server, in turn, wants to say which store revision a request wrote (``request.completed``'s
+``revision``): it serves the request inside ``recording_revisions()``, and the store calls
+``note_revision`` for every transaction that wrote one.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from contextvars import ContextVar
 current_request_id: ContextVar[str | None] = ContextVar("current_request_id", default=None)
 
 _issued_requests: ContextVar[list[str] | None] = ContextVar("issued_requests", default=None)
+
+_written_revisions: ContextVar[list[int] | None] = ContextVar("written_revisions", default=None)
 
 
 @contextlib.contextmanager
@@ -49,3 +55,21 @@ def note_request(audit_id: str) -> None:
     issued = _issued_requests.get()
     if issued is not None and audit_id:
         issued.append(audit_id)
+
+
+@contextlib.contextmanager
+def recording_revisions() -> Iterator[list[int]]:
+    """Collect the store revisions written in the body (and in tasks it starts), oldest first."""
+    written: list[int] = []
+    token = _written_revisions.set(written)
+    try:
+        yield written
+    finally:
+        _written_revisions.reset(token)
+
+
+def note_revision(revision: int) -> None:
+    """The store committed a write as ``revision``: tell the ``recording_revisions`` around it, if any."""
+    written = _written_revisions.get()
+    if written is not None:
+        written.append(revision)

@@ -145,11 +145,17 @@ _REQUEST_FIELDS: Mapping[str, Field] = {"id": _f("the request's Audit-ID", *STR)
 _TYPES = (
     EventType(
         "request.received",
-        "An API request arrived at the API server (before authentication).",
+        "An API request arrived at the API server. Emitted once authentication has said who sent it, so"
+        " `from` is the sender's node (`user:anonymous` when its credentials were refused), before the"
+        " authentication stage's event.",
         {**_REQUEST_FIELDS, "method": _f("HTTP method", *STR), "path": _f("path below the cluster", *STR)},
         {
-            "user": _f("authenticated user name", *STR),
+            "user": _f("authenticated user name (absent when authentication refused it)", *STR),
             "verb": _f("Kubernetes verb (get, list, watch, create ...)", *STR),
+            "resource": _f("the resource asked for (pods, deployments ...)", *STR),
+            "namespace": _f("the namespace in the path", *STR),
+            "name": _f("the object's name in the path", *STR),
+            "subresource": _f("the subresource (status, binding, log ...)", *STR),
             "user_agent": _f("the client's User-Agent", *STR),
         },
         {
@@ -158,6 +164,10 @@ _TYPES = (
             "to": "apiserver",
             "method": "POST",
             "path": "/api/v1/namespaces/default/pods",
+            "user": "alice",
+            "verb": "create",
+            "resource": "pods",
+            "namespace": "default",
         },
     ),
     EventType(
@@ -182,8 +192,19 @@ _TYPES = (
         "request.completed",
         "The API server answered a request.",
         {**_REQUEST_FIELDS, "code": _f("HTTP status code", *INT), "duration": _f("seconds", *NUM)},
-        {"revision": _f("the store revision the request wrote, if it wrote one", *INT)},
-        {"id": "9c0e6b1e-audit", "from": "user:alice", "to": "apiserver", "code": 201, "duration": 0.004},
+        {
+            "revision": _f(
+                "the store revision the request wrote (the newest, if several), if it wrote one", *INT
+            )
+        },
+        {
+            "id": "9c0e6b1e-audit",
+            "from": "user:alice",
+            "to": "apiserver",
+            "code": 201,
+            "duration": 0.004,
+            "revision": 17,
+        },
     ),
     EventType(
         "rbac.decision",

@@ -40,7 +40,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=missing))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def web_server() -> Iterator[str]:
     """Django (with its static files) on a free port in a thread, started before the browser.
 
@@ -67,8 +67,10 @@ def web_server() -> Iterator[str]:
         thread.join()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(web_server: str) -> Iterator[Any]:
+    """Playwright's sync API runs an event loop in this thread while it is open, which stops every
+    later test that starts one of its own: it is closed with the package, not the session."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -18,6 +18,13 @@ The details clients rely on (apiserver ``endpoints/handlers/watch.go``, ``storag
 - selectors apply to transitions: an object that starts matching arrives as ``ADDED``, one that stops
   matching as ``DELETED``;
 - ``timeoutSeconds`` ends the stream cleanly.
+
+On the trace a client's watch is the diagram's edge from ``apiserver`` to the watcher's node
+(``scheduler``, ``kubelet:node-1``, ``user:alice``), named by the watch request's Audit-ID:
+``watch.opened`` (resource, namespace, selectors), one ``watch.event`` per change sent (revision, type,
+key, kind, namespace, name; the revision is what links it to the write, see ``trace/causality.py``),
+and ``watch.closed`` with the reason it ended. Bookmarks carry no change and are not traced. The
+events are built from the cache's fields only when the trace is enabled: no JSON is encoded for them.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from controlplane.apiserver import errors, pagination, tables
 from controlplane.apiserver.handlers.resources import CACHE_WAIT, Context, build_filter
 from controlplane.apiserver.http import Send, dumps
 from controlplane.apiserver.watchcache import CacheEvent, TooOldResourceVersion
+from controlplane.trace import NULL_SINK, TraceSink
 
 #: How often a watch with bookmarks gets one (upstream: about once a minute).
 BOOKMARK_INTERVAL = 60.0
@@ -40,7 +48,9 @@ BOOKMARK_INTERVAL = 60.0
 DEFAULT_TIMEOUT = 1800.0
 
 
-async def watch(ctx: Context, send: Send, *, bookmark_interval: float = BOOKMARK_INTERVAL) -> None:
+async def watch(
+    ctx: Context, send: Send, *, bookmark_interval: float = BOOKMARK_INTERVAL, trace: TraceSink = NULL_SINK
+) -> None:
     """Stream events until the client leaves, the timeout passes or the watcher is closed."""
     query = ctx.request.query
     send_initial = query.get("sendInitialEvents")
@@ -70,11 +80,14 @@ async def watch(ctx: Context, send: Send, *, bookmark_interval: float = BOOKMARK
     try:
         watcher = cache.watch(namespace, matches, None if initial else rv, trigger_value=_trigger_value(ctx))
     except TooOldResourceVersion as error:
+        tracer = _Tracer(ctx, trace, None if initial else rv)
         await _start(send, ctx)
         status = errors.resource_expired(str(error)).status()
         await _chunk(send, {"type": "ERROR", "object": status})
         await send({"type": "http.response.body", "body": b""})
+        tracer.closed(str(error))
         return
+    tracer = _Tracer(ctx, trace, None if initial else rv)
     # Headers go out now, not with the first event: a client must see its 200 even on a quiet watch.
     await _start(send, ctx)
 
@@ -91,11 +104,14 @@ async def watch(ctx: Context, send: Send, *, bookmark_interval: float = BOOKMARK
     if initial_left == 0:
         await _chunk_raw(send, encoder.bookmark(cache.revision, initial_end=True))
         initial_left = -1
+    reason = "the API server stopped serving it"
     try:
         while True:
             events = await watcher.take()
             if watcher.closed_reason is not None:
                 break  # closed: the client left, or the cache let it go; the client re-watches or re-lists
+            if events and trace.enabled:
+                tracer.events(events)
             out: list[bytes] = []
             for event in events:
                 out.append(encoder.event(event))
@@ -109,6 +125,7 @@ async def watch(ctx: Context, send: Send, *, bookmark_interval: float = BOOKMARK
             if now >= deadline:
                 if out:
                     await _chunk_raw(send, b"".join(out))
+                reason = "timeout"
                 break
             if bookmarks and now >= next_bookmark:
                 out.append(encoder.bookmark(cache.revision))
@@ -123,8 +140,64 @@ async def watch(ctx: Context, send: Send, *, bookmark_interval: float = BOOKMARK
         timer.cancel()
         cache.forget(watcher)
         disconnected.cancel()
+        tracer.closed(watcher.closed_reason or reason)
         with contextlib.suppress(Exception):
             await send({"type": "http.response.body", "body": b""})
+
+
+class _Tracer:
+    """The trace events of one client watch (see the module docstring); silent when tracing is off."""
+
+    def __init__(self, ctx: Context, trace: TraceSink, revision: int | None) -> None:
+        self.ctx = ctx
+        self.trace = trace
+        request = ctx.request
+        #: The fields every event of this watch has: the request, the edge, which watch.
+        self.common: dict[str, Any] = {
+            "id": request.audit_id,
+            "from": "apiserver",
+            "to": request.source or "user:anonymous",
+            "source": "apiserver",
+            "watch": request.audit_id,
+        }
+        if trace.enabled:
+            query = request.query
+            opened: dict[str, Any] = {
+                "resource": ctx.rtype.plural,
+                "namespace": ctx.namespace if ctx.rtype.namespaced else "",
+                "revision": revision,
+            }
+            if query.get("labelSelector"):
+                opened["label_selector"] = query["labelSelector"]
+            if query.get("fieldSelector"):
+                opened["field_selector"] = query["fieldSelector"]
+            trace.emit("watch.opened", **self.common, **opened)
+
+    def events(self, events: list[CacheEvent]) -> None:
+        """One ``watch.event`` per change sent, from the cache's fields (nothing is encoded)."""
+        kind = self.ctx.rtype.kind
+        emit = self.trace.emit
+        common = self.common
+        for event in events:
+            meta = event.object.obj.get("metadata") or {}
+            namespace = str(meta.get("namespace") or "")
+            name = str(meta.get("name") or "")
+            # The initial state's ADDED events come from the cache's objects, without their key.
+            key = event.key or self.ctx.rtype.key(namespace, name)
+            emit(
+                "watch.event",
+                **common,
+                event=event.type,
+                revision=event.revision,
+                key=key,
+                kind=kind,
+                namespace=namespace,
+                name=name,
+            )
+
+    def closed(self, reason: str) -> None:
+        if self.trace.enabled:
+            self.trace.emit("watch.closed", **self.common, reason=reason)
 
 
 async def _start(send: Send, ctx: Context) -> None:

@@ -36,6 +36,11 @@ nobody but the API server, with its own identity ``system:node:<node>``:
 5. **It serves its containers' logs** (``server.py``), which the API server forwards
    ``kubectl logs`` to.
 
+On the trace, a kubelet is ``kubelet:<node>``: ``component.state`` when it starts and stops, and for
+each pod sync that wrote something (a status patch, the final delete) a ``reconcile`` of the
+controller ``kubelet``, naming the pod's resourceVersion it synced (``revision``) and the Audit-IDs of
+the requests it made (``requests``), so the diagram can follow a binding to the status update.
+
 **Restarts.** A kubelet's memory of its containers is gone when it stops; real containers keep running
 under the runtime. When a kubelet starts again it re-lists its pods; for a pod that has a
 ``status.startTime`` it *replays* the pod's lifecycle from that time up to now, quietly (no Events are
@@ -58,6 +63,7 @@ import hashlib
 import ipaddress
 import logging
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -79,7 +85,7 @@ from controlplane.components.kubelet.server import KubeletServer, PodView, sleep
 from controlplane.components.kubelet.simulation import PullTiming
 from controlplane.components.kubelet.status import generate_pod_status
 from controlplane.timing import UPSTREAM, TimingProfile
-from controlplane.trace import NULL_SINK, TraceSink
+from controlplane.trace import NULL_SINK, TraceSink, recording_requests
 
 logger = logging.getLogger(__name__)
 
@@ -700,10 +706,16 @@ class Kubelet:
         for uid in [u for u in self.workers if u not in desired]:
             self._forget(uid)  # deleted from the API: the containers are gone with it
         for uid, pod in desired.items():
-            try:
-                await self._sync_pod(uid, pod, now, full=full)
-            except (APIError, TransportError) as error:
-                logger.warning("kubelet %s: syncing pod %s failed: %s", self.node_name, uid, error)
+            started = time.perf_counter()
+            error: Exception | None = None
+            with recording_requests() as issued:
+                try:
+                    await self._sync_pod(uid, pod, now, full=full)
+                except (APIError, TransportError) as failure:
+                    error = failure
+                    logger.warning("kubelet %s: syncing pod %s failed: %s", self.node_name, uid, failure)
+            if issued:
+                self._trace_sync(pod, issued, error, time.perf_counter() - started)
 
     def _forget(self, uid: str) -> None:
         self.workers.pop(uid, None)
@@ -806,6 +818,26 @@ class Kubelet:
     def _record(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
         if self._recorder is not None:
             self._recorder.event(obj, type, reason, message)
+
+    def _trace_sync(self, pod: Object, issued: list[str], error: Exception | None, duration: float) -> None:
+        """A pod sync that wrote something, as a ``reconcile`` of the controller ``kubelet``: caused by
+        the pod's resourceVersion it synced (the watch event that brought it), making ``requests``."""
+        if not self.trace.enabled:
+            return
+        meta = _meta(pod)
+        version = meta.get("resourceVersion")
+        extra: Mapping[str, Any] = {"from": self.trace_source, "cluster": self.cluster}
+        self.trace.emit(
+            "reconcile",
+            controller=COMPONENT,
+            key=f"{meta.get('namespace') or 'default'}/{meta.get('name')}",
+            result="error" if error is not None else "success",
+            error=repr(error) if error is not None else None,
+            duration=round(duration, 6),
+            revision=int(version) if isinstance(version, str) and version.isdigit() else None,
+            requests=list(issued),
+            **extra,
+        )
 
     def _trace_state(self, state: str) -> None:
         if self.trace.enabled:

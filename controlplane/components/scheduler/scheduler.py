@@ -39,7 +39,12 @@ until a cluster event may help. That is what ``kubectl describe pod`` shows for 
 scheduler stands for election on the Lease ``kube-system/kube-scheduler``. Every replica runs its
 informers (a standby's cache is warm when it takes over) but only the leader runs the loop; a stopped
 leader releases the Lease so a standby takes over at once, a crashed one is replaced once the Lease
-expires (15 s upstream).
+expires (15 s upstream). The trace shows it as ``component.state`` (started leading, stopped leading,
+new leader).
+
+**On the trace**, each ``scheduler.decision`` names the pod's resourceVersion the attempt saw
+(``revision``: its cause, the watch event that delivered the pod) and the Audit-ID of the binding it
+leads to (``requests``: the scheduler picks the id and sends it as the binding's ``Audit-ID`` header).
 
 Not modelled: preemption (PostFilter), permit and pre-bind plugins,
 the expiry of assumed pods whose binding never shows up, queueing hints, several profiles.
@@ -73,7 +78,7 @@ from controlplane.client.record import (
     EventSinkImpl,
     format_time,
 )
-from controlplane.client.rest import PatchType, ResourceClient, RESTClient
+from controlplane.client.rest import AUDIT_ID_HEADER, PatchType, ResourceClient, RESTClient, new_audit_id
 from controlplane.clock import Clock
 from controlplane.components.scheduler.framework import (
     Decision,
@@ -303,7 +308,7 @@ class Scheduler:
                 namespace=election.namespace,
                 name=election.name,
                 identity=election.identity or f"{self.scheduler_name}_{self.rng.getrandbits(64):016x}",
-                callbacks=LeaderCallbacks(self._lead),
+                callbacks=LeaderCallbacks(self._lead_elected, on_new_leader=self._on_new_leader),
                 lease_duration=election.lease_duration,
                 renew_deadline=election.renew_deadline,
                 retry_period=election.retry_period,
@@ -327,6 +332,20 @@ class Scheduler:
             await self._run()
         finally:
             self.leading.clear()
+
+    async def _lead_elected(self) -> None:
+        """``_lead`` as the elected leader, reported on the trace as it starts and ends."""
+        assert self._elector is not None and self.leader_election is not None
+        identity = self._elector.identity
+        lease = f"{self.leader_election.namespace}/{self.leader_election.name}"
+        self._trace_state("started-leading", f"{identity} holds the Lease {lease}")
+        try:
+            await self._lead()
+        finally:
+            self._trace_state("stopped-leading", f"{identity} no longer holds the Lease {lease}")
+
+    def _on_new_leader(self, identity: str) -> None:
+        self._trace_state("new-leader", f"the leader is now {identity or '(nobody)'}")
 
     async def stop(self) -> None:
         """Stop the loop, the event writer and the informers; close the client if the scheduler made it."""
@@ -516,7 +535,9 @@ class Scheduler:
         if snapshot.node_infos:
             # ``nextStartNodeIndex``: the next attempt starts where this one stopped (round-robin).
             self._next_start_node = (self._next_start_node + decision.processed) % len(snapshot.node_infos)
-        self._trace(decision, key, info)
+        # The binding's Audit-ID is chosen now, so the decision can name the request it leads to.
+        binding_id = new_audit_id() if decision.chosen is not None else None
+        self._trace(decision, key, info, binding_id)
         if decision.chosen is None:
             message = decision.message() or ""
             self.queue.add_unschedulable(info, self.clock.now(), pod_scheduling_cycle=cycle)
@@ -530,15 +551,16 @@ class Scheduler:
         self.assumed[key] = assumed_pod  # reserve: the next attempt sees the room taken
         # The binding cycle runs beside the next scheduling cycles, as upstream's goroutine does:
         # the assumed pod already holds its room, so the loop need not wait for the API server.
-        task = asyncio.create_task(self._binding_cycle(info, node), name=f"bind {key}")
+        assert binding_id is not None
+        task = asyncio.create_task(self._binding_cycle(info, node, binding_id), name=f"bind {key}")
         self._binding_tasks.add(task)
         task.add_done_callback(self._binding_tasks.discard)
 
-    async def _binding_cycle(self, info: QueuedPodInfo, node: str) -> None:
+    async def _binding_cycle(self, info: QueuedPodInfo, node: str, audit_id: str | None = None) -> None:
         """Bind the assumed pod; on failure forget the assumption (and retry unless it is moot)."""
         pod, key = info.pod, info.key
         try:
-            await self._bind(pod, node)
+            await self._bind(pod, node, audit_id)
         except (Conflict, NotFound) as error:
             # Bound by someone else, or deleted: nothing left to do; the informer has the truth.
             logger.info("binding %s to %s: %s; dropping the pod", key, node, error)
@@ -565,8 +587,12 @@ class Scheduler:
     def _pods_client(self, pod: Obj) -> ResourceClient:
         return self.client.resource("", "v1", "pods", _meta(pod).get("namespace") or "default")
 
-    async def _bind(self, pod: Obj, node: str) -> None:
-        """``DefaultBinder``: POST a Binding to the pod's ``binding`` subresource."""
+    async def _bind(self, pod: Obj, node: str, audit_id: str | None = None) -> None:
+        """``DefaultBinder``: POST a Binding to the pod's ``binding`` subresource.
+
+        ``audit_id``, when given, is sent as the request's ``Audit-ID`` (the one the trace's
+        ``scheduler.decision`` names in ``requests``).
+        """
         meta = _meta(pod)
         binding: dict[str, Any] = {
             "apiVersion": "v1",
@@ -576,7 +602,10 @@ class Scheduler:
         }
         if meta.get("uid"):
             binding["metadata"]["uid"] = meta["uid"]
-        await self._pods_client(pod).request("POST", str(meta.get("name")), "binding", body=binding)
+        headers = {AUDIT_ID_HEADER: audit_id} if audit_id else None
+        await self._pods_client(pod).request(
+            "POST", str(meta.get("name")), "binding", body=binding, headers=headers
+        )
 
     async def _set_unschedulable_condition(self, pod: Obj, message: str) -> None:
         """``updatePod``: PodScheduled=False, reason Unschedulable, through ``pods/status``.
@@ -626,15 +655,31 @@ class Scheduler:
         if self._recorder is not None:
             self._recorder.event(pod, type, reason, message)
 
-    def _trace(self, decision: Decision, key: str, info: QueuedPodInfo) -> None:
+    def _trace(
+        self, decision: Decision, key: str, info: QueuedPodInfo, binding_id: str | None = None
+    ) -> None:
+        """``scheduler.decision``, naming the pod's resourceVersion this attempt saw (its cause: the
+        watch event that delivered it) and the binding request it leads to (its effect)."""
         if not self.trace.enabled:
             return
         fields: dict[str, Any] = decision.to_trace()
         fields["pod"] = key
         fields["attempts"] = info.attempts
         fields["scheduler"] = self.scheduler_name
+        fields["revision"] = _resource_version(info.pod)
+        fields["requests"] = [binding_id] if binding_id else []
         extra: Mapping[str, Any] = {"from": TRACE_SOURCE, "cluster": self.cluster}
         self.trace.emit("scheduler.decision", **fields, **extra)
+
+    def _trace_state(self, state: str, reason: str) -> None:
+        if self.trace.enabled:
+            extra: Mapping[str, Any] = {"from": TRACE_SOURCE, "cluster": self.cluster}
+            self.trace.emit("component.state", component=TRACE_SOURCE, state=state, reason=reason, **extra)
+
+
+def _resource_version(obj: Obj) -> int | None:
+    value = _meta(obj).get("resourceVersion")
+    return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
 __all__ = [

@@ -17,12 +17,49 @@ async def test_a_create_passes_every_stage_in_order_and_names_its_revision(api: 
     assert response.status_code == 201
     request_id = response.headers["audit-id"]
     assert stages_of(api, request_id) == [(stage, "pass") for stage in STAGES]
-    (write,) = [
-        e for e in api.trace.of_type("store.txn") if e.get("op") == "txn" and e["request_id"] == request_id
-    ]
+    (write,) = [e for e in api.trace.of_type("store.txn") if e.get("op") == "txn" and e["id"] == request_id]
     assert write["revision"] == int(response.json()["metadata"]["resourceVersion"])
+    assert (write["from"], write["to"]) == ("apiserver", "etcd")
     (done,) = [e for e in api.trace.of_type("request.completed") if e["id"] == request_id]
     assert done["code"] == 201 and done["from"] == "user:admin" and done["to"] == "apiserver"
+    assert done["revision"] == write["revision"]
+
+
+async def test_a_request_is_received_from_its_user_before_its_first_stage(api: API) -> None:
+    response = await api.client.get(CMS + "/missing")
+    assert response.status_code == 404
+    request_id = response.headers["audit-id"]
+    steps = [e for e in api.trace.events if e.get("id") == request_id and e["type"].startswith("request.")]
+    assert [e["type"] for e in steps[:2]] == ["request.received", "request.stage"]
+    received = steps[0]
+    assert received["from"] == "user:admin" and received["to"] == "apiserver"
+    assert (received["user"], received["verb"], received["resource"]) == ("admin", "get", "configmaps")
+    assert (received["namespace"], received["name"], received["method"]) == ("default", "missing", "GET")
+    assert "subresource" not in received
+    assert steps[1]["stage"] == "authentication"
+    (done,) = [e for e in steps if e["type"] == "request.completed"]
+    assert done["code"] == 404 and "revision" not in done  # a read writes nothing
+
+
+async def test_a_request_refused_by_authentication_is_received_from_anonymous(api: API) -> None:
+    response = await api.client.get(CMS, headers={"Authorization": "Bearer wrong"})
+    assert response.status_code == 401
+    request_id = response.headers["audit-id"]
+    steps = [e for e in api.trace.events if e.get("id") == request_id]
+    assert [e["type"] for e in steps] == ["request.received", "request.stage", "request.completed"]
+    assert steps[0]["from"] == "user:anonymous" and "user" not in steps[0]
+    assert steps[0]["verb"] == "list" and steps[0]["resource"] == "configmaps"
+    assert (steps[1]["stage"], steps[1]["outcome"]) == ("authentication", "deny")
+
+
+async def test_a_clients_audit_id_names_its_request(api: API) -> None:
+    response = await api.client.post(
+        CMS, json={"kind": "ConfigMap", "metadata": {"name": "chosen"}}, headers={"Audit-ID": "my-id-1"}
+    )
+    assert response.status_code == 201
+    assert response.headers["audit-id"] == "my-id-1"
+    assert next(e["type"] for e in api.trace.events if e.get("id") == "my-id-1") == "request.received"
+    assert [e for e in api.trace.of_type("store.txn") if e["id"] == "my-id-1" and e.get("writes")]
 
 
 async def test_an_invalid_object_stops_at_validation(api: API) -> None:

@@ -328,14 +328,15 @@ async def test_only_the_leading_manager_runs_its_controllers_and_a_standby_takes
 ) -> None:
     clock = ScaledClock(10.0)
     await cluster.configmaps().create(configmap("work"))
-    managers, recordings = [], []
-    for identity in ("manager-a", "manager-b"):
+    managers, recordings, traces = [], [], [ListSink(), ListSink()]
+    for identity, trace in zip(("manager-a", "manager-b"), traces, strict=True):
         manager = Manager(
             clients(clock),
             name="labeler",
             leader_election=True,
             identity=identity,
             rng=random.Random(identity),
+            trace=trace,
         )
         recordings.append(Recording(manager))
         manager.new_controller("recording", recordings[-1], for_=CONFIGMAPS)
@@ -362,6 +363,23 @@ async def test_only_the_leading_manager_runs_its_controllers_and_a_standby_takes
     finally:
         await a.stop()
         await b.stop()
+    # on the trace: each manager's view of the election, from its diagram node
+    states = [[(e["state"], e["reason"]) for e in t.of_type("component.state")] for t in traces]
+    lease = "kube-system/labeler"
+    assert states[0] == [
+        ("new-leader", "the leader is now manager-a"),
+        ("started-leading", f"manager-a holds the Lease {lease}"),
+        ("stopped-leading", f"manager-a no longer holds the Lease {lease}"),
+    ]
+    assert states[1] == [
+        ("new-leader", "the leader is now manager-a"),
+        ("new-leader", "the leader is now manager-b"),
+        ("started-leading", f"manager-b holds the Lease {lease}"),
+        ("stopped-leading", f"manager-b no longer holds the Lease {lease}"),
+    ]
+    assert all(
+        e["from"] == "labeler" and e["component"] == "labeler" for e in traces[1].of_type("component.state")
+    )
 
 
 async def test_the_managers_event_recorder_writes_events(

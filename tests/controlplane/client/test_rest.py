@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from types import SimpleNamespace
 from typing import Any
 
@@ -24,8 +25,9 @@ from controlplane.client.errors import (
     Unauthorized,
 )
 from controlplane.client.pager import ListPager
-from controlplane.client.rest import ListOptions, PatchType, RESTClient
+from controlplane.client.rest import AUDIT_ID_HEADER, ListOptions, PatchType, RESTClient
 from controlplane.client.watch import EventType
+from controlplane.trace import recording_requests
 from tests.controlplane.client.conftest import CLUSTER, TOKEN, Cluster, MakeCluster, configmap
 
 # -- CRUD and typed errors -------------------------------------------------------------------------------
@@ -317,6 +319,33 @@ async def test_429_with_retry_after_is_retried_for_writes_too() -> None:
     assert seen == ["POST", "POST", "POST"]
     assert clock.slept == [2.0, 1.0]
     await client.aclose()
+
+
+async def test_each_call_sends_an_audit_id_of_its_own_and_its_retries_the_same() -> None:
+    answers = [too_many("1"), httpx.Response(201, json=OK), httpx.Response(200, json=OK)]
+    sent: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request.headers["audit-id"])
+        return answers.pop(0)
+
+    client = fake_client(handler, RecordingClock(), qps=-1)
+    cms = client.resource("", "v1", "configmaps", "default")
+    with recording_requests() as issued:
+        await cms.create(configmap("a"))  # a 429, then the retry
+        await cms.get("a")
+    assert issued == [sent[0], sent[2]] and sent[0] == sent[1] != sent[2]
+    assert all(str(uuid.UUID(audit_id)) == audit_id for audit_id in sent)
+    await client.aclose()
+
+
+async def test_a_callers_audit_id_is_sent_as_it_is(cluster: Cluster) -> None:
+    with recording_requests() as issued:
+        response = await cluster.client.request(
+            "GET", "/api/v1/namespaces/default/configmaps", headers={AUDIT_ID_HEADER: "chosen-1"}
+        )
+    assert response.headers["audit-id"] == "chosen-1"  # the API server adopted it
+    assert issued == ["chosen-1"]
 
 
 async def test_retries_stop_after_ten_and_the_error_says_when_to_come_back() -> None:

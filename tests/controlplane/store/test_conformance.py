@@ -393,14 +393,45 @@ async def test_each_operation_is_traced_with_the_request_that_caused_it(store_fa
         await store.put(P + "b", b"1")
         with request_context("req-456"):
             await store.range(P)
+    edge = {"from": "apiserver", "to": "etcd"}
     reads = [e for e in sink.of_type("store.txn") if e["op"] == "range"]
     assert reads == [
-        {"type": "store.txn", "cluster": "test", "request_id": "req-456", "op": "range", "key": P}
+        {"type": "store.txn", "cluster": "test", "id": "req-456", "op": "range", "key": P}
+        | edge
         | {"revision": kv.mod_revision + 1, "count": 2}
     ]
     txns = [e for e in sink.of_type("store.txn") if e["op"] == "txn"]
-    assert txns[0]["request_id"] == "req-123"
+    assert txns[0]["id"] == "req-123"
     assert txns[0]["revision"] == kv.mod_revision
     assert txns[0]["writes"] == [{"type": "PUT", "key": P + "a"}]
     assert txns[0]["compares"] == [{"key": P + "a", "target": "create_revision", "op": "=", "value": 0}]
-    assert txns[1]["request_id"] is None
+    assert txns[1]["id"] is None
+    assert all(e["from"] == "apiserver" and e["to"] == "etcd" for e in txns)
+
+
+async def test_compactions_and_watches_are_traced_on_the_diagrams_edges(store_factory: StoreFactory) -> None:
+    sink = ListSink()
+    async with store_factory(trace=sink) as store:
+        first = await store.put(P + "a", b"1")
+        async with await store.watch(P, from_revision=first.mod_revision) as watch:
+            second = await store.put(P + "a", b"2")
+            event = await anext(aiter(watch))
+        await store.compact(second.mod_revision)
+    assert event.revision == second.mod_revision
+    (compacted,) = sink.of_type("store.compact")
+    assert (compacted["from"], compacted["to"], compacted["revision"]) == (
+        "apiserver",
+        "etcd",
+        second.mod_revision,
+    )
+    (opened,) = sink.of_type("watch.opened")
+    (delivered,) = sink.of_type("watch.event")
+    (closed,) = sink.of_type("watch.closed")
+    for traced in (opened, delivered, closed):
+        assert (traced["from"], traced["to"], traced["source"]) == ("etcd", "apiserver", "store")
+        assert traced["watch"] == opened["watch"]
+    assert (delivered["revision"], delivered["key"], delivered["event"]) == (
+        second.mod_revision,
+        P + "a",
+        "PUT",
+    )

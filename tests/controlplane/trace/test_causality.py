@@ -17,11 +17,19 @@ from controlplane.apiserver.server import APIServer
 from controlplane.client.config import Config
 from controlplane.client.rest import RESTClient
 from controlplane.clock import ManualClock
+from controlplane.components.kubelet.kubelet import Kubelet
 from controlplane.components.scheduler.scheduler import Scheduler
-from controlplane.identity import KUBE_SCHEDULER, SYSTEM_MASTERS, UserInfo
+from controlplane.identity import KUBE_SCHEDULER, NODES, SYSTEM_MASTERS, UserInfo, node_user
 from controlplane.store.sqlite import SqliteStore
 from controlplane.trace.bus import TraceBus
-from controlplane.trace.causality import CausalGraph, causes, effects, is_write
+from controlplane.trace.causality import (
+    CausalGraph,
+    causes,
+    effects,
+    is_client_watch_event,
+    is_store_watch_event,
+    is_write,
+)
 from tests.support.inprocess import in_process_cluster, wait_for
 
 Event = dict[str, Any]
@@ -228,11 +236,14 @@ def test_failed_transactions_and_reads_write_nothing() -> None:
     assert causes(run.events, watch) == []
 
 
-# -- a real API server, store and scheduler on one bus ------------------------------------------------
+# -- a real API server, store, scheduler and kubelet on one bus ------------------------------------
+
 
 ADMIN_TOKEN = "admin-token"
 SCHEDULER_TOKEN = "scheduler-token"
+KUBELET_TOKEN = "kubelet-token"
 CLUSTER = "test"
+NODE = "node-1"
 
 
 @dataclass
@@ -240,17 +251,19 @@ class Traced:
     bus: TraceBus
     admin: RESTClient
     scheduler_client: RESTClient
+    kubelet_client: RESTClient
 
 
 @pytest.fixture
 async def traced(tmp_path: Path) -> AsyncIterator[Traced]:
-    """What the runtime will do: one bus for the cluster's store, API server and components."""
+    """What the runtime does: one bus for the cluster's store, API server and components."""
     bus = TraceBus(CLUSTER, check_schema=True)
     store = SqliteStore(CLUSTER, path=tmp_path / "store.sqlite3", trace=bus)
     await store.start()
     users = {
         ADMIN_TOKEN: UserInfo.create("admin", groups=[SYSTEM_MASTERS]),
         SCHEDULER_TOKEN: UserInfo.create(KUBE_SCHEDULER),
+        KUBELET_TOKEN: UserInfo.create(node_user(NODE), groups=[NODES]),
     }
     server = APIServer(CLUSTER, store, resource_types=builtin_types(), tokens=users.get, trace=bus)
     await server.start()
@@ -262,34 +275,36 @@ async def traced(tmp_path: Path) -> AsyncIterator[Traced]:
             )
         )
 
-    admin, scheduler_client = client(ADMIN_TOKEN), client(SCHEDULER_TOKEN)
+    admin, scheduler_client, kubelet_client = (
+        client(ADMIN_TOKEN),
+        client(SCHEDULER_TOKEN),
+        client(KUBELET_TOKEN),
+    )
     try:
-        yield Traced(bus, admin, scheduler_client)
+        yield Traced(bus, admin, scheduler_client, kubelet_client)
     finally:
-        await scheduler_client.aclose()
-        await admin.aclose()
+        for rest in (kubelet_client, scheduler_client, admin):
+            await rest.aclose()
         await server.stop()
         await store.close()
 
 
-#: What the existing emitters send that schema v1 does not know (see the report on issue 5): a test
-#: fails when a new mismatch appears, not when one is fixed.
-KNOWN_EMITTER_MISMATCHES = {"store.txn.request_id: not in the schema"}
-
-NODE_STATUS = {
-    "capacity": {"cpu": "2", "memory": "4Gi", "pods": "110"},
-    "allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"},
-}
+def _of(events: list[Event], type: str, **fields: Any) -> list[Event]:
+    return [e for e in events if e["type"] == type and all(e.get(k) == v for k, v in fields.items())]
 
 
-async def test_the_recorder_follows_a_pod_create_through_a_real_cluster(traced: Traced) -> None:
+async def test_a_pod_create_is_followed_to_the_kubelets_status_update(traced: Traced) -> None:
+    """create pod -> its write -> the store's watch -> the scheduler's watch -> its decision -> the
+    binding -> its write -> the kubelet's watch -> its sync -> its status update, by ``effects``."""
     bus, admin = traced.bus, traced.admin
-    nodes = admin.resource("", "v1", "nodes")
-    await nodes.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}})
-    await nodes.patch("node-1", {"status": NODE_STATUS}, subresource="status")
-    scheduler = Scheduler(
-        traced.scheduler_client, clock=ManualClock(), rng=random.Random(1), trace=bus, cluster=CLUSTER
+    clock = ManualClock()
+    kubelet = Kubelet(
+        traced.kubelet_client, NODE, clock=clock, rng=random.Random(1), trace=bus, cluster=CLUSTER
     )
+    scheduler = Scheduler(
+        traced.scheduler_client, clock=clock, rng=random.Random(1), trace=bus, cluster=CLUSTER
+    )
+    await kubelet.start()  # registers node-1
     await scheduler.start()
     try:
         pods = admin.resource("", "v1", "pods", "default")
@@ -301,49 +316,88 @@ async def test_the_recorder_follows_a_pod_create_through_a_real_cluster(traced: 
                 "spec": {"containers": [{"name": "app", "image": "nginx"}]},
             }
         )
-        await wait_for(pods, lambda items: any(p["spec"].get("nodeName") == "node-1" for p in items))
+        await wait_for(pods, lambda items: any(p.get("status", {}).get("hostIP") for p in items))
     finally:
         await scheduler.stop()
+        await kubelet.stop()
     revision = int(created["metadata"]["resourceVersion"])
     recorder = bus.recorder
+    events = list(recorder)
 
-    # the write names its request, and the request is kubectl's (admin's) create
+    # the write names its request; the request is kubectl's (admin's) create, received from its user
     (write,) = [e for e in recorder.at_revision(revision) if is_write(e)]
-    request_id = write["id"]
-    steps = recorder.for_request(request_id)
-    assert steps[0]["type"] == "request.received"
+    assert write["from"] == "apiserver" and write["to"] == "etcd"
+    create_id = write["id"]
+    steps = recorder.for_request(create_id)
+    received = steps[0]
+    assert received["type"] == "request.received" and received["from"] == "user:admin"
+    assert (received["user"], received["verb"], received["resource"], received["namespace"]) == (
+        "admin",
+        "create",
+        "pods",
+        "default",
+    )
+    assert steps[1]["type"] == "request.stage" and steps[1]["stage"] == "authentication"
     assert steps[-1]["type"] == "request.completed" and steps[-1]["code"] == 201
-    assert [e["stage"] for e in steps if e["type"] == "request.stage"][-1] == "storage"
+    assert steps[-1]["revision"] == revision
 
     graph = CausalGraph(recorder)
-    caused = graph.effects(request_id)
-    carried = [e for e in caused if e["type"] == "watch.event" and e["revision"] == revision]
-    assert carried, "the API server's store watch carried the pod's revision"
-    assert all(e["key"] == "/registry/pods/default/web" for e in carried)
-    assert graph.causes(carried[0]["seq"])[0] == steps[0]
+    caused = graph.effects(create_id)
+    seqs_caused = {e["seq"] for e in caused}
 
-    # the binding: the scheduler's request wrote the next revision of the pod
-    bound = [
-        e
-        for e in recorder
-        if e["type"] == "request.completed" and e["from"] == "scheduler" and e["code"] == 201
+    # the store's watch (etcd -> apiserver) and the scheduler's watch carry the revision
+    store_hops = [e for e in caused if is_store_watch_event(e) and e["revision"] == revision]
+    assert store_hops and all(e["from"] == "etcd" and e["to"] == "apiserver" for e in store_hops)
+    assert all(e["key"] == "/registry/pods/default/web" for e in store_hops)
+    to_scheduler = [
+        e for e in caused if is_client_watch_event(e) and e["to"] == "scheduler" and e["revision"] == revision
     ]
-    assert bound, "the scheduler's binding shows as a request from the scheduler"
-    binding_writes = [
-        e for e in recorder.for_request(bound[0]["id"]) if e["type"] == "store.txn" and e.get("writes")
-    ]
-    assert binding_writes and binding_writes[0]["revision"] > revision
-    (decision,) = [e for e in recorder.for_node("scheduler") if e["type"] == "scheduler.decision"]
-    assert decision["pod"] == "default/web" and decision["chosen"] == "node-1"
+    assert len(to_scheduler) == 1
+    assert to_scheduler[0]["event"] == "ADDED" and to_scheduler[0]["name"] == "web"
+    assert to_scheduler[0]["from"] == "apiserver" and to_scheduler[0]["key"] == "/registry/pods/default/web"
+    hop_causes = graph.causes(to_scheduler[0]["seq"], transitive=False)
+    assert hop_causes and {e["seq"] for e in hop_causes} <= {e["seq"] for e in store_hops}
 
-    # Not linked yet, because the emitters lack the fields (the report lists them): the decision
-    # names no revision and no requests, and client watch events are not emitted.
-    assert "revision" not in decision and "requests" not in decision
-    assert graph.causes(decision["seq"]) == []
+    # the decision names the revision it saw and the binding it made
+    (decision,) = _of(events, "scheduler.decision", pod="default/web")
+    assert decision["chosen"] == NODE and decision["revision"] == revision
+    assert decision["seq"] in seqs_caused
+    assert graph.causes(decision["seq"], transitive=False) == to_scheduler
+    (binding_id,) = decision["requests"]
+    binding = recorder.for_request(binding_id)
+    assert binding[0]["type"] == "request.received" and binding[0]["from"] == "scheduler"
+    assert binding[0]["subresource"] == "binding" and binding[0]["seq"] in seqs_caused
+    (binding_write,) = [e for e in binding if is_write(e)]
+    bound = binding_write["revision"]
+    assert bound > revision and binding_write["seq"] in seqs_caused
+    assert binding[-1]["type"] == "request.completed" and binding[-1]["revision"] == bound
 
-    # every event fits the schema, but for the known differences of today's emitters
-    found = {problem for _, _, problems in bus.problems for problem in problems}
-    assert found <= KNOWN_EMITTER_MISMATCHES, found - KNOWN_EMITTER_MISMATCHES
+    # the kubelet's watch carries the binding's revision, and its sync follows from it
+    to_kubelet = [e for e in caused if is_client_watch_event(e) and e["to"] == f"kubelet:{NODE}"]
+    assert bound in [e["revision"] for e in to_kubelet]
+    syncs = [e for e in caused if e["type"] == "reconcile" and e["from"] == f"kubelet:{NODE}"]
+    assert syncs and syncs[0]["controller"] == "kubelet" and syncs[0]["key"] == "default/web"
+    assert syncs[0]["revision"] == bound and syncs[0]["result"] == "success"
+    (delivered,) = graph.causes(syncs[0]["seq"], transitive=False)
+    assert delivered["type"] == "watch.event" and delivered["to"] == f"kubelet:{NODE}"
+
+    # ... and the sync's status update is the end of the chain
+    (status_id,) = syncs[0]["requests"]
+    status = recorder.for_request(status_id)
+    assert status[0]["from"] == f"kubelet:{NODE}" and status[0]["subresource"] == "status"
+    assert status[0]["seq"] in seqs_caused
+    (status_write,) = [e for e in status if is_write(e)]
+    assert status_write["seq"] in seqs_caused and status_write["revision"] > bound
+    back = {e["seq"] for e in graph.causes(status_write["seq"])}
+    assert {received["seq"], decision["seq"], syncs[0]["seq"]} <= back
+
+    # the watches opened and closed on the trace, named by their requests
+    (opened,) = _of(events, "watch.opened", to=f"kubelet:{NODE}", resource="pods")
+    assert opened["field_selector"] == f"spec.nodeName={NODE}" and opened["source"] == "apiserver"
+    assert _of(events, "watch.closed", watch=opened["watch"])
+
+    # every event fits the schema strictly, and seq has no gaps
+    assert bus.problems == []
     assert [e["seq"] for e in recorder] == list(range(1, bus.last_seq + 1))
 
 

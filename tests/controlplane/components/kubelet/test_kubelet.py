@@ -240,6 +240,25 @@ async def test_a_pod_bound_to_the_node_runs_ready_with_an_ip_and_events(
     assert started["message"] == "Started container app"
 
 
+async def test_each_pod_sync_that_writes_is_traced_as_a_kubelet_reconcile(
+    cluster: InProcessCluster, start_kubelet: StartKubelet, trace: ListSink
+) -> None:
+    await start_kubelet()
+    created = await pods(cluster).create(pod("web"))
+    (web,) = await wait_for(pods(cluster), running_and_ready)
+
+    syncs = trace.of_type("reconcile")
+    assert syncs, "the status patches show as the kubelet's reconciles"
+    assert all(e["from"] == f"kubelet:{NODE}" and e["controller"] == "kubelet" for e in syncs)
+    assert all(e["key"] == "default/web" and e["result"] == "success" for e in syncs)
+    # the first sync is caused by the create the kubelet's watch delivered; each names its request
+    assert syncs[0]["revision"] == int(created["metadata"]["resourceVersion"])
+    assert all(len(e["requests"]) == 1 for e in syncs)
+    assert len({e["requests"][0] for e in syncs}) == len(syncs)
+    assert [e["revision"] for e in syncs] == sorted(e["revision"] for e in syncs)
+    assert syncs[-1]["revision"] < int(web["metadata"]["resourceVersion"])  # the last patch wrote web's
+
+
 async def test_a_crashing_container_ends_in_crash_loop_back_off_and_restarts_after_it(
     cluster: InProcessCluster, start_kubelet: StartKubelet, clock: ManualClock
 ) -> None:

@@ -36,14 +36,15 @@ Object = dict[str, Any]
 
 
 @pytest.fixture
-async def client(tmp_path: Path) -> AsyncIterator[RESTClient]:
-    store = SqliteStore(CLUSTER, path=tmp_path / "store.sqlite3")
+async def client(tmp_path: Path, trace: ListSink) -> AsyncIterator[RESTClient]:
+    store = SqliteStore(CLUSTER, path=tmp_path / "store.sqlite3", trace=trace)
     await store.start()
     server = APIServer(
         CLUSTER,
         store,
         resource_types=builtin_types(),
         tokens=lambda token: ADMIN if token == TOKEN else None,
+        trace=trace,
     )
     await server.start()
     config = Config.for_in_process(
@@ -172,6 +173,16 @@ async def test_pods_are_bound_and_spread_over_the_nodes(
     assert all(d["from"] == "scheduler" and d["cluster"] == CLUSTER for d in decisions)
     bound = {p["metadata"]["name"]: node_of(p) for p in items}
     assert all(d["chosen"] == bound[d["pod"].split("/")[1]] for d in decisions)
+    # each decision names the pod's revision it saw (its create) and the binding request it made
+    writes = {e["revision"]: e for e in trace.of_type("store.txn") if e["op"] == "txn" and e.get("writes")}
+    completed = {e["id"]: e for e in trace.of_type("request.completed")}
+    for decision in decisions:
+        key = "/registry/pods/" + decision["pod"]
+        assert writes[decision["revision"]]["writes"] == [{"type": "PUT", "key": key}]
+        (binding_id,) = decision["requests"]
+        assert completed[binding_id]["code"] == 201
+        (binding_write,) = [e for e in writes.values() if e["id"] == binding_id]
+        assert binding_write["writes"][0]["key"] == key
 
     recorded = await wait_for(
         events(client), lambda items: sum(e["reason"] == "Scheduled" for e in items) == 6
@@ -214,6 +225,7 @@ async def test_a_pod_too_big_for_every_node_stays_pending_until_a_big_node_comes
     (decision,) = trace.of_type("scheduler.decision")
     assert decision["pod"] == "default/big"
     assert decision["chosen"] is None
+    assert decision["requests"] == []  # no binding
     assert decision["message"] == message
     assert set(decision["nodes"]) == {"node-a", "node-b", "node-c"}
     for verdict in decision["nodes"].values():
@@ -322,3 +334,14 @@ async def test_only_the_leader_schedules_and_a_standby_takes_over_when_it_stops(
     finally:
         await first.stop()
         await second.stop()
+    states = [(e["state"], e["reason"]) for e in trace.of_type("component.state")]
+    assert all(e["from"] == "scheduler" for e in trace.of_type("component.state"))
+    lease_name = "kube-system/kube-scheduler"
+    led = [s for s in states if s[0] != "new-leader"]
+    assert led == [
+        ("started-leading", f"first holds the Lease {lease_name}"),
+        ("stopped-leading", f"first no longer holds the Lease {lease_name}"),
+        ("started-leading", f"second holds the Lease {lease_name}"),
+        ("stopped-leading", f"second no longer holds the Lease {lease_name}"),
+    ]
+    assert ("new-leader", "the leader is now second") in states
