@@ -24,7 +24,7 @@ Pure functions only: the API server's handlers decide what to do with the errors
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import yaml
@@ -54,7 +54,25 @@ class _Pairs(list[tuple[str, Any]]):
 
 
 def _shape(node: Schema, definitions: Mapping[str, Schema] | None) -> tuple[str, Any]:
-    """("struct", properties) | ("map", value schema) | ("list", item schema) | ("any", None)."""
+    """("struct", properties) | ("map", value schema) | ("list", item schema) | ("any", None).
+
+    Cached per schema node: every request walks the same few hundred nodes of the shared, read-only
+    schema, and following ``$ref`` and reading ``type`` again for each field of each body was most
+    of the cost. Dicts are not hashable, so the key is ``id(node)``; the entry keeps ``node`` (and
+    ``definitions``) alive, so that id cannot be reused by another dict while the entry exists.
+    """
+    hit = _shapes.get((id(node), id(definitions)))
+    if hit is not None and hit[0] is node and hit[1] is definitions:
+        return hit[2]
+    shape = _read_shape(node, definitions)
+    _shapes[(id(node), id(definitions))] = (node, definitions, shape)
+    return shape
+
+
+_shapes: dict[tuple[int, int], tuple[Schema, Mapping[str, Schema] | None, tuple[str, Any]]] = {}
+
+
+def _read_shape(node: Schema, definitions: Mapping[str, Schema] | None) -> tuple[str, Any]:
     name = schemas.ref_name(node)
     if name in _FREE_FORM:
         return "any", None
@@ -83,38 +101,48 @@ def _join(path: str, name: str) -> str:
 def _walk(
     value: Any, node: Schema, path: str, errors: list[str], definitions: Mapping[str, Schema] | None
 ) -> None:
-    """Collect strict errors in document order; ``value`` may hold :class:`_Pairs` for raw JSON."""
+    """Collect strict errors in document order; ``value`` may hold :class:`_Pairs` for raw JSON.
+
+    Scalars are not walked (nor their paths written): they have no fields, so nothing in them is
+    unknown or duplicated, and they are most of a body.
+    """
     kind, sub = _shape(node, definitions)
     if kind == "any":
         return
     if kind == "list":
         if isinstance(value, list) and not isinstance(value, _Pairs):
             for position, item in enumerate(value):
-                _walk(item, sub, f"{path}[{position}]", errors, definitions)
+                if not isinstance(item, _SCALARS):
+                    _walk(item, sub, f"{path}[{position}]", errors, definitions)
         return
     pairs = _members(value)
     if pairs is None:
         return
     seen: set[str] = set()
     for name, child in pairs:
-        here = _join(path, name)
         if name in seen:
-            errors.append(f'duplicate field "{here}"')
+            errors.append(f'duplicate field "{_join(path, name)}"')
             continue
         seen.add(name)
         if kind == "map":
-            _walk(child, sub, here, errors, definitions)
+            if not isinstance(child, _SCALARS):
+                _walk(child, sub, _join(path, name), errors, definitions)
         elif name in sub:
-            _walk(child, sub[name], here, errors, definitions)
+            if not isinstance(child, _SCALARS):
+                _walk(child, sub[name], _join(path, name), errors, definitions)
         else:
-            errors.append(f'unknown field "{here}"')
+            errors.append(f'unknown field "{_join(path, name)}"')
 
 
-def _members(value: Any) -> list[tuple[str, Any]] | None:
-    if isinstance(value, _Pairs):
-        return list(value)
+_SCALARS: Final = (str, int, float, bool, type(None))
+"""JSON leaves: nothing below them to check or prune."""
+
+
+def _members(value: Any) -> Iterable[tuple[str, Any]] | None:
+    if isinstance(value, _Pairs | dict):
+        return value if isinstance(value, _Pairs) else value.items()
     if isinstance(value, Mapping):
-        return list(value.items())
+        return value.items()
     return None
 
 
@@ -187,12 +215,22 @@ def prune_unknown(document: Any, node: Schema, *, definitions: Mapping[str, Sche
     if kind == "list":
         if not isinstance(document, list):
             return document
-        return [prune_unknown(item, sub, definitions=definitions) for item in document]
+        return [
+            item if isinstance(item, _SCALARS) else prune_unknown(item, sub, definitions=definitions)
+            for item in document
+        ]
     if not isinstance(document, dict):
         return document
     if kind == "map":
-        return {k: prune_unknown(v, sub, definitions=definitions) for k, v in document.items()}
-    return {k: prune_unknown(v, sub[k], definitions=definitions) for k, v in document.items() if k in sub}
+        return {
+            k: v if isinstance(v, _SCALARS) else prune_unknown(v, sub, definitions=definitions)
+            for k, v in document.items()
+        }
+    return {
+        k: v if isinstance(v, _SCALARS) else prune_unknown(v, sub[k], definitions=definitions)
+        for k, v in document.items()
+        if k in sub
+    }
 
 
 class _DuplicateKeyLoader(yaml.SafeLoader):

@@ -35,7 +35,10 @@ does not imply being a member: ``.spec.replicas`` in a set makes ``spec`` a chil
 A key mapping to ``{}`` is a member; ``"."`` inside a node says the node itself is a member as well
 as having children (the container item ``web`` is owned, and so is its ``image``).
 
-Everything here is pure and immutable from the outside: set operations return new sets.
+Everything here is pure and immutable from the outside: set operations never modify their
+operands. To stay cheap on every write they do not copy either: a result may share unchanged
+subtrees (or be one of its operands, when the other is empty or disjoint), so a set that came out of
+an operation is read-only. Only a set being built (``Set()``, then :meth:`Set.insert`) is modified.
 """
 
 from __future__ import annotations
@@ -43,8 +46,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 FIELD: Final = "f"
 KEY: Final = "k"
@@ -54,13 +56,17 @@ INDEX: Final = "i"
 _KIND_ORDER: Final = {FIELD: 0, KEY: 1, VALUE: 2, INDEX: 3}
 
 
+#: ``json.dumps`` with options builds a new encoder on every call; this one is built once.
+_encode_canonical: Final = json.JSONEncoder(separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode
+
+
 def canonical_json(value: Any) -> str:
     """JSON as Go's ``encoding/json`` writes it (compact, sorted keys, HTML characters escaped).
 
     Key and value path elements embed JSON; writing it exactly one way makes equal elements equal
     strings. jsoniter's standard-library-compatible config escapes ``<``, ``>`` and ``&`` like Go.
     """
-    text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    text = _encode_canonical(value)
     return (
         text.replace("<", "\\u003c")
         .replace(">", "\\u003e")
@@ -97,12 +103,15 @@ def _value_text(value: Any) -> str:
     return canonical_json(value)
 
 
-@dataclass(frozen=True, slots=True)
-class PathElement:
+class PathElement(NamedTuple):
     """One step of a field path. ``kind`` is ``f``, ``k``, ``v`` or ``i``; ``text`` what follows the colon.
 
     Two elements are equal when they serialize the same way, which is why ``text`` is canonical.
     Build elements with :func:`field`, :func:`key`, :func:`value` and :func:`index`.
+
+    A named tuple rather than a dataclass for speed: sets and dicts of elements hash and compare
+    them millions of times per second in a busy API server, and a tuple's ``__hash__`` and ``__eq__``
+    run in C where a dataclass's are Python functions.
     """
 
     kind: str
@@ -143,14 +152,33 @@ def _sort_key(kind: str, text: str) -> tuple[Any, ...]:
     return (rank, int(text))
 
 
+@functools.lru_cache(maxsize=65536)
 def field(name: str) -> PathElement:
-    """The element selecting a field of an object, or a key of a map: ``f:name``."""
+    """The element selecting a field of an object, or a key of a map: ``f:name``.
+
+    Cached: the same few hundred field names are looked up for every object, and a cached
+    element is one dict lookup instead of building a new tuple.
+    """
     return PathElement(FIELD, name)
 
 
 def key(fields: Mapping[str, Any]) -> PathElement:
-    """The element selecting a list-map item by its keys: ``k:{"containerPort":80,"protocol":"TCP"}``."""
+    """The element selecting a list-map item by its keys: ``k:{"containerPort":80,"protocol":"TCP"}``.
+
+    Keys of strings, integers and booleans (all of upstream's) are cached by their fields and the
+    fields' types, so that ``True`` and ``1``, equal in Python, stay apart.
+    """
+    if all(type(v) in _CACHED_KEY_TYPES for v in fields.values()):
+        return _key(tuple((name, type(v), v) for name, v in fields.items()))
     return PathElement(KEY, canonical_json(dict(fields)))
+
+
+_CACHED_KEY_TYPES: Final = frozenset({str, int, bool})
+
+
+@functools.lru_cache(maxsize=65536)
+def _key(fields: tuple[tuple[str, type, Any], ...]) -> PathElement:
+    return PathElement(KEY, canonical_json({name: v for name, _, v in fields}))
 
 
 def value(item: Any) -> PathElement:
@@ -229,8 +257,9 @@ class Set:
     """A set of field paths, stored as a tree (structured-merge-diff ``fieldpath.Set``).
 
     ``members`` are the path elements of this node that are in the set; ``children`` map a path
-    element to the subset below it. Operations return new sets and never modify their operands;
-    only :meth:`insert` modifies, and is meant for building a set.
+    element to the subset below it. Operations never modify their operands, and their results may
+    share subtrees with them (see the module docstring): only :meth:`insert` modifies, and is meant
+    for building a new set.
     """
 
     __slots__ = ("children", "members")
@@ -317,12 +346,18 @@ class Set:
     # -- algebra (fieldpath/set.go) -------------------------------------------------------------
 
     def union(self, other: Set) -> Set:
-        """Paths in either set."""
+        """Paths in either set (a subtree only one side has is shared, not copied)."""
+        if not other.members and not other.children:
+            return self
+        if not self.members and not self.children:
+            return other
         out = Set()
         out.members = self.members | other.members
-        for pe in self.children.keys() | other.children.keys():
-            a, b = self.children.get(pe), other.children.get(pe)
-            out.children[pe] = a.union(b) if a is not None and b is not None else (a or b or Set()).copy()
+        children = dict(self.children)
+        for pe, theirs in other.children.items():
+            mine = children.get(pe)
+            children[pe] = theirs if mine is None else mine.union(theirs)
+        out.children = children
         return out
 
     def intersection(self, other: Set) -> Set:
@@ -341,24 +376,32 @@ class Set:
         Not recursive: removing a parent path leaves its children (``parent - child = parent``,
         ``child - parent = child``), exactly as upstream's ``Set.Difference`` does.
         """
+        if self.members.isdisjoint(other.members) and self.children.keys().isdisjoint(other.children):
+            return self  # nothing to take away (an empty ``other`` is the common case)
         out = Set()
         out.members = self.members - other.members
         for pe, child in self.children.items():
             other_child = other.children.get(pe)
-            diff = child.difference(other_child) if other_child is not None else child.copy()
+            diff = child.difference(other_child) if other_child is not None else child
             if not diff.empty():
                 out.children[pe] = diff
         return out
 
     def recursive_difference(self, other: Set) -> Set:
         """Like :meth:`difference`, but a member of ``other`` also removes everything below it."""
+        if (
+            self.members.isdisjoint(other.members)
+            and self.children.keys().isdisjoint(other.children)
+            and self.children.keys().isdisjoint(other.members)
+        ):
+            return self
         out = Set()
         out.members = self.members - other.members
         for pe, child in self.children.items():
             if pe in other.members:
                 continue
             other_child = other.children.get(pe)
-            diff = child.recursive_difference(other_child) if other_child is not None else child.copy()
+            diff = child.recursive_difference(other_child) if other_child is not None else child
             if not diff.empty():
                 out.children[pe] = diff
         return out
@@ -377,19 +420,21 @@ class Set:
 
     def to_fields_v1(self) -> dict[str, Any]:
         """The set as a ``fieldsV1`` document, keys in upstream's order."""
-        return self._emit(include_self=False)
+        return self._emit(False)
 
-    def _emit(self, *, include_self: bool) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        live_children = {pe: child for pe, child in self.children.items() if not child.empty()}
-        if include_self and (self.members or live_children):
-            out["."] = {}
-        for pe in sorted(self.members | live_children.keys(), key=_element_order):
-            child = live_children.get(pe)
-            if child is None:
-                out[pe.serialize()] = {}
-            else:
-                out[pe.serialize()] = child._emit(include_self=pe in self.members)
+    def _emit(self, include_self: bool) -> dict[str, Any]:
+        # A child is written only if it holds something, which is exactly when what it writes is
+        # not empty: so each child is written once, not first asked (recursively) if it is empty.
+        members = self.members
+        written: dict[PathElement, dict[str, Any]] = {}
+        for pe, child in self.children.items():
+            sub = child._emit(pe in members)
+            if sub:
+                written[pe] = sub
+        out: dict[str, Any] = {".": {}} if include_self and (members or written) else {}
+        for pe in sorted(members | written.keys() if written else members, key=_element_order):
+            below = written.get(pe)
+            out[_serialized(pe)] = {} if below is None else below
         return out
 
     @classmethod
@@ -409,7 +454,7 @@ class Set:
             if text == ".":
                 is_member = True
                 continue
-            if not isinstance(sub, Mapping):
+            if not isinstance(sub, dict | Mapping):  # (a dict is found without asking the ABC)
                 raise FieldsV1Error(f"fieldsV1 entry {text!r} must be an object")
             try:
                 pe = parse_path_element(text)
@@ -417,9 +462,12 @@ class Set:
                 if str(error).startswith("unknown path element type"):
                     continue  # upstream drops element types it does not know
                 raise
-            grandchildren, child_is_member = cls._read(sub)
             if children is None:
                 children = Set()
+            if not sub:  # a leaf, ``{}``: a member without children
+                children.members.add(pe)
+                continue
+            grandchildren, child_is_member = cls._read(sub)
             if child_is_member:
                 children.members.add(pe)
             if grandchildren is not None:
@@ -429,8 +477,14 @@ class Set:
         return children, is_member
 
 
+@functools.lru_cache(maxsize=65536)
+def _serialized(pe: PathElement) -> str:
+    return pe.serialize()
+
+
+@functools.lru_cache(maxsize=65536)
 def _element_order(pe: PathElement) -> tuple[Any, ...]:
-    return pe.sort_key
+    return _sort_key(pe.kind, pe.text)
 
 
 def set_of(*paths: Path) -> Set:

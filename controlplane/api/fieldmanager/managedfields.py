@@ -35,6 +35,7 @@ Everything here is pure: objects in, objects out, ``now`` passed in by the calle
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -95,11 +96,12 @@ def manager_from_user_agent(user_agent: str) -> str:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def manager_identifier(manager: str, operation: str, api_version: str, subresource: str = "") -> str:
     """``BuildManagerIdentifier``: the entry without fields and time (and without the version of an applier).
 
     Two entries with the same identifier are the same manager; an applier keeps its identity
-    whatever version it applies in.
+    whatever version it applies in. (Cached: a cluster has a handful of managers, met on every write.)
     """
     entry: dict[str, str] = {"manager": manager or "unknown", "operation": operation}
     if operation != APPLY and api_version:
@@ -164,9 +166,9 @@ def encode(managed: Managed) -> list[dict[str, Any]] | None:
         return None
     entries: list[dict[str, Any]] = []
     for identifier, owned in managed.fields.items():
-        ident = json.loads(identifier)
+        manager, subresource = _manager_and_subresource(identifier)
         entry: dict[str, Any] = {
-            "manager": ident.get("manager", ""),
+            "manager": manager,
             "operation": APPLY if owned.applied else UPDATE,
             "apiVersion": owned.api_version,
         }
@@ -175,8 +177,8 @@ def encode(managed: Managed) -> list[dict[str, Any]] | None:
             entry["time"] = time
         entry["fieldsType"] = FIELDS_V1
         entry["fieldsV1"] = owned.set.to_fields_v1()
-        if ident.get("subresource"):
-            entry["subresource"] = ident["subresource"]
+        if subresource:
+            entry["subresource"] = subresource
         entries.append(entry)
     entries.sort(
         key=lambda e: (
@@ -188,6 +190,13 @@ def encode(managed: Managed) -> list[dict[str, Any]] | None:
         )
     )
     return entries
+
+
+@functools.lru_cache(maxsize=4096)
+def _manager_and_subresource(identifier: str) -> tuple[Any, Any]:
+    """The ``manager`` and ``subresource`` a :func:`manager_identifier` names (cached, as it is)."""
+    ident = json.loads(identifier)
+    return ident.get("manager", ""), ident.get("subresource")
 
 
 def is_reset(entries: Any) -> bool:

@@ -77,7 +77,7 @@ class Updater:
         self, old: Any, new: Any, managers: ManagedFields, workflow: str, *, force: bool
     ) -> tuple[ManagedFields, typed.Comparison]:
         """``Updater.update``: take changed fields from the other managers (or fail with conflicts)."""
-        comparison = typed.compare(old, new, self.node, self.definitions).exclude(self.ignored)
+        comparison = typed.compare(old, new, self.node, self.definitions, ignored=self.ignored)
         changed = comparison.modified.union(comparison.added)
         conflicts: dict[str, Set] = {}
         removed: dict[str, Set] = {}
@@ -150,24 +150,24 @@ class Updater:
         """Remove what ``applier`` applied last time and not now, unless someone else owns it."""
         if last is None or last.set.empty():
             return merged
-        pruned = self._remove(merged, self._ensure(last.set))
-        pruned = self._add_back_owned(merged, pruned, managers)
-        return self._add_back_dangling(merged, pruned, last)
+        last_set = self._ensure(last.set)
+        merged_set = self._ensure(self._field_set(merged))  # the same for both steps: computed once
+        pruned = self._remove(merged, last_set)
+        pruned = self._add_back_owned(merged, merged_set, pruned, managers)
+        return self._add_back_dangling(merged, merged_set, pruned, last_set)
 
-    def _add_back_owned(self, merged: Any, pruned: Any, managers: ManagedFields) -> Any:
+    def _add_back_owned(self, merged: Any, merged_set: Set, pruned: Any, managers: ManagedFields) -> Any:
         """``addBackOwnedItems``: put back what pruning removed but some manager (or the new config) owns."""
         owned = Set()
         for entry in managers.values():
             owned = owned.union(entry.set)
-        merged_set = self._ensure(self._field_set(merged))
         pruned_set = self._ensure(self._field_set(pruned))
         return self._remove(merged, merged_set.difference(pruned_set.union(self._ensure(owned))))
 
-    def _add_back_dangling(self, merged: Any, pruned: Any, last: VersionedSet) -> Any:
+    def _add_back_dangling(self, merged: Any, merged_set: Set, pruned: Any, last_set: Set) -> Any:
         """``addBackDanglingItems``: only what the applier itself owned last time may be removed."""
         pruned_set = self._ensure(self._field_set(pruned))
-        merged_set = self._ensure(self._field_set(merged))
-        return self._remove(merged, merged_set.difference(pruned_set).intersection(self._ensure(last.set)))
+        return self._remove(merged, merged_set.difference(pruned_set).intersection(last_set))
 
 
 __all__ = ["ManagedFields", "Updater", "VersionedSet"]

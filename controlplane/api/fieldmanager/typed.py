@@ -32,6 +32,7 @@ never modified: results are new values that may share unchanged subtrees with th
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -112,9 +113,14 @@ _DEDUCED_MAP: Final = Atom(MAP, element=_DEDUCED_NODE)
 
 
 class _Cache:
+    """Atoms by schema node (``id``: dicts are not hashable; each entry keeps its node alive)."""
+
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.atoms: dict[tuple[int, int], tuple[Schema, Atom]] = {}
+        #: atoms of upstream's schema (``definitions`` None), the ones every request uses
+        self.upstream_atoms: dict[int, tuple[Schema, Atom]] = {}
+        #: atoms of a test's own definitions, which the entry keeps alive too
+        self.atoms: dict[tuple[int, int], tuple[Schema, Mapping[str, Schema], Atom]] = {}
         self.roots: dict[tuple[int, str], Schema] = {}
 
 
@@ -142,14 +148,22 @@ def root_for_kind(
 
 
 def atom(node: Schema, definitions: Mapping[str, Schema] | None = None) -> Atom:
-    """The atom a schema node describes (cached per node)."""
+    """The atom a schema node describes (cached per node: the walkers ask for every value they visit)."""
+    if definitions is None:
+        hit = _cache.upstream_atoms.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        result = _make_atom(node, definitions)
+        with _cache.lock:
+            _cache.upstream_atoms[id(node)] = (node, result)
+        return result
     cache_key = (id(node), id(definitions))
-    hit = _cache.atoms.get(cache_key)
-    if hit is not None and hit[0] is node:
-        return hit[1]
+    found = _cache.atoms.get(cache_key)
+    if found is not None and found[0] is node and found[1] is definitions:
+        return found[2]
     result = _make_atom(node, definitions)
     with _cache.lock:
-        _cache.atoms[cache_key] = (node, result)
+        _cache.atoms[cache_key] = (node, definitions, result)
     return result
 
 
@@ -267,11 +281,11 @@ def item_element(
         if not isinstance(item, dict):
             raise ItemError("associative list with keys may not have non-map elements")
         fields: dict[str, Any] = {}
-        element_name = schemas.ref_name(a.element) if a.element is not None else None
         for key_field in a.keys:
             if key_field in item:
                 fields[key_field] = item[key_field]
                 continue
+            element_name = schemas.ref_name(a.element) if a.element is not None else None
             default = _key_default(a, element_name, key_field, definitions)
             if default is None:
                 raise ItemError(
@@ -348,36 +362,44 @@ def to_field_set(v: Any, node: Schema, definitions: Mapping[str, Schema] | None 
     ``{"spec": {"replicas": 2}}`` owns ``.spec.replicas``, not ``.spec``.
     """
     out = Set()
-    _to_set(v, node, (), out, definitions)
+    _to_set(v, node, out, None, definitions)
     return out
 
 
-def _to_set(v: Any, node: Schema, path: Path, out: Set, defs: Mapping[str, Schema] | None) -> None:
+def _to_set(
+    v: Any, node: Schema, parent: Set, pe: PathElement | None, defs: Mapping[str, Schema] | None
+) -> None:
+    """Add the fields of ``v``, found at ``pe`` below the set node ``parent`` (None: the whole object).
+
+    The set's tree is filled node by node on the way down, rather than inserting each path from the
+    root; a node that ends up holding nothing is dropped again.
+    """
     a = _effective(atom(node, defs), v)
     if _is_leaf(a) or a.atomic:
-        out.insert(path)
+        if pe is not None:
+            parent.members.add(pe)
         return
-    if a.kind == LIST:
-        if not isinstance(v, list):
-            return
+    if not isinstance(v, list | dict):  # a list or map that is null
+        return
+    here = parent if pe is None else parent.children.setdefault(pe, Set())
+    if isinstance(v, list):  # a.kind is LIST
         assert a.element is not None
         for position, item in enumerate(v):
             try:
-                pe = item_element(a, position, item, defs)
+                item_pe = item_element(a, position, item, defs)
             except ItemError:
                 continue
-            child = (*path, pe)
-            _to_set(item, a.element, child, out, defs)
-            out.insert(child)
-        return
-    if not isinstance(v, dict):
-        return
-    for name, child_value in v.items():
-        child_node, named = _child(a, name)
-        child = (*path, field_element(name))
-        _to_set(child_value, child_node if child_node is not None else _DEDUCED_NODE, child, out, defs)
-        if not named:
-            out.insert(child)
+            _to_set(item, a.element, here, item_pe, defs)
+            here.members.add(item_pe)
+    else:
+        for name, child_value in v.items():
+            child_node, named = _child(a, name)
+            name_pe = field_element(name)
+            _to_set(child_value, child_node if child_node is not None else _DEDUCED_NODE, here, name_pe, defs)
+            if not named:
+                here.members.add(name_pe)
+    if pe is not None and not here.members and not here.children:
+        del parent.children[pe]
 
 
 # -- compare ----------------------------------------------------------------------------------------
@@ -405,16 +427,26 @@ class Comparison:
         )
 
 
-def compare(lhs: Any, rhs: Any, node: Schema, definitions: Mapping[str, Schema] | None = None) -> Comparison:
+def compare(
+    lhs: Any,
+    rhs: Any,
+    node: Schema,
+    definitions: Mapping[str, Schema] | None = None,
+    *,
+    ignored: Set | None = None,
+) -> Comparison:
     """Fields added, modified and removed from ``lhs`` (the old object) to ``rhs`` (the new one).
 
     A list item or map entry that appears or disappears is itself added or removed, besides the
     leaves below it. Named struct fields are not: upstream's answer depends on whether the Go
     field is a pointer (absent from a zero object) or not, which the schema does not record.
+
+    ``ignored`` gives ``compare(lhs, rhs, node).exclude(ignored)``, without walking what it would
+    throw away (``status`` of an update, ``spec`` and ``metadata`` of a status update).
     """
     out = Comparison()
-    _compare(lhs, rhs, node, (), out, definitions)
-    return out
+    _compare(lhs, rhs, node, (), out, definitions, skip=ignored)
+    return out.exclude(ignored)
 
 
 def _compare(
@@ -426,22 +458,126 @@ def _compare(
     defs: Mapping[str, Schema] | None,
     *,
     named: bool = False,
+    skip: Set | None = None,
 ) -> None:
+    """Compare two values at ``path``; ``skip``: the fields below it that may be left out."""
+    if left_value is MISSING:
+        _compare_one_side(right_value, node, path, c.added, defs, named=named)
+        return
+    if right_value is MISSING:
+        _compare_one_side(left_value, node, path, c.removed, defs, named=named)
+        return
+    if _unchanged(left_value, right_value):
+        return
+    # Both sides are present, so the node itself is neither added nor removed: only what it holds.
     a = atom(node, defs)
     al, ar = _effective(a, left_value), _effective(a, right_value)
-    if right_value is MISSING:
-        leafed = _compare_atom(al, left_value, right_value, path, c, defs)
-    elif left_value is MISSING or al is ar:
-        leafed = _compare_atom(ar, left_value, right_value, path, c, defs)
+    if al is not ar:
+        _compare_atom(al, left_value, right_value, path, c, defs, skip)
+    _compare_atom(ar, left_value, right_value, path, c, defs, skip)
+
+
+def _compare_one_side(
+    v: Any, node: Schema, path: Path, out: Set, defs: Mapping[str, Schema] | None, *, named: bool
+) -> None:
+    """:func:`_compare` when ``v`` is on one side only: all of it is added (or all removed) to ``out``.
+
+    The same walk as the two-sided one with the missing side left out (a create is all of this),
+    so the leaves, the list items and map keys, and the nodes holding them land in ``out``; a
+    named field holding a struct does not (see :func:`compare`). Instead of inserting each path
+    from the root, :func:`_one_side` fills the set's tree node by node as it goes down.
+    """
+    if not path:
+        _one_side(v, node, out, None, defs, named)
     else:
-        _compare_atom(al, left_value, right_value, path, c, defs)
-        leafed = _compare_atom(ar, left_value, right_value, path, c, defs)
-    # A named field holding a struct is not itself added or removed (see compare's docstring).
-    if not leafed and not (named and (ar.is_struct or al.is_struct)):
-        if left_value is MISSING:
-            c.added.insert(path)
-        elif right_value is MISSING:
-            c.removed.insert(path)
+        _one_side(v, node, _node_at(out, path[:-1]), path[-1], defs, named)
+
+
+def _node_at(s: Set, path: Path) -> Set:
+    """The node of the set being built ``s`` at ``path``, created (empty) if it is not there yet."""
+    for pe in path:
+        child = s.children.get(pe)
+        if child is None:
+            child = s.children[pe] = Set()
+        s = child
+    return s
+
+
+def _one_side(
+    v: Any,
+    node: Schema,
+    parent: Set,
+    pe: PathElement | None,
+    defs: Mapping[str, Schema] | None,
+    named: bool,
+) -> None:
+    """Add ``v``, found at ``pe`` below the set node ``parent``, as :func:`_compare_one_side` says.
+
+    ``pe`` is None for the whole object, which is never a member itself. (The hottest walk of an
+    update: :func:`_effective` and :func:`_child` are written out inline.)
+    """
+    a = atom(node, defs)
+    kind = a.kind
+    if kind == LIST:
+        container = not a.atomic and isinstance(v, list) and bool(v)
+    elif kind == MAP:
+        container = not a.atomic and isinstance(v, dict) and bool(v)
+    elif kind == UNTYPED and not a.atomic and isinstance(v, dict) and v:
+        a, container = _DEDUCED_MAP, True
+    else:
+        container = False
+    if not container:
+        # a leaf, an atomic or empty list or map, or a value of the wrong shape: one member
+        if pe is not None:
+            parent.members.add(pe)
+        return
+    if pe is None:
+        here = parent
+    else:
+        found = parent.children.get(pe)
+        here = found if found is not None else parent.children.setdefault(pe, Set())
+    if isinstance(v, list):  # a.kind is LIST
+        element = a.element
+        assert element is not None
+        order, items = _index_items(a, v, defs)
+        for item_pe in order:
+            _one_side(items[item_pe], element, here, item_pe, defs, False)
+    else:
+        fields, free = a.fields, a.element if a.element is not None else _DEDUCED_NODE
+        for name, child_value in v.items():
+            child_node = fields.get(name)
+            if child_node is None:
+                _one_side(child_value, free, here, field_element(name), defs, False)
+            else:
+                _one_side(child_value, child_node, here, field_element(name), defs, True)
+    if pe is not None and not (named and a.is_struct):
+        parent.members.add(pe)
+
+
+_strict_json: Final = json.JSONEncoder(allow_nan=False, check_circular=False).encode
+
+
+def _unchanged(left_value: Any, right_value: Any) -> bool:
+    """True if two maps or lists are certainly :func:`json_equal`, decided in C instead of a walk.
+
+    Most of an update repeats the live object (``spec`` and ``metadata`` of a status write), and an
+    equal subtree adds, modifies and removes nothing. Python's ``==`` finds equal subtrees at C speed
+    but is looser than ``json_equal`` (``True == 1``; ``nan`` is equal to itself inside a list), so an
+    ``==`` match is confirmed by encoding both sides to JSON, which writes ``true`` and ``1``
+    differently and refuses ``nan``. Whatever this cannot decide (``1`` against ``1.0``, keys in
+    another order, values that are not JSON) goes the slow way and gets the exact answer there.
+    (Values are decoded JSON or YAML; a ``str`` subclass, which only Python code could put in an
+    object, would count as the string it holds here, as it does in JSON.)
+    """
+    if left_value.__class__ is not right_value.__class__ or left_value.__class__ not in (dict, list):
+        return False
+    try:
+        if left_value is right_value:
+            _strict_json(left_value)
+            return True
+        return bool(left_value == right_value) and _strict_json(left_value) == _strict_json(right_value)
+    except (TypeError, ValueError, RecursionError):
+        return False
 
 
 def _compare_leaf(left_value: Any, right_value: Any, path: Path, c: Comparison) -> None:
@@ -454,7 +590,13 @@ def _compare_leaf(left_value: Any, right_value: Any, path: Path, c: Comparison) 
 
 
 def _compare_atom(
-    a: Atom, left_value: Any, right_value: Any, path: Path, c: Comparison, defs: Mapping[str, Schema] | None
+    a: Atom,
+    left_value: Any,
+    right_value: Any,
+    path: Path,
+    c: Comparison,
+    defs: Mapping[str, Schema] | None,
+    skip: Set | None = None,
 ) -> bool:
     """Handle one atom; True if it was a leaf (so the caller does not add or remove the node itself)."""
     if _is_leaf(a):
@@ -472,28 +614,36 @@ def _compare_atom(
         _, left = _index_items(a, lhs, defs)
         right_order, right = _index_items(a, rhs, defs)
         for pe in right_order:
-            _compare(left.get(pe, MISSING), right[pe], a.element, (*path, pe), c, defs)
+            if pe in left:
+                _compare(left[pe], right[pe], a.element, (*path, pe), c, defs)
+            else:
+                _one_side(right[pe], a.element, _node_at(c.added, path), pe, defs, False)
         for pe, item in left.items():
             if pe not in right:
-                _compare(item, MISSING, a.element, (*path, pe), c, defs)
+                _one_side(item, a.element, _node_at(c.removed, path), pe, defs, False)
         return False
     lmap = left_value if isinstance(left_value, dict) else None
     rmap = right_value if isinstance(right_value, dict) else None
     if a.atomic or (not lmap and not rmap):
         _compare_leaf(left_value, right_value, path, c)
         return True
-    names = list(lmap or ()) + [k for k in (rmap or ()) if not lmap or k not in lmap]
+    lmap, rmap = lmap or {}, rmap or {}
+    names = list(lmap) + [k for k in rmap if k not in lmap]
     for name in names:
+        pe = field_element(name)
+        if skip is not None and pe in skip.members:
+            continue  # ignored, with everything below it
         child_node, named = _child(a, name)
-        _compare(
-            (lmap or {}).get(name, MISSING),
-            (rmap or {}).get(name, MISSING),
-            child_node if child_node is not None else _DEDUCED_NODE,
-            (*path, field_element(name)),
-            c,
-            defs,
-            named=named,
-        )
+        if child_node is None:
+            child_node = _DEDUCED_NODE
+        left_child, right_child = lmap.get(name, MISSING), rmap.get(name, MISSING)
+        if left_child is MISSING:  # (what _compare would do, without finding the set node each time)
+            _one_side(right_child, child_node, _node_at(c.added, path), pe, defs, named)
+        elif right_child is MISSING:
+            _one_side(left_child, child_node, _node_at(c.removed, path), pe, defs, named)
+        else:
+            child_skip = skip.children.get(pe) if skip is not None else None
+            _compare(left_child, right_child, child_node, (*path, pe), c, defs, named=named, skip=child_skip)
     return False
 
 
@@ -722,24 +872,24 @@ def _validate(
     v: Any, node: Schema, path: Path, errors: list[ValidationError], defs: Mapping[str, Schema] | None
 ) -> None:
     a = atom(node, defs)
-    where = path_string(path)
     if a.kind == UNTYPED:
         return
     if v is None:
         return
     if a.kind == SCALAR:
         if a.scalar == "numeric" and (isinstance(v, bool) or not isinstance(v, int | float)):
-            errors.append(ValidationError(where, f"expected numeric (int or float), got {_describe(v)}"))
+            message = f"expected numeric (int or float), got {_describe(v)}"
+            errors.append(ValidationError(path_string(path), message))
         elif a.scalar == "string" and not isinstance(v, str):
-            errors.append(ValidationError(where, f"expected string, got {_describe(v)}"))
+            errors.append(ValidationError(path_string(path), f"expected string, got {_describe(v)}"))
         elif a.scalar == "boolean" and not isinstance(v, bool):
-            errors.append(ValidationError(where, f"expected boolean, got {_describe(v)}"))
+            errors.append(ValidationError(path_string(path), f"expected boolean, got {_describe(v)}"))
         elif not a.scalar and isinstance(v, dict | list):
-            errors.append(ValidationError(where, f"expected scalar, got {_describe(v)}"))
+            errors.append(ValidationError(path_string(path), f"expected scalar, got {_describe(v)}"))
         return
     if a.kind == LIST:
         if not isinstance(v, list):
-            errors.append(ValidationError(where, f"expected list, got {_describe(v)}"))
+            errors.append(ValidationError(path_string(path), f"expected list, got {_describe(v)}"))
             return
         assert a.element is not None
         seen: set[PathElement] = set()
@@ -747,16 +897,16 @@ def _validate(
             try:
                 pe = item_element(a, position, item, defs)
             except ItemError as error:
-                errors.append(ValidationError(where, f"element {position}: {error}"))
+                errors.append(ValidationError(path_string(path), f"element {position}: {error}"))
                 return
             if not a.atomic:
                 if pe in seen:
-                    errors.append(ValidationError(where, f"duplicate entries for key {pe}"))
+                    errors.append(ValidationError(path_string(path), f"duplicate entries for key {pe}"))
                 seen.add(pe)
             _validate(item, a.element, (*path, pe), errors, defs)
         return
     if not isinstance(v, dict):
-        errors.append(ValidationError(where, f"expected map, got {_describe(v)}"))
+        errors.append(ValidationError(path_string(path), f"expected map, got {_describe(v)}"))
         return
     for name, child_value in v.items():
         child_node, _ = _child(a, name)
