@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import resource
 import sqlite3
@@ -37,7 +38,7 @@ from controlplane.client.config import Config
 from controlplane.client.rest import ResourceClient, RESTClient
 from controlplane.components.kubelet.simulation import PullTiming
 from controlplane.identity import SYSTEM_MASTERS
-from controlplane.runtime import Cluster
+from controlplane.runtime import Cluster, tune_garbage_collector
 from controlplane.store.sqlite import SqliteStore
 from controlplane.timing import CLASSROOM, UPSTREAM, TimingProfile
 from controlplane.trace import TraceBus
@@ -68,6 +69,7 @@ def _pick(value: Any, full: Any, quick: Any, options: argparse.Namespace) -> Any
 
 
 async def run(options: argparse.Namespace, reporter: Reporter) -> None:
+    tune_garbage_collector()  # as manage.py runlab does
     if reporter.wants("throughput"):
         await measure_throughput(
             reporter,
@@ -120,6 +122,7 @@ async def running_cluster(
         client = RESTClient(config)
         try:
             await wait_until(client.resource("", "v1", "nodes"), lambda items: _ready_nodes(items) >= nodes)
+            gc.freeze()  # as manage.py runlab does once its clusters run
             yield cluster, client
         finally:
             await client.aclose()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import signal
 import socket
@@ -42,7 +43,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
 from controlplane.pki import WILDCARD_HOSTS, PKIError, ServingPKI
-from controlplane.runtime import Lab, LabConfig, activate
+from controlplane.runtime import Lab, LabConfig, activate, tune_garbage_collector
 from controlplane.store.compaction import RetentionPolicy
 from controlplane.timing import timing_profile
 
@@ -154,6 +155,7 @@ class LabServer:
 
     def run(self) -> None:
         """Serve until SIGINT/SIGTERM; return once the lab is stopped."""
+        tune_garbage_collector()
         from channels.routing import get_default_application
         from daphne.server import Server
 
@@ -210,6 +212,7 @@ class LabServer:
             self.command.stderr.write(f"The lab failed to start: {error}")
             self._reactor.stop()
             return
+        gc.freeze()  # what start-up made lives as long as the lab: never scan it again
         for cluster in self.lab.clusters():
             line = f"  cluster {cluster.name}: {cluster.state.value}"
             self.command.stdout.write(line + (f" ({cluster.error})" if cluster.error else ""))
