@@ -101,7 +101,7 @@ async def running_cluster(
     """A started cluster with ``nodes`` Ready nodes, and an admin client of it (no rate limit)."""
     with tempfile.TemporaryDirectory(dir=directory, prefix="kubelab-bench-cluster-") as tmp:
         data = Path(tmp)
-        bus = TraceBus("bench")  # recording, as a lab's cluster does
+        bus = TraceBus("bench", recording=False)  # as a lab's cluster without viewers
         store = SqliteStore("bench", path=data / "store.sqlite3", trace=bus)
         cluster = Cluster(
             "bench",

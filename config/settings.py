@@ -295,8 +295,9 @@ KUBELAB_DEMO_ANONYMOUS = _env_bool("KUBELAB_DEMO_ANONYMOUS", True)
 KUBELAB_TIMING_PROFILE = _env_choice("KUBELAB_TIMING_PROFILE", "classroom", ("classroom", "upstream"))
 #: Trace events each cluster keeps for the timeline and for saving a run ...
 KUBELAB_TRACE_RECORDER_SIZE: int = _env_count("KUBELAB_TRACE_RECORDER_SIZE", 50_000)
-#: ... and whether it keeps them while nobody watches the cluster (off: no trace work at all then).
-KUBELAB_TRACE_RECORD = _env_bool("KUBELAB_TRACE_RECORD", True)
+#: ... and whether it keeps them while nobody watches the cluster (off, the default: a cluster
+#: without viewers does no trace work at all; on: an instructor can save a run nobody watched).
+KUBELAB_TRACE_RECORD = _env_bool("KUBELAB_TRACE_RECORD", False)
 #: The simulated nodes each cluster runs (one kubelet and one kube-proxy each).
 KUBELAB_NODES: int = _env_count("KUBELAB_NODES", 3)
 #: The components each cluster runs inside the lab process; the others may run as their own processes

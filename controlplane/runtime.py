@@ -191,7 +191,7 @@ class Cluster:
     ) -> None:
         self.name = check_cluster_name(name)
         #: Every trace event of the cluster goes here: numbered, recorded, fanned out to viewers.
-        self.trace = trace if trace is not None else TraceBus(name, now=clock.now)
+        self.trace = trace if trace is not None else TraceBus(name, now=clock.now, recording=False)
         #: Client QPS and burst per component kind, instead of upstream's defaults (``identities``):
         #: what upstream's scale tests do with ``--kube-api-qps``; the lab keeps the defaults.
         self.rate_limits = dict(rate_limits or {})
@@ -399,9 +399,10 @@ class LabConfig:
     components: tuple[str, ...] = KINDS
     nodes: int = 3
     timing: TimingProfile = CLASSROOM
-    #: Trace events each cluster's recorder keeps, and whether it records while nobody watches.
+    #: Trace events each cluster's recorder keeps, and whether it records while nobody watches (off:
+    #: a cluster without viewers does no trace work at all; on: a run can be saved unwatched).
     trace_capacity: int = 50_000
-    trace_recording: bool = True
+    trace_recording: bool = False
 
 
 class LabState(enum.Enum):

@@ -38,7 +38,9 @@ small_frames = URLRouter(
 @pytest.fixture
 async def lab(tmp_path: Path) -> AsyncIterator[Lab]:
     """A started lab with the demo cluster and no components (a cluster is still busy on its own)."""
-    running = Lab(LabConfig(data_dir=tmp_path, components=(), nodes=0, trace_capacity=1000))
+    running = Lab(
+        LabConfig(data_dir=tmp_path, components=(), nodes=0, trace_capacity=1000, trace_recording=True)
+    )
     await running.start()
     await settled(running.cluster("demo"))
     activate(running)
