@@ -233,7 +233,7 @@ class Cluster:
         return self._tokens
 
     async def start(self) -> None:
-        """Load the identities, start the store, then the API server (later the components). Idempotent."""
+        """Load the identities, start the store, the API server, then the components. Idempotent."""
         if self.state in (ClusterState.STARTING, ClusterState.RUNNING):
             return
         self.state = ClusterState.STARTING
@@ -253,8 +253,8 @@ class Cluster:
                 # ServiceAccount tokens: signed with the cluster's sa.key, kubeadm's issuer and audiences.
                 service_account_issuer=TokenIssuer(self.pki.service_account_key),
             )
+            self.apiserver = apiserver  # before it starts: a start interrupted halfway stops it too
             await apiserver.start()
-            self.apiserver = apiserver
             await self._start_components(apiserver)
         except BaseException as error:
             self.state = ClusterState.FAILED

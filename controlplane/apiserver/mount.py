@@ -50,6 +50,8 @@ class ClusterAPIRouter:
                 server = lab.cluster(name).apiserver
             except Exception:
                 server = None
+        if server is not None and not server.started:
+            server = None  # still filling its caches: 503 until it serves
         if server is None:
             await respond_error(
                 send,
