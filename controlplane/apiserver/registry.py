@@ -70,6 +70,15 @@ Track = Callable[[Object | None, Object], Object]
 
 #: Letters upstream's name generator uses (no vowels, so generated names spell no words).
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+#: Names tried for one create with ``generateName`` (upstream's ``maxNameGenerationCreateAttempts``).
+NAME_GENERATION_ATTEMPTS = 8
+
+
+def generate_name(prefix: str) -> str:
+    """``names.SimpleNameGenerator``: the prefix and five random characters (no vowels, no 0/1/3)."""
+    return prefix + "".join(secrets.choice(_NAME_ALPHABET) for _ in range(5))
+
+
 #: How many times an update retries its read-modify-write after a conflict it caused itself.
 GUARANTEED_UPDATE_ATTEMPTS = 16
 #: How many times a write chooses again after values the strategy chose turned out to be taken.
@@ -246,7 +255,7 @@ class Registry:
         if not isinstance(meta, dict):
             raise errors.bad_request("metadata must be an object")
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + "".join(secrets.choice(_NAME_ALPHABET) for _ in range(5))
+            meta["name"] = generate_name(meta["generateName"])
         if self.rtype.namespaced:
             meta["namespace"] = namespace
         else:
@@ -278,11 +287,13 @@ class Registry:
     ) -> Object:
         # The client's own object, to tell the values it asked for from those the strategy chose.
         request = copy.deepcopy(obj) if self.allocator is not None else obj
+        generated = not (obj.get("metadata") or {}).get("name")
         obj = self.prepare_create(obj, namespace, track=track)
         name = obj["metadata"]["name"]
         key = self.key(namespace, name)
         taken: list[Claim] = []
-        for attempt in range(ALLOCATION_ATTEMPTS):
+        names_left = NAME_GENERATION_ATTEMPTS - 1
+        for attempt in range(ALLOCATION_ATTEMPTS + NAME_GENERATION_ATTEMPTS):
             claims = self.claims(obj)
             if dry_run:
                 exists = await self.store.get(key) is not None
@@ -308,6 +319,14 @@ class Registry:
             if not taken:
                 if not exists:  # a dry run that would succeed
                     return obj
+                if generated and names_left > 0 and obj["metadata"].get("generateName"):
+                    # RetryGenerateName (GA in 1.32, generic/registry/store.go): a generated name that
+                    # is taken is generated again, up to 8 names in all, before the client sees 409.
+                    names_left -= 1
+                    name = generate_name(obj["metadata"]["generateName"])
+                    obj["metadata"]["name"] = name
+                    key = self.key(namespace, name)
+                    continue
                 pipeline.stage("storage", "deny", f"{key} already exists")
                 raise errors.already_exists(self.rtype.plural, self.rtype.group, name)
             if exists and not any(c.requested_in(request) for c in taken):

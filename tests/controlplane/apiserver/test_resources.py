@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import itertools
 import json
 
 import pytest
@@ -253,3 +254,24 @@ async def test_methods_without_a_route_are_405(api: API) -> None:
     post_named = await api.client.post(f"{CMS}/x", json=cm("x"))
     assert post_named.status_code == 405
     assert (await api.client.get(CMS)).json()["items"] == []
+
+
+async def test_a_generated_name_that_is_taken_is_generated_again(
+    api: API, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RetryGenerateName: upstream tries up to 8 generated names before answering 409."""
+    from controlplane.apiserver import registry
+
+    names = itertools.chain(["bbbbb", "bbbbb", "ccccc"], itertools.repeat("ddddd"))
+    monkeypatch.setattr(registry, "generate_name", lambda prefix: prefix + next(names))
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "gen-"}}
+    first = await api.client.post(CMS, json=body)
+    assert first.json()["metadata"]["name"] == "gen-bbbbb"
+    second = await api.client.post(CMS, json=body)
+    assert second.status_code == 201, second.text
+    assert second.json()["metadata"]["name"] == "gen-ccccc"  # the taken name was generated again
+    third = await api.client.post(CMS, json=body)
+    assert third.status_code == 201
+    fourth = await api.client.post(CMS, json=body)  # eight more tries, all "ddddd": taken each time
+    assert fourth.status_code == 409
+    assert fourth.json()["reason"] == "AlreadyExists"
