@@ -14,13 +14,13 @@ saw (``recorder.since``), as Zulip's clients do after a missed event.
 **Cheap when nobody watches.** The issue asks for no serialisation and no channel traffic for a
 cluster without viewers. The bus never serialises: events stay the dicts they were made as, in memory,
 until someone exports a run (``export.py``) or the websocket layer sends a frame. It sends nothing by
-itself: subscribers pull batches. What is left is making the dict and appending it to a ring buffer,
-about a microsecond, for each event, and that is spent on purpose: **recording is on by default**, so
-that an instructor can save a run that nobody was watching live, and a browser that opens later can
-scrub back through what already happened. A cluster that should cost nothing at all turns it off
-(``recording=False``): then ``enabled`` is False while nobody subscribes, and every emitter skips
-building its event (``if trace.enabled: ...``). Events made while someone subscribes are always
-recorded, so a subscriber can always re-sync.
+itself: subscribers pull batches. What is left is making the dict and appending it to a ring buffer
+for each event. ``recording=True`` (this class's default) spends that even while nobody watches, so
+that an instructor can save a run that nobody was watching live; a lab's clusters use
+``recording=False`` unless ``KUBELAB_TRACE_RECORD`` says otherwise, because a busy API server makes
+many events (every watch event to every watcher is one). Then ``enabled`` is False while nobody
+subscribes, and every emitter skips building its event (``if trace.enabled: ...``). Events made while
+someone subscribes are always recorded, so a subscriber can always re-sync.
 
 **Subscribers pull batches.** ``subscribe()`` returns a ``Subscription``: emitted events wait in its
 queue, and the websocket consumer takes them as a ``Batch`` (``await next_batch()``, or ``wait()`` then
