@@ -42,7 +42,7 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from types import TracebackType
@@ -672,9 +672,41 @@ class ResourceClient:
         )
 
 
+#: What a component is given to reach the API server: a client (the caller owns and closes it), or a
+#: function making one (the component makes it when it starts and closes it when it stops).
+ClientOrFactory = RESTClient | Callable[[], RESTClient]
+
+
+class ClientLease:
+    """A component's hold on its client: ``open()`` at start, ``close()`` at stop.
+
+    Given a ``RESTClient``, ``open`` returns it and ``close`` leaves it open (its owner closes it);
+    given a factory, ``open`` makes a new client each time and ``close`` closes the one it made. So a
+    component can be stopped and started again, each time with a fresh connection of its own.
+    """
+
+    def __init__(self, client_or_factory: ClientOrFactory) -> None:
+        self._source = client_or_factory
+        self._made: RESTClient | None = None
+
+    def open(self) -> RESTClient:
+        if isinstance(self._source, RESTClient):
+            return self._source
+        if self._made is None:
+            self._made = self._source()
+        return self._made
+
+    async def close(self) -> None:
+        made, self._made = self._made, None
+        if made is not None:
+            await made.aclose()
+
+
 __all__ = [
     "AUDIT_ID_HEADER",
     "BROKEN_CONNECTION_RETRY_AFTER",
+    "ClientLease",
+    "ClientOrFactory",
     "ListOptions",
     "PatchType",
     "RESTClient",

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from controlplane.client.manager import Manager
-from controlplane.client.rest import RESTClient
+from controlplane.client.rest import ClientLease, ClientOrFactory, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.controllers import (
     deployment,
@@ -34,7 +34,6 @@ from controlplane.components.controllers import (
 from controlplane.timing import CLASSROOM, TimingProfile
 from controlplane.trace import NULL_SINK, TraceSink
 
-ClientOrFactory = RESTClient | Callable[[], RESTClient]
 #: Adds one controller to a manager, with the cluster's timing profile.
 Adder = Callable[[Manager, TimingProfile], Any]
 
@@ -76,7 +75,7 @@ class ControllerManager:
         unknown = [name for name in controllers or () if name not in CONTROLLERS]
         if unknown:
             raise ValueError(f"unknown controllers {unknown}: choose from {', '.join(CONTROLLERS)}")
-        self._client_or_factory = client
+        self._lease = ClientLease(client)
         self.cluster = cluster
         self.clock = clock
         self.timing = timing
@@ -87,17 +86,12 @@ class ControllerManager:
         self.controllers = tuple(controllers) if controllers is not None else tuple(CONTROLLERS)
         self.manager: Manager | None = None
         self._client: RESTClient | None = None
-        self._owns_client = False
 
     async def start(self) -> None:
         """Build the manager and every controller, then start: caches synced, controllers (or election)."""
         if self.manager is not None:
             return
-        if isinstance(self._client_or_factory, RESTClient):
-            self._client = self._client_or_factory
-        else:
-            self._client = self._client_or_factory()
-            self._owns_client = True
+        self._client = self._lease.open()
         timing = self.timing
         manager = Manager(
             self._client,
@@ -129,10 +123,8 @@ class ControllerManager:
             if manager is not None:
                 await manager.stop()
         finally:
-            if self._client is not None and self._owns_client:
-                await self._client.aclose()
+            await self._lease.close()
             self._client = None
-            self._owns_client = False
 
     def is_leader(self) -> bool:
         return self.manager is not None and self.manager.is_leader()

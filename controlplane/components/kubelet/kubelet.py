@@ -64,7 +64,7 @@ import ipaddress
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
@@ -78,7 +78,7 @@ from controlplane.client.informer import (
 )
 from controlplane.client.leaderelection import format_micro_time
 from controlplane.client.record import EventBroadcaster, EventRecorder, EventSinkImpl, format_time
-from controlplane.client.rest import PatchType, ResourceClient, RESTClient
+from controlplane.client.rest import ClientLease, ClientOrFactory, PatchType, ResourceClient, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.kubelet.lifecycle import Change, NodeImages, PodLifecycle
 from controlplane.components.kubelet.server import KubeletServer, PodView, sleep_until
@@ -90,7 +90,6 @@ from controlplane.trace import NULL_SINK, TraceSink, recording_requests
 logger = logging.getLogger(__name__)
 
 Object = dict[str, Any]
-ClientOrFactory = RESTClient | Callable[[], RESTClient]
 
 KUBELET_VERSION = "v1.37.0"
 CONTAINER_RUNTIME_VERSION = "containerd://2.1.4"
@@ -281,7 +280,7 @@ class Kubelet:
         pull_timing: PullTiming | None = None,
         timing: TimingProfile = UPSTREAM,
     ) -> None:
-        self._client_or_factory = client
+        self._lease = ClientLease(client)
         self.node_name = node_name
         self._clock = clock
         self.rng = rng if rng is not None else random.Random()
@@ -320,7 +319,6 @@ class Kubelet:
         self._last_report = float("-inf")
         self._last_full_sync = float("-inf")
         self._client: RESTClient | None = None
-        self._owns_client = False
         self._factory: SharedInformerFactory | None = None
         self._pod_informer: SharedIndexInformer | None = None
         self._broadcaster: EventBroadcaster | None = None
@@ -357,11 +355,7 @@ class Kubelet:
         """Register the Node and its Lease, start watching this node's pods, then start the loops."""
         if self._tasks:
             return
-        if isinstance(self._client_or_factory, RESTClient):
-            self._client = self._client_or_factory
-        else:
-            self._client = self._client_or_factory()
-            self._owns_client = True
+        self._client = self._lease.open()
         clock = self.clock
         try:
             self._broadcaster = EventBroadcaster(
@@ -418,10 +412,8 @@ class Kubelet:
         if self._factory is not None:
             await self._factory.shutdown()
             self._factory = None
-        if self._client is not None and self._owns_client:
-            await self._client.aclose()
+        await self._lease.close()
         self._client = None
-        self._owns_client = False
 
     async def flush_events(self) -> None:
         """Wait until every Event recorded so far has been written (for tests and clean shutdowns)."""

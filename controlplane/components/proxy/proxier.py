@@ -31,14 +31,13 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from controlplane.client.informer import ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerFactory
-from controlplane.client.rest import RESTClient
+from controlplane.client.rest import ClientLease, ClientOrFactory, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.proxy.rules import RuleTable, build_rule_table
 from controlplane.trace import NULL_SINK, TraceSink
 
 logger = logging.getLogger(__name__)
 
-ClientOrFactory = RESTClient | Callable[[], RESTClient]
 
 #: kube-proxy's ``--iptables-min-sync-period`` (1 s) and ``--iptables-sync-period`` (30 s).
 DEFAULT_MIN_SYNC_PERIOD: Final = 1.0
@@ -76,7 +75,7 @@ class KubeProxy:
     ) -> None:
         if min_sync_period < 0 or sync_period <= 0:
             raise ValueError("sync periods must be positive")
-        self._client_or_factory = client
+        self._lease = ClientLease(client)
         self.node_name = node_name
         self._clock = clock
         self.trace = trace
@@ -85,7 +84,6 @@ class KubeProxy:
         self.min_sync_period = min_sync_period
         self.sync_period = sync_period
         self._client: RESTClient | None = None
-        self._owns_client = False
         self._factory: SharedInformerFactory | None = None
         self._services: SharedIndexInformer | None = None
         self._slices: SharedIndexInformer | None = None
@@ -147,11 +145,7 @@ class KubeProxy:
     async def start(self) -> None:
         if self._task is not None:
             return
-        if isinstance(self._client_or_factory, RESTClient):
-            self._client = self._client_or_factory
-        else:
-            self._client = self._client_or_factory()
-            self._owns_client = True
+        self._client = self._lease.open()
         try:
             self._factory = SharedInformerFactory(
                 self._client, clock=self.clock, rng=random.Random(self.rng.getrandbits(64))
@@ -180,10 +174,8 @@ class KubeProxy:
         if self._factory is not None:
             await self._factory.shutdown()
             self._factory = None
-        if self._client is not None and self._owns_client:
-            await self._client.aclose()
+        await self._lease.close()
         self._client = None
-        self._owns_client = False
 
     # -- informer events -----------------------------------------------------------------------------
 

@@ -57,7 +57,7 @@ import contextlib
 import copy
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
@@ -78,7 +78,15 @@ from controlplane.client.record import (
     EventSinkImpl,
     format_time,
 )
-from controlplane.client.rest import AUDIT_ID_HEADER, PatchType, ResourceClient, RESTClient, new_audit_id
+from controlplane.client.rest import (
+    AUDIT_ID_HEADER,
+    ClientLease,
+    ClientOrFactory,
+    PatchType,
+    ResourceClient,
+    RESTClient,
+    new_audit_id,
+)
 from controlplane.clock import Clock
 from controlplane.components.scheduler.framework import (
     Decision,
@@ -113,7 +121,6 @@ POD_SCHEDULED = "PodScheduled"
 TRACE_SOURCE = "scheduler"
 
 Object = dict[str, Any]
-ClientOrFactory = RESTClient | Callable[[], RESTClient]
 
 
 # -- what the handlers look at ----------------------------------------------------------------------
@@ -211,7 +218,7 @@ class Scheduler:
         cluster: str = "",
         leader_election: LeaderElection | None = None,
     ) -> None:
-        self._client_or_factory = client
+        self._lease = ClientLease(client)
         #: With leader election, several replicas keep their caches warm and only the leader schedules.
         self.leader_election = leader_election
         self._elector: LeaderElector | None = None
@@ -234,7 +241,6 @@ class Scheduler:
         self._placed: dict[str, tuple[str, Obj]] = {}
         self._next_start_node = 0
         self._client: RESTClient | None = None
-        self._owns_client = False
         self._factory: SharedInformerFactory | None = None
         self._pod_informer: SharedIndexInformer | None = None
         self._broadcaster: EventBroadcaster | None = None
@@ -271,11 +277,7 @@ class Scheduler:
         """Start the informers, wait for their caches, then start scheduling."""
         if self._task is not None:
             return
-        if isinstance(self._client_or_factory, RESTClient):
-            self._client = self._client_or_factory
-        else:
-            self._client = self._client_or_factory()
-            self._owns_client = True
+        self._client = self._lease.open()
         clock = self.clock
         try:
             self._factory = SharedInformerFactory(
@@ -367,10 +369,8 @@ class Scheduler:
         if self._factory is not None:
             await self._factory.shutdown()
             self._factory = None
-        if self._client is not None and self._owns_client:
-            await self._client.aclose()
+        await self._lease.close()
         self._client = None
-        self._owns_client = False
 
     async def flush_events(self) -> None:
         """Wait until every Event recorded so far has been written (for tests and clean shutdowns)."""
