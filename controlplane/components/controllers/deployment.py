@@ -44,7 +44,7 @@ from typing import Any, Final
 from controlplane.api.selectors import LabelSelector, SelectorError, label_selector_from_object
 from controlplane.client.cache import NAMESPACE_INDEX, Indexer
 from controlplane.client.errors import AlreadyExists, APIError, NotFound, TransportError
-from controlplane.client.manager import Kind, Manager
+from controlplane.client.manager import Manager
 from controlplane.client.reconciler import Controller, Request, Result, owner_requests
 from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from controlplane.client.rest import PatchType, ResourceClient, RESTClient
@@ -60,6 +60,7 @@ from controlplane.components.controllers.deploymentutil import (
     status,
     uid_of,
 )
+from controlplane.components.controllers.kinds import DEPLOYMENTS, PODS, REPLICASETS
 from controlplane.components.controllers.podcontrol import (
     adopt_patch,
     controller_ref_of,
@@ -72,9 +73,6 @@ logger = logging.getLogger(__name__)
 
 Object = dict[str, Any]
 
-DEPLOYMENTS: Final = Kind("apps", "v1", "deployments", "Deployment")
-REPLICASETS: Final = Kind("apps", "v1", "replicasets", "ReplicaSet")
-PODS: Final = Kind("", "v1", "pods", "Pod")
 COMPONENT: Final = "deployment-controller"
 SCALING_REPLICA_SET_REASON: Final = "ScalingReplicaSet"
 

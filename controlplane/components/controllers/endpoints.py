@@ -39,7 +39,7 @@ from typing import Any, Final
 from controlplane.client.cache import DeletedFinalStateUnknown
 from controlplane.client.errors import APIError, NotFound
 from controlplane.client.informer import ResourceEventHandlerFuncs
-from controlplane.client.manager import Kind, Manager
+from controlplane.client.manager import Manager
 from controlplane.client.reconciler import Controller, Request, Result
 from controlplane.client.record import EVENT_TYPE_WARNING
 from controlplane.components.controllers.endpointutil import (
@@ -57,15 +57,13 @@ from controlplane.components.controllers.endpointutil import (
     should_set_hostname,
     target_ref,
 )
+from controlplane.components.controllers.kinds import ENDPOINTS, PODS, SERVICES
 from controlplane.components.controllers.nodehealth import format_time
 
 logger = logging.getLogger(__name__)
 
 Object = dict[str, Any]
 
-SERVICES: Final = Kind("", "v1", "services", "Service")
-ENDPOINTS: Final = Kind("", "v1", "endpoints", "Endpoints")
-PODS: Final = Kind("", "v1", "pods", "Pod")
 
 NAME: Final = "endpoints-controller"
 EVENT_SOURCE: Final = "endpoint-controller"

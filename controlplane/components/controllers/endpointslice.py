@@ -39,7 +39,7 @@ from typing import Any, Final
 from controlplane.client.cache import DeletedFinalStateUnknown
 from controlplane.client.errors import NotFound
 from controlplane.client.informer import ResourceEventHandlerFuncs
-from controlplane.client.manager import Kind, Manager
+from controlplane.client.manager import Manager
 from controlplane.client.reconciler import Controller, Request, Result
 from controlplane.components.controllers.endpointutil import (
     HEADLESS_LABEL,
@@ -57,16 +57,13 @@ from controlplane.components.controllers.endpointutil import (
     should_set_hostname,
     target_ref,
 )
+from controlplane.components.controllers.kinds import ENDPOINT_SLICES, NODES, PODS, SERVICES
 from controlplane.components.controllers.nodehealth import format_time
 
 logger = logging.getLogger(__name__)
 
 Object = dict[str, Any]
 
-SERVICES: Final = Kind("", "v1", "services", "Service")
-ENDPOINT_SLICES: Final = Kind("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
-PODS: Final = Kind("", "v1", "pods", "Pod")
-NODES: Final = Kind("", "v1", "nodes", "Node")
 
 NAME: Final = "endpointslice-controller"
 LABEL_SERVICE_NAME: Final = "kubernetes.io/service-name"

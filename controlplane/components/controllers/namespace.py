@@ -44,7 +44,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from controlplane.client.errors import APIError, Conflict, MethodNotAllowed, NotFound, TransportError
-from controlplane.client.manager import Kind, Manager
+from controlplane.client.manager import Manager
 from controlplane.client.ratelimiters import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
@@ -54,12 +54,12 @@ from controlplane.client.reconciler import Controller, Request, Result
 from controlplane.client.rest import ResourceClient, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.controllers.discovery import APIResource, discover
+from controlplane.components.controllers.kinds import NAMESPACES
 
 logger = logging.getLogger(__name__)
 
 Object = dict[str, Any]
 
-NAMESPACES = Kind("", "v1", "namespaces", "Namespace")
 #: The finalizer this controller owns in ``spec.finalizers`` (``v1.FinalizerKubernetes``).
 FINALIZER_TOKEN = "kubernetes"
 #: kube-controller-manager's ``--concurrent-namespace-syncs`` default.

@@ -39,11 +39,12 @@ from typing import Any, Final
 
 from controlplane.client.cache import meta_namespace_key_func
 from controlplane.client.errors import APIError, Conflict, NotFound
-from controlplane.client.manager import Kind, Manager
+from controlplane.client.manager import Manager
 from controlplane.client.reconciler import Controller, Request, Result
 from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from controlplane.client.rest import PatchType
 from controlplane.components.controllers.indexes import ensure_pod_node_name_index, pods_on_node
+from controlplane.components.controllers.kinds import LEASES, NODES, PODS
 from controlplane.components.controllers.nodehealth import (
     DEFAULT_NODE_MONITOR_GRACE_PERIOD,
     DEFAULT_NODE_MONITOR_PERIOD,
@@ -65,9 +66,6 @@ logger = logging.getLogger(__name__)
 
 Object = dict[str, Any]
 
-NODES: Final = Kind("", "v1", "nodes", "Node")
-LEASES: Final = Kind("coordination.k8s.io", "v1", "leases", "Lease")
-PODS: Final = Kind("", "v1", "pods", "Pod")
 
 #: The controller's name in kube-controller-manager, and the source of its Events.
 NAME: Final = "node-lifecycle-controller"

@@ -53,6 +53,7 @@ from controlplane.components.controllers.deploymentutil import (
     status,
     uid_of,
 )
+from controlplane.components.controllers.kinds import PODS, REPLICASETS
 from controlplane.components.controllers.podcontrol import (
     BURST_REPLICAS,
     FAILED_CREATE_POD_REASON,
@@ -80,8 +81,6 @@ logger = logging.getLogger(__name__)
 
 Object = dict[str, Any]
 
-REPLICASETS: Final = Kind("apps", "v1", "replicasets", "ReplicaSet")
-PODS: Final = Kind("", "v1", "pods", "Pod")
 #: The component name on its Events, as upstream's (``replicaset-controller``).
 COMPONENT: Final = "replicaset-controller"
 REPLICA_FAILURE: Final = "ReplicaFailure"

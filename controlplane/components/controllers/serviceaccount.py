@@ -26,11 +26,10 @@ from typing import Any
 
 from controlplane.client.cache import NAMESPACE_INDEX
 from controlplane.client.errors import AlreadyExists, APIError
-from controlplane.client.manager import Kind, Manager
+from controlplane.client.manager import Manager
 from controlplane.client.reconciler import Controller, Request, Result
+from controlplane.components.controllers.kinds import NAMESPACES, SERVICEACCOUNTS
 
-NAMESPACES = Kind("", "v1", "namespaces", "Namespace")
-SERVICEACCOUNTS = Kind("", "v1", "serviceaccounts", "ServiceAccount")
 #: The ServiceAccounts every namespace gets (``DefaultServiceAccountsControllerOptions``).
 SERVICE_ACCOUNTS_TO_ENSURE = ("default",)
 #: The Status cause of a create refused in a terminating namespace (``v1.NamespaceTerminatingCause``).

@@ -33,18 +33,17 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from controlplane.client.errors import APIError, Conflict, NotFound
-from controlplane.client.manager import Kind, Manager
+from controlplane.client.manager import Manager
 from controlplane.client.reconciler import Controller, Request, Result
 from controlplane.client.record import EVENT_TYPE_NORMAL
 from controlplane.components.controllers.indexes import ensure_pod_node_name_index, pods_on_node
+from controlplane.components.controllers.kinds import NODES, PODS
 from controlplane.components.controllers.nodehealth import format_time, get_condition
 
 logger = logging.getLogger(__name__)
 
 Object = dict[str, Any]
 
-NODES: Final = Kind("", "v1", "nodes", "Node")
-PODS: Final = Kind("", "v1", "pods", "Pod")
 
 NAME: Final = "taint-eviction-controller"
 NO_EXECUTE: Final = "NoExecute"

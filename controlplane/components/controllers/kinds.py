@@ -1,0 +1,19 @@
+"""The kinds the built-in controllers watch and own, named once: a ``Kind`` says where the API serves a
+resource (group, version, plural) and what its objects call themselves in ``ownerReferences``."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from controlplane.client.manager import Kind
+
+PODS: Final = Kind("", "v1", "pods", "Pod")
+NODES: Final = Kind("", "v1", "nodes", "Node")
+NAMESPACES: Final = Kind("", "v1", "namespaces", "Namespace")
+SERVICES: Final = Kind("", "v1", "services", "Service")
+ENDPOINTS: Final = Kind("", "v1", "endpoints", "Endpoints")
+SERVICEACCOUNTS: Final = Kind("", "v1", "serviceaccounts", "ServiceAccount")
+LEASES: Final = Kind("coordination.k8s.io", "v1", "leases", "Lease")
+ENDPOINT_SLICES: Final = Kind("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
+DEPLOYMENTS: Final = Kind("apps", "v1", "deployments", "Deployment")
+REPLICASETS: Final = Kind("apps", "v1", "replicasets", "ReplicaSet")
