@@ -45,6 +45,10 @@ from controlplane.trace import TraceBus
 
 Object = dict[str, Any]
 NAMESPACE = "default"
+#: The pods' image, as upstream's density and scheduler_perf tests use: a pinned tag, so the pull
+#: policy is IfNotPresent and each node pulls it once (``nginx``, i.e. ``:latest``, would be pulled
+#: for every pod: two more Events per pod).
+IMAGE = "registry.k8s.io/pause:3.10"
 
 #: Client rate limits as upstream's scale tests set them: the defaults (the controller manager's 20
 #: QPS) would cap pod creation at 20/s, whatever the cluster could do. scheduler_perf gives its
@@ -152,7 +156,7 @@ async def wait_until(resource: ResourceClient, done: Any, *, seconds: float = 60
 
 
 def deployment(name: str, replicas: int) -> Object:
-    container = {"name": "app", "image": "nginx", "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}
+    container = {"name": "app", "image": IMAGE, "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -252,7 +256,7 @@ async def measure_throughput(reporter: Reporter, *, nodes: int, pods: int, direc
 
 
 def probe_pod(name: str) -> Object:
-    container = {"name": "app", "image": "nginx", "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}
+    container = {"name": "app", "image": IMAGE, "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}
     return {
         "apiVersion": "v1",
         "kind": "Pod",

@@ -18,9 +18,9 @@ The base class here is the behaviour of a plain kind (a ConfigMap). Kinds overri
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
+from controlplane.api.deepcopy import deep_copy
 from controlplane.api.validation import (
     FieldError,
     NameValidator,
@@ -73,7 +73,7 @@ class Strategy:
     def prepare_for_update(self, obj: Object, old: Object) -> None:
         if self.status_subresource:
             if "status" in old:
-                obj["status"] = copy.deepcopy(old["status"])
+                obj["status"] = deep_copy(old["status"])
             else:
                 obj.pop("status", None)
         if self.tracks_generation:
@@ -93,12 +93,12 @@ class Strategy:
         status = obj.get("status")
         meta = obj.get("metadata")
         obj.clear()
-        obj.update(copy.deepcopy(old))
+        obj.update(deep_copy(old))
         if isinstance(meta, dict):
             kept = dict(meta)
             for field in self.status_resets_metadata:
                 if field in old.get("metadata", {}):
-                    kept[field] = copy.deepcopy(old["metadata"][field])
+                    kept[field] = deep_copy(old["metadata"][field])
                 else:
                     kept.pop(field, None)
             obj["metadata"] = kept

@@ -24,7 +24,6 @@ Every create, update and patch is recorded in ``metadata.managedFields`` under a
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -32,6 +31,7 @@ from typing import Any, Final
 
 from controlplane.api import patch as patches
 from controlplane.api import strict
+from controlplane.api.deepcopy import deep_copy
 from controlplane.api.fieldmanager import (
     ApplyError,
     ConflictError,
@@ -189,7 +189,7 @@ def apply(kind: str, current: Object, document: Any, rtype: ResourceType, reques
             node = _schema(rtype)
             if node is None:
                 raise errors.unsupported_media_type()
-            merged = typed.merge(copy.deepcopy(current) if current else {}, document, node)
+            merged = typed.merge(deep_copy(current) if current else {}, document, node)
             result = merged if isinstance(merged, dict) else {}
     except patches.PatchError as error:
         status = error.status()

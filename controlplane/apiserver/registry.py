@@ -40,7 +40,6 @@ here are internal bookkeeping and no resource type serves them.
 
 from __future__ import annotations
 
-import copy
 import json
 import secrets
 import uuid
@@ -49,6 +48,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
+from controlplane.api.deepcopy import deep_copy
 from controlplane.api.resources import ResourceType
 from controlplane.api.validation import FieldError
 from controlplane.apiserver import admission, errors, pipeline
@@ -286,7 +286,7 @@ class Registry:
         self, obj: Object, namespace: str, *, dry_run: bool = False, track: Track | None = None
     ) -> Object:
         # The client's own object, to tell the values it asked for from those the strategy chose.
-        request = copy.deepcopy(obj) if self.allocator is not None else obj
+        request = deep_copy(obj) if self.allocator is not None else obj
         generated = not (obj.get("metadata") or {}).get("name")
         obj = self.prepare_create(obj, namespace, track=track)
         name = obj["metadata"]["name"]
@@ -368,8 +368,8 @@ class Registry:
                 created = await self.create(desired, namespace, dry_run=dry_run, track=track)
                 return Written(created, created=True)
             current = self.decode(kv)
-            desired = mutate(copy.deepcopy(current))
-            request = copy.deepcopy(desired) if self.allocator is not None else desired
+            desired = mutate(deep_copy(current))
+            request = deep_copy(desired) if self.allocator is not None else desired
             meta = desired.setdefault("metadata", {})
             if not isinstance(meta, dict):
                 raise errors.bad_request("metadata must be an object")
@@ -559,7 +559,7 @@ class Registry:
             period = self.strategy.deletion_grace_period(current, grace_period)
             graceful = period > 0
             if finalizers or graceful:
-                marked = copy.deepcopy(current)
+                marked = deep_copy(current)
                 mmeta = marked["metadata"]
                 old_period = mmeta.get("deletionGracePeriodSeconds")
                 if not mmeta.get("deletionTimestamp") or (old_period is not None and period < old_period):

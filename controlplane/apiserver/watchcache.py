@@ -378,29 +378,35 @@ class WatchCache:
         in the event window or the objects already (and ``since`` keeps any watcher from getting a
         change twice).
         """
-        watchers = self._watchers_for(changes)
-        for start in range(0, len(watchers), FANOUT_BATCH):
+        deliveries = self._deliveries(changes)
+        for start in range(0, len(deliveries), FANOUT_BATCH):
             if start:
                 await asyncio.sleep(0)  # let requests and responses through between turns
-            for watcher in watchers[start : start + FANOUT_BATCH]:
-                for change in changes:
+            for watcher, theirs in deliveries[start : start + FANOUT_BATCH]:
+                for change in theirs:
                     watcher.offer(change)
 
-    def _watchers_for(self, changes: list[CacheEvent]) -> list[CacheWatcher]:
-        """The watchers ``changes`` may concern: the unpinned ones and those pinned to a value one of
-        the changed objects has now or had before (a pod moving off a node is news to that node)."""
+    def _deliveries(self, changes: list[CacheEvent]) -> list[tuple[CacheWatcher, list[CacheEvent]]]:
+        """Which watchers ``changes`` may concern, each with the changes that may concern it.
+
+        The unpinned watchers get them all. A pinned watcher gets only the changes whose object has
+        its value now or had it before (a pod moving off a node is news to that node): a batch of a
+        hundred pod changes on a hundred nodes is then one change for each kubelet, not a hundred
+        to filter out.
+        """
         if self.trigger is None or not self._pinned:
-            return list(self.watchers)
+            return [(watcher, changes) for watcher in self.watchers]
         read = self.trigger[1]
-        values = set()
+        by_value: dict[str, list[CacheEvent]] = {}
         for change in changes:
-            values.add(read(change.object.obj))
-            if change.previous is not None:
-                values.add(read(change.previous.obj))
-        watchers = list(self._unpinned)
-        for value in values:
-            watchers.extend(self._pinned.get(value, ()))
-        return watchers
+            now = read(change.object.obj)
+            by_value.setdefault(now, []).append(change)
+            if change.previous is not None and (before := read(change.previous.obj)) != now:
+                by_value.setdefault(before, []).append(change)
+        deliveries = [(watcher, changes) for watcher in self._unpinned]
+        for value, theirs in by_value.items():
+            deliveries.extend((watcher, theirs) for watcher in self._pinned.get(value, ()))
+        return deliveries
 
     def _advance(self, revision: int) -> None:
         if revision > self.revision:

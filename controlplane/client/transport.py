@@ -294,6 +294,23 @@ def ssl_context(config: Config) -> ssl.SSLContext | bool:
     return True
 
 
+class _NoCookies(httpx.Cookies):
+    """No cookie jar: the Kubernetes API sets no cookies and client-go keeps none. httpx would
+    otherwise parse every response for ``Set-Cookie`` through ``http.cookiejar``, a measurable cost
+    for a component that makes thousands of requests a second."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
+
+    def set_cookie_header(self, request: httpx.Request) -> None:
+        return None
+
+
+def _without_cookies(client: httpx.AsyncClient) -> httpx.AsyncClient:
+    client._cookies = _NoCookies()  # the ``cookies`` setter would copy it into a plain jar
+    return client
+
+
 def build_http_client(config: Config) -> httpx.AsyncClient:
     """The httpx client for ``config``: in-process if it names an app, HTTPS (or HTTP) otherwise."""
     headers = {"User-Agent": config.user_agent, "Accept": "application/json"}
@@ -304,9 +321,11 @@ def build_http_client(config: Config) -> httpx.AsyncClient:
         transport: httpx.AsyncBaseTransport = InProcessTransport(
             config.app, identity_headers=config.identity_headers, mount_prefix=config.mount_prefix
         )
-        return httpx.AsyncClient(base_url=config.host, transport=transport, headers=headers, timeout=timeout)
-    return httpx.AsyncClient(
-        base_url=config.host, headers=headers, timeout=timeout, verify=ssl_context(config)
+        return _without_cookies(
+            httpx.AsyncClient(base_url=config.host, transport=transport, headers=headers, timeout=timeout)
+        )
+    return _without_cookies(
+        httpx.AsyncClient(base_url=config.host, headers=headers, timeout=timeout, verify=ssl_context(config))
     )
 
 

@@ -448,6 +448,9 @@ _TYPES = (
             "attempts": _f("attempts so far for this pod", *INT),
             "evaluated": _f("nodes the filters looked at (upstream stops early on big clusters)", *INT),
             "of": _f("nodes in the cluster", *INT),
+            "skipped": _f(
+                "{filters, scores}: plugins whose PreFilter/PreScore said Skip, so they did not run", *DICT
+            ),
             "scheduler": _f("schedulerName", *STR),
             "revision": _f("the pod's resourceVersion this attempt saw", *OPT_INT),
             "requests": _f("Audit-IDs of the requests made for this attempt (the binding)", *LIST),
@@ -459,6 +462,7 @@ _TYPES = (
             "attempts": 1,
             "evaluated": 1,
             "of": 1,
+            "skipped": {"filters": ["InterPodAffinity"], "scores": ["NodeAffinity"]},
             "nodes": {
                 "node-1": {
                     "filters": {"NodeResourcesFit": {"code": "Success", "reasons": []}},

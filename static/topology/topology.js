@@ -99,6 +99,10 @@ function schedulerTable(event) {
   table.className = "scheduler-table";
   const caption = document.createElement("caption");
   caption.textContent = `Scheduling ${event.pod}: each node's filters and score`;
+  const skipped = [...((event.skipped || {}).filters || []), ...((event.skipped || {}).scores || [])];
+  if (skipped.length) {
+    caption.textContent += ` (skipped, nothing to check for this pod: ${[...new Set(skipped)].join(", ")})`;
+  }
   table.append(caption);
   const head = table.createTHead().insertRow();
   for (const label of ["node", "fits?", "filters that failed", "score"]) {

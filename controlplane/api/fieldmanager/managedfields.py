@@ -34,13 +34,13 @@ Everything here is pure: objects in, objects out, ``now`` passed in by the calle
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from controlplane.api.deepcopy import deep_copy
 from controlplane.api.fieldmanager import typed
 from controlplane.api.fieldmanager.conflicts import Conflict, ConflictError
 from controlplane.api.fieldmanager.fieldpath import FieldsV1Error, Set, make_path
@@ -376,7 +376,7 @@ class FieldManager:
         if untimed(old_entries) == untimed(new_entries):
             meta = dict(new["metadata"])
             if old_entries:
-                meta["managedFields"] = copy.deepcopy(old_entries)
+                meta["managedFields"] = deep_copy(old_entries)
             else:
                 meta.pop("managedFields", None)
             new["metadata"] = meta
@@ -496,7 +496,7 @@ class FieldManager:
         fields = _strip(fields, identifier)
         out = Managed(fields, {m: t for m, t in managed.times.items() if m in fields})
         if new is None:
-            return copy.deepcopy(live), out
+            return deep_copy(live), out
         if identifier in out.fields:
             out.times[identifier] = self.now()
         return new, out
@@ -526,7 +526,7 @@ def _last_applied(obj: Mapping[str, Any]) -> str | None:
 
 def _with_last_applied(obj: Object, applied: Mapping[str, Any]) -> Object:
     """``buildLastApplied``: the applied configuration, without the annotation itself, as JSON."""
-    config = copy.deepcopy(dict(applied))
+    config = deep_copy(dict(applied))
     meta = config.get("metadata")
     if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
         meta["annotations"].pop(LAST_APPLIED_ANNOTATION, None)

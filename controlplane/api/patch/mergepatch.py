@@ -27,9 +27,9 @@ kube-apiserver applies merge patches with ``jsonpatch.MergePatch`` from
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
+from controlplane.api.deepcopy import deep_copy
 from controlplane.api.patch.errors import InvalidPatch, UnhandledPatchError
 
 
@@ -44,12 +44,12 @@ def apply_merge_patch(doc: Any, patch: Any) -> Any:
         raise UnhandledPatchError("Invalid JSON Document")
     if not isinstance(patch, dict | list):
         raise InvalidPatch("Invalid JSON Patch")
-    patch = copy.deepcopy(patch)
+    patch = deep_copy(patch)
     if isinstance(patch, list):
         return _prune_nulls(patch)
     if not isinstance(doc, dict):
         return _prune_nulls(patch)
-    result = copy.deepcopy(doc)
+    result = deep_copy(doc)
     _merge_into(result, patch)
     return result
 

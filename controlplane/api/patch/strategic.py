@@ -54,12 +54,12 @@ The inputs are not modified: the patch is applied to a deep copy of the document
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from controlplane.api import schema as schemas
+from controlplane.api.deepcopy import deep_copy
 from controlplane.api.patch._json import go_format, go_quote, go_type_name, same_json, scalar_key
 from controlplane.api.patch.errors import (
     InvalidPatch,
@@ -119,9 +119,9 @@ def apply_with_definition(
         patch = {}
     if not isinstance(patch, dict):
         raise InvalidPatch(f"json: cannot unmarshal {_json_kind(patch)} into Go value of type {_MAP_TYPE}")
-    original = copy.deepcopy(doc) if isinstance(doc, dict) else {}
+    original = deep_copy(doc) if isinstance(doc, dict) else {}
     root = _Lookup.for_definition(definition, definitions)
-    return _merge_map(original, copy.deepcopy(patch), root)
+    return _merge_map(original, deep_copy(patch), root)
 
 
 # -- where we are in the schema: upstream's LookupPatchMeta ------------------------------------------

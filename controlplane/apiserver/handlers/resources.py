@@ -9,13 +9,13 @@ kube-apiserver makes.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from controlplane.api import selectors
+from controlplane.api.deepcopy import deep_copy
 from controlplane.api.resources import ResourceType
 from controlplane.apiserver import errors, pagination, tables
 from controlplane.apiserver.http import Accept, Request, decode_body, dumps
@@ -292,7 +292,7 @@ async def update(ctx: Context) -> Reply:
     written = await ctx.registry.update(
         ctx.namespace,
         ctx.name,
-        lambda current: copy.deepcopy(obj),
+        lambda current: deep_copy(obj),
         subresource=ctx.subresource,
         dry_run=ctx.dry_run,
         track=patching.tracker(ctx.rtype, ctx.request, ctx.subresource, ctx.registry.clock),

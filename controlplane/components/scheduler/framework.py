@@ -202,6 +202,7 @@ class NodeInfo:
 
     def __init__(self, node: Obj, pods: Iterable[Obj] = ()) -> None:
         self.node = node
+        self.name = _node_name(node)
         self.pods: list[Obj] = []
         #: The pods with required anti-affinity terms (``PodsWithRequiredAntiAffinity``): the only
         #: ones InterPodAffinity must look at for a pod that has no affinity terms of its own.
@@ -216,6 +217,7 @@ class NodeInfo:
         """The node object changed (labels, taints, allocatable); its pods stay."""
         if node is not self.node:
             self.node = node
+            self.name = _node_name(node)
             self.allocatable = resource_from_list((node.get("status") or {}).get("allocatable"))
 
     def add_pod(self, pod: Obj) -> None:
@@ -239,10 +241,6 @@ class NodeInfo:
                 return
 
     @property
-    def name(self) -> str:
-        return str((self.node.get("metadata") or {}).get("name") or "")
-
-    @property
     def labels(self) -> Mapping[str, str]:
         return labels_of(self.node)
 
@@ -252,6 +250,10 @@ class NodeInfo:
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name!r}, pods={len(self.pods)})"
+
+
+def _node_name(node: Obj) -> str:
+    return str((node.get("metadata") or {}).get("name") or "")
 
 
 class Snapshot:
@@ -368,6 +370,25 @@ class ScorePlugin(Protocol):
     def normalize(self, scores: dict[str, int]) -> dict[str, int]: ...
 
 
+def skips_filter(plugin: FilterPlugin, state: CycleState, pod: Obj) -> bool:
+    """Whether the plugin's PreFilter answers ``Skip``: nothing it checks concerns this pod.
+
+    Upstream (``framework/runtime/framework.go``, RunPreFilterPlugins) then leaves the plugin out of
+    every node's Filter for this attempt: a pod without affinity terms, say, need not be checked
+    against the affinity of every pod on every node. A plugin opts in with a ``pre_filter_skip``
+    method.
+    """
+    check = getattr(plugin, "pre_filter_skip", None)
+    return bool(check(state, pod)) if check is not None else False
+
+
+def skips_score(plugin: ScorePlugin, state: CycleState, pod: Obj) -> bool:
+    """Whether the plugin's PreScore answers ``Skip`` (RunPreScorePlugins): it would give every node
+    the same score, so it is not run. A plugin opts in with a ``pre_score_skip`` method."""
+    check = getattr(plugin, "pre_score_skip", None)
+    return bool(check(state, pod)) if check is not None else False
+
+
 @dataclass(frozen=True)
 class Profile:
     """A scheduling profile (``KubeSchedulerProfile``): filters in order, and score plugins with weights."""
@@ -416,6 +437,9 @@ class Decision:
     chosen: str | None
     #: How many nodes the filters looked at (all, unless the cluster is large: see ``schedule``).
     processed: int = 0
+    #: Plugins whose PreFilter or PreScore said ``Skip`` for this pod, and so did not run.
+    skipped_filters: list[str] = field(default_factory=list)
+    skipped_scores: list[str] = field(default_factory=list)
 
     @property
     def statuses(self) -> dict[str, Status]:
@@ -458,6 +482,7 @@ class Decision:
             "message": self.message(),
             "evaluated": self.processed,
             "of": len(self.nodes),
+            "skipped": {"filters": list(self.skipped_filters), "scores": list(self.skipped_scores)},
         }
 
 
@@ -490,6 +515,8 @@ def schedule(
     """
     state = CycleState(snapshot)
     names = [info.name for info in snapshot.node_infos]
+    skipped_filters = [p.name for p in plugins.filters if skips_filter(p, state, pod)]
+    active_filters = [p for p in plugins.filters if p.name not in skipped_filters]
     filters: dict[str, dict[str, Status]] = {}
     feasible: list[NodeInfo] = []
     infos = snapshot.node_infos
@@ -502,7 +529,7 @@ def schedule(
         processed += 1
         verdicts: dict[str, Status] = {}
         filters[info.name] = verdicts
-        for plugin in plugins.filters:
+        for plugin in active_filters:
             status = plugin.filter(state, pod, info)
             verdicts[plugin.name] = status
             if not status.is_success:
@@ -512,6 +539,7 @@ def schedule(
 
     decision = Decision(pod_key(pod), names, filters, [i.name for i in feasible], {}, {}, None)
     decision.processed = processed
+    decision.skipped_filters = skipped_filters
     if not feasible:
         return decision
     if len(feasible) == 1:
@@ -522,6 +550,9 @@ def schedule(
     totals = {info.name: 0 for info in feasible}
     per_node: dict[str, dict[str, PluginScore]] = {info.name: {} for info in feasible}
     for scorer, weight in plugins.scores:
+        if skips_score(scorer, state, pod):
+            decision.skipped_scores.append(scorer.name)
+            continue
         raw = {info.name: scorer.score(state, pod, info) for info in feasible}
         normalized = scorer.normalize(dict(raw))
         for name, value in normalized.items():

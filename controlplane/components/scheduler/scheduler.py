@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import logging
 import random
 from collections.abc import Mapping
@@ -62,6 +61,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
+from controlplane.api.deepcopy import deep_copy
 from controlplane.client.cache import DeletedFinalStateUnknown
 from controlplane.client.errors import APIError, Conflict, NotFound, TransportError
 from controlplane.client.informer import (
@@ -198,6 +198,30 @@ class LeaderElection:
     retry_period: float = 2.0
 
 
+class _ChangeTracking(dict[str, Obj]):
+    """A dict of the scheduler's cache that notes, in ``changed``, every key set or removed."""
+
+    def __init__(self, changed: set[str]) -> None:
+        super().__init__()
+        self._changed = changed
+
+    def __setitem__(self, key: str, value: Obj) -> None:
+        self._changed.add(key)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self._changed.add(key)
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        self._changed.add(key)
+        return super().pop(key, *default)
+
+    def update(self, *others: Any, **items: Obj) -> None:
+        for key, value in dict(*others, **items).items():
+            self[key] = value
+
+
 class Scheduler:
     """A kube-scheduler: informers, the scheduling queue, the cache of assumed pods, and the loop.
 
@@ -233,9 +257,12 @@ class Scheduler:
         self.queue = SchedulingQueue()
         #: The cache: nodes by name, assigned pods by key, and pods assumed on a node but not yet seen
         #: bound by the informer.
-        self.nodes: dict[str, Obj] = {}
-        self.pods: dict[str, Obj] = {}
-        self.assumed: dict[str, Obj] = {}
+        #: Each notes the keys set or removed since the last snapshot, which applies only those.
+        self._changed_nodes: set[str] = set()
+        self._changed_pods: set[str] = set()
+        self.nodes: dict[str, Obj] = _ChangeTracking(self._changed_nodes)
+        self.pods: dict[str, Obj] = _ChangeTracking(self._changed_pods)
+        self.assumed: dict[str, Obj] = _ChangeTracking(self._changed_pods)
         #: The node infos the snapshot is made of, and where each pod in them is (node, the object).
         self._node_infos: dict[str, NodeInfo] = {}
         self._placed: dict[str, tuple[str, Obj]] = {}
@@ -462,10 +489,27 @@ class Scheduler:
     def snapshot(self) -> Snapshot:
         """The cache as one attempt sees it: every node, with its bound and assumed pods.
 
-        Like upstream's cache, the node infos are kept between cycles and only what changed since the
-        last one is applied (a node object replaced, a pod placed, moved or gone): summing every pod's
-        requests on every node again for each pod scheduled would cost nodes x pods per cycle.
+        Like upstream's cache (``UpdateSnapshot``), the node infos are kept between cycles and only
+        what changed since the last one is applied: a node object replaced, a pod placed, moved or
+        gone. Going over every pod again for each pod scheduled would cost pods x pods in all.
         """
+        infos = self._node_infos
+        changed_nodes = [(name, self.nodes.get(name), infos.get(name)) for name in self._changed_nodes]
+        self._changed_nodes.clear()
+        if any(node is None or info is None for _, node, info in changed_nodes):
+            self._rebuild()  # a node came or went (rare): place every pod again
+        else:
+            for _, node, info in changed_nodes:
+                assert node is not None and info is not None
+                info.set_node(node)
+            for key in self._changed_pods:
+                pod = self.pods.get(key)
+                self._place(key, pod if pod is not None else self.assumed.get(key))
+        self._changed_pods.clear()
+        return Snapshot.of(infos.values())
+
+    def _rebuild(self) -> None:
+        """Match the node infos to the node set, then place every bound and assumed pod."""
         infos = self._node_infos
         for name in [n for n in infos if n not in self.nodes]:
             for pod in infos.pop(name).pods:
@@ -480,22 +524,26 @@ class Scheduler:
         for key, pod in self.assumed.items():
             wanted.setdefault(key, pod)
         for key in [k for k in self._placed if k not in wanted]:
-            node_name, pod = self._placed.pop(key)
-            if (info := infos.get(node_name)) is not None:
-                info.remove_pod(pod)
+            self._place(key, None)
         for key, pod in wanted.items():
-            placed = self._placed.get(key)
-            if placed is not None and placed[1] is pod:
-                continue
-            if placed is not None and (info := infos.get(placed[0])) is not None:
+            self._place(key, pod)
+
+    def _place(self, key: str, pod: Obj | None) -> None:
+        """Put the pod on its node's info (taking it off the one it was on), or off if None."""
+        placed = self._placed.get(key)
+        if placed is not None and placed[1] is pod:
+            return
+        if placed is not None:
+            del self._placed[key]
+            if (info := self._node_infos.get(placed[0])) is not None:
                 info.remove_pod(placed[1])
-            node_name = str(_spec(pod).get("nodeName") or "")
-            if (info := infos.get(node_name)) is not None:
-                info.add_pod(pod)
-                self._placed[key] = (node_name, pod)
-            else:
-                self._placed.pop(key, None)  # bound to a node the scheduler does not know (yet)
-        return Snapshot.of(infos.values())
+        if pod is None:
+            return
+        node_name = str(_spec(pod).get("nodeName") or "")
+        if (info := self._node_infos.get(node_name)) is not None:
+            info.add_pod(pod)
+            self._placed[key] = (node_name, pod)
+        # else: bound to a node the scheduler does not know (yet); placed when the node comes
 
     async def _run(self) -> None:
         while True:
@@ -546,7 +594,7 @@ class Scheduler:
             return
 
         node = decision.chosen
-        assumed_pod = copy.deepcopy(dict(pod))
+        assumed_pod = deep_copy(dict(pod))
         assumed_pod.setdefault("spec", {})["nodeName"] = node
         self.assumed[key] = assumed_pod  # reserve: the next attempt sees the room taken
         # The binding cycle runs beside the next scheduling cycles, as upstream's goroutine does:

@@ -183,3 +183,40 @@ async def test_pod_watchers_pinned_to_a_node_are_offered_only_that_nodes_changes
     assert node_b.buffer == []
     cache.forget(node_b)
     assert "node-b" not in cache._pinned
+
+
+async def test_a_batch_of_changes_on_many_nodes_offers_each_pinned_watcher_only_its_own(api: API) -> None:
+    """A fan-out batch holding pods of two nodes: each kubelet's watch is offered its node's pod
+    alone (not every change of the batch, to be filtered out), and the unpinned watch all of them."""
+    cache = pods_cache(api)
+
+    def on(node: str) -> watchcache.Filter:
+        return lambda obj: (obj.get("spec") or {}).get("nodeName", "") == node
+
+    node_a = cache.watch("default", on("node-a"), cache.revision, trigger_value="node-a")
+    node_b = cache.watch("default", on("node-b"), cache.revision, trigger_value="node-b")
+    everyone = cache.watch("default", None, cache.revision)
+    offered: dict[str, list[str]] = {"node-a": [], "node-b": []}
+    for name, watcher in (("node-a", node_a), ("node-b", node_b)):
+        original = watcher.offer
+
+        def spy(event: CacheEvent, name: str = name, original: Any = original) -> None:
+            offered[name].append(event.object.obj["metadata"]["name"])
+            original(event)
+
+        watcher.offer = spy  # type: ignore[method-assign]
+
+    def placed(name: str, node: str) -> dict[str, Any]:
+        obj = pod(name)
+        obj["spec"]["nodeName"] = node
+        return obj
+
+    registry = api.server.registries[("", "v1", "pods")]
+    # Created in one turn: one group commit, so the cache fans the four out as one batch.
+    await asyncio.gather(
+        *(registry.create(placed(n, f"node-{n[0]}"), "default") for n in ("a1", "b1", "a2", "b2"))
+    )
+    assert names(await collect(everyone, 4)) == ["a1", "b1", "a2", "b2"]
+    assert names(await collect(node_a, 2)) == ["a1", "a2"]
+    assert names(await collect(node_b, 2)) == ["b1", "b2"]
+    assert offered == {"node-a": ["a1", "a2"], "node-b": ["b1", "b2"]}

@@ -133,6 +133,12 @@ def _in_counted_domain(counts: Mapping[tuple[str, str], int], node: NodeInfo) ->
 class InterPodAffinity:
     name = NAME
 
+    def pre_filter_skip(self, state: CycleState, pod: Obj) -> bool:
+        """PreFilter's ``Skip`` (interpodaffinity/filtering.go): the pod has no required affinity or
+        anti-affinity terms and no placed pod's required anti-affinity matches it."""
+        pre = _pre_filter(state, pod)
+        return not (pre.affinity or pre.anti_affinity or pre.existing_anti_affinity_counts)
+
     def filter(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status:
         pre = _pre_filter(state, pod)
         if not self._satisfies_affinity(pre, pod, node, state):

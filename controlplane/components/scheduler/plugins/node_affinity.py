@@ -99,6 +99,16 @@ def pod_matches_node_selector_and_affinity(pod: Obj, node: NodeInfo) -> bool:
 class NodeAffinity:
     name = NAME
 
+    def pre_filter_skip(self, state: CycleState, pod: Obj) -> bool:
+        """PreFilter's ``Skip`` (nodeaffinity/node_affinity.go): no nodeSelector and no required
+        node affinity, so every node passes."""
+        required = _node_affinity(pod).get("requiredDuringSchedulingIgnoredDuringExecution")
+        return not (pod.get("spec") or {}).get("nodeSelector") and required is None
+
+    def pre_score_skip(self, state: CycleState, pod: Obj) -> bool:
+        """PreScore's ``Skip``: no preferred node affinity terms, so every node would score 0."""
+        return not _node_affinity(pod).get("preferredDuringSchedulingIgnoredDuringExecution")
+
     def filter(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status:
         if pod_matches_node_selector_and_affinity(pod, node):
             return SUCCESS

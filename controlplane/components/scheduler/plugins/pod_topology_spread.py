@@ -104,6 +104,10 @@ def _pre_filter(state: CycleState, pod: Obj) -> _State:
 class PodTopologySpread:
     name = NAME
 
+    def pre_filter_skip(self, state: CycleState, pod: Obj) -> bool:
+        """PreFilter's ``Skip`` (podtopologyspread/filtering.go): no DoNotSchedule constraints."""
+        return not _pre_filter(state, pod).constraints
+
     def filter(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status:
         pre = _pre_filter(state, pod)
         if not pre.constraints:

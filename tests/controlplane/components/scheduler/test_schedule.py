@@ -101,9 +101,18 @@ def test_the_schedulers_incremental_snapshot_equals_one_built_afresh() -> None:
         return Snapshot(sched.nodes.values(), pods)
 
     sched = Scheduler(lambda: pytest.fail("no client is needed"))
-    sched.nodes = {"a": node("a"), "b": node("b")}
-    sched.pods = {f"default/p{i}": pod(f"p{i}", cpu="100m", node_name="ab"[i % 2]) for i in range(6)}
+    sched.nodes.update({"a": node("a"), "b": node("b")})
+    sched.pods.update({f"default/p{i}": pod(f"p{i}", cpu="100m", node_name="ab"[i % 2]) for i in range(6)})
     assert view(sched.snapshot()) == view(fresh(sched))
+
+    # Only pods change: the snapshot applies just those keys.
+    sched.assumed["default/q"] = pod("q", cpu="200m", node_name="b")
+    sched.pods["default/p2"] = pod("p2", cpu="500m", node_name="b")  # moved from a to b
+    sched.pods.pop("default/p3")
+    sched.nodes["a"] = node("a", cpu="2")  # the node object is replaced (allocatable changes)
+    assert view(sched.snapshot()) == view(fresh(sched))
+    info_a = sched.snapshot().get("a")
+    assert info_a is not None and info_a.allocatable.milli_cpu == 2000
 
     sched.assumed["default/new"] = pod("new", cpu="1", node_name="a")  # reserved by a cycle
     del sched.pods["default/p0"]  # deleted
@@ -138,3 +147,25 @@ def test_large_clusters_filter_only_enough_nodes_round_robin() -> None:
     assert decision.chosen in decision.feasible
     trace = decision.to_trace()
     assert (trace["evaluated"], trace["of"], len(trace["nodes"])) == (420, 1000, 420)
+
+
+def test_plugins_whose_prefilter_says_skip_do_not_run_and_the_trace_says_so() -> None:
+    """Upstream's PreFilter/PreScore ``Skip``: a pod without affinity, spread constraints or a
+    nodeSelector is not checked by those plugins on any node; a pod with anti-affinity is."""
+    snapshot = Snapshot([node("a"), node("b")])
+    plain = schedule(pod("plain", cpu="1"), snapshot, default_profile(), rng=random.Random(0))
+    assert plain.skipped_filters == ["NodeAffinity", "PodTopologySpread", "InterPodAffinity"]
+    assert plain.skipped_scores == ["NodeAffinity"]
+    assert "InterPodAffinity" not in plain.to_trace()["nodes"]["a"]["filters"]
+    assert plain.to_trace()["skipped"]["filters"] == plain.skipped_filters
+
+    term = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+    anti = pod(
+        "anti",
+        cpu="1",
+        labels={"app": "x"},
+        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+    )
+    decision = schedule(anti, snapshot, default_profile(), rng=random.Random(0))
+    assert "InterPodAffinity" not in decision.skipped_filters
+    assert decision.to_trace()["nodes"]["a"]["filters"]["InterPodAffinity"]["code"] == "Success"
