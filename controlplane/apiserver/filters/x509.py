@@ -42,9 +42,9 @@ window; here only the client certificate's is checked against the cluster clock,
 clock may start before the CA was made (tests start theirs in 2023). Chains are capped
 (``MAX_CHAIN_LENGTH``, ``MAX_CHAIN_BYTES``): TLS caps them on the wire, the in-process scope does not.
 
-Checking a signature costs more than the rest together, so the verdict "the cluster CA signed this
-certificate" is cached per certificate; the validity window and the revocation list are checked on
-every request.
+Parsing a certificate and checking its signature cost more than the rest together, so what depends on
+the chain alone (the parsed certificate, whether the cluster CA signed it, its key usage, its user) is
+remembered per chain; the validity window and the revocation list are checked on every request.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ from controlplane.revocation import format_serial
 #: At most this many certificates in a chain, and this many characters of PEM in all.
 MAX_CHAIN_LENGTH = 8
 MAX_CHAIN_BYTES = 32 * 1024
-#: Certificates whose signature check is remembered (a cluster has a few dozen clients).
+#: Chains whose signature check is remembered (a cluster has a few dozen clients).
 SIGNATURE_CACHE_SIZE = 1024
 
 #: ``extra`` key of the certificate's fingerprint, as upstream records it for audit.
@@ -215,6 +215,17 @@ def describe(user: UserInfo) -> str:
     return f"x509 CN={user.username}{organizations}"
 
 
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """What never changes about a chain: its client certificate, whether the CA signed it and its key
+    usage allows a client (the first such refusal, or None), and the user it names."""
+
+    certificate: x509.Certificate
+    #: The refusal's type and message (a new exception is raised each time, never this one again).
+    refusal: tuple[type[CertificateRejected], str] | None
+    user: UserInfo | None
+
+
 class X509Authenticator:
     """One cluster's client-certificate authenticator: its client CA, its clock, its revocation list."""
 
@@ -228,35 +239,50 @@ class X509Authenticator:
         self.ca = ca
         self.clock = clock
         self.is_revoked = is_revoked
-        #: Leaf DER -> whether the CA signed it (insertion-ordered: the oldest is dropped first).
-        self._signed: dict[bytes, bool] = {}
-
-    def _signed_by_ca(self, certificate: x509.Certificate) -> bool:
-        der = certificate.tbs_certificate_bytes + certificate.signature
-        known = self._signed.get(der)
-        if known is None:
-            known = issued_by(certificate, self.ca)
-            if len(self._signed) >= SIGNATURE_CACHE_SIZE:
-                del self._signed[next(iter(self._signed))]
-            self._signed[der] = known
-        return known
+        #: Chains seen lately, with what never changes about them (the oldest is dropped first).
+        self._checked: dict[tuple[str, ...], _Checked] = {}
 
     def now(self) -> dt.datetime:
         return dt.datetime.fromtimestamp(self.clock.now(), dt.UTC)
 
-    def verify(self, certificate: x509.Certificate) -> None:
-        """Raise the ``CertificateRejected`` that says why this cluster refuses ``certificate``, if it does.
+    def _check(self, certificate: x509.Certificate) -> _Checked:
+        """The checks whose answer depends on the certificate alone (the signature is the costly one)."""
+        refusal: tuple[type[CertificateRejected], str] | None = None
+        if not issued_by(certificate, self.ca):
+            refusal = (UnknownAuthority, "x509: certificate signed by unknown authority")
+        else:
+            try:
+                check_usage(certificate)
+            except IncompatibleUsage as error:
+                refusal = (IncompatibleUsage, str(error))
+        return _Checked(certificate, refusal, user_of(certificate))
+
+    def _checked_chain(self, chain: Sequence[object]) -> _Checked:
+        key = tuple(pem for pem in chain if isinstance(pem, str))
+        known = self._checked.get(key) if len(key) == len(chain) else None
+        if known is None:
+            certificates = parse_chain(chain)  # refuses garbage and oversized chains
+            known = self._check(certificates[0])
+            if len(self._checked) >= SIGNATURE_CACHE_SIZE:
+                del self._checked[next(iter(self._checked))]
+            self._checked[key] = known
+        return known
+
+    def _verify(self, checked: _Checked) -> None:
+        """Raise the ``CertificateRejected`` that says why this cluster refuses the chain, if it does.
 
         The order is Go's: the chain to a trusted CA, the validity window, the key usage; revocation
         (Kubelab's own) last, for a certificate that would otherwise be accepted.
         """
-        if not self._signed_by_ca(certificate):
-            raise UnknownAuthority("x509: certificate signed by unknown authority")
-        check_validity(certificate, now=self.now())
-        check_usage(certificate)
-        if self.is_revoked(certificate.serial_number):
+        if checked.refusal is not None and checked.refusal[0] is UnknownAuthority:
+            raise UnknownAuthority(checked.refusal[1])
+        check_validity(checked.certificate, now=self.now())
+        if checked.refusal is not None:
+            raise checked.refusal[0](checked.refusal[1])
+        serial = checked.certificate.serial_number
+        if self.is_revoked(serial):
             raise CertificateRevoked(
-                f"x509: certificate with serial {format_serial(certificate.serial_number)} has been revoked"
+                f"x509: certificate with serial {format_serial(serial)} has been revoked"
             )
 
     def authenticate(self, chain: Sequence[object]) -> X509Result | None:
@@ -264,14 +290,14 @@ class X509Authenticator:
         if not chain:
             return None
         try:
-            certificates = parse_chain(chain)
+            checked = self._checked_chain(chain)
         except CertificateRejected as error:
             return X509Result(error=error)
-        leaf = certificates[0]
+        leaf = checked.certificate
         try:
-            self.verify(leaf)
+            self._verify(checked)
         except CertificateRejected as error:
             # Upstream's wording: "verifying certificate SN=..., SKID=..., AKID=... failed: <Go error>".
             wrapped = type(error)(f"verifying certificate {_identifier(leaf)} failed: {error}")
             return X509Result(error=wrapped, certificate=leaf)
-        return X509Result(user=user_of(leaf), certificate=leaf)
+        return X509Result(user=checked.user, certificate=leaf)
