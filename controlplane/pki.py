@@ -54,8 +54,6 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from controlplane.identity import UserInfo
-
 logger = logging.getLogger(__name__)
 
 #: The wall clock, in UTC. Certificates use real time, never a cluster's (possibly scaled) clock:
@@ -200,7 +198,7 @@ def _leaf(
     *,
     usage: x509.ObjectIdentifier,
     now: dt.datetime,
-    days: int,
+    days: float,
     san: x509.SubjectAlternativeName | None = None,
 ) -> x509.Certificate:
     """An end-entity certificate signed by ``ca``, good for one extended key usage."""
@@ -285,7 +283,7 @@ def client_certificate(
     groups: Iterable[str] = (),
     *,
     now: dt.datetime,
-    days: int = CLIENT_DAYS,
+    days: float = CLIENT_DAYS,
 ) -> x509.Certificate:
     """A ``clientAuth`` certificate for ``user``: ``CN=<user>``, one ``O=<group>`` per group (upstream)."""
     if not user:
@@ -312,13 +310,6 @@ def certificate_hosts(certificate: x509.Certificate) -> tuple[str, ...]:
     hosts = [name.lower() for name in san.get_values_for_type(x509.DNSName)]
     hosts += [str(ip) for ip in san.get_values_for_type(x509.IPAddress)]
     return tuple(sorted(set(hosts)))
-
-
-def _extended_key_usages(certificate: x509.Certificate) -> set[x509.ObjectIdentifier]:
-    try:
-        return set(certificate.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value)
-    except x509.ExtensionNotFound:
-        return set()
 
 
 def issued_by(certificate: x509.Certificate, ca: x509.Certificate) -> bool:
@@ -351,39 +342,6 @@ def serving_certificate_problem(
     if certificate.not_valid_after_utc - now < RENEW_BEFORE:
         return f"it expires on {certificate.not_valid_after_utc:%Y-%m-%d}"
     return None
-
-
-def user_from_client_certificate(
-    certificate: x509.Certificate, ca: x509.Certificate, *, now: dt.datetime
-) -> UserInfo | None:
-    """The user a client certificate proves, as kube-apiserver's x509 authenticator reads it, or None.
-
-    None unless ``ca`` signed it, it is valid at ``now``, it is no CA, and it is good for ``clientAuth``.
-    User: the common name; groups: the organizations; extra: upstream's credential id (the
-    certificate's SHA-256 fingerprint), which audit logs show.
-    """
-    if not issued_by(certificate, ca):
-        return None
-    if not certificate.not_valid_before_utc <= now <= certificate.not_valid_after_utc:
-        return None
-    try:
-        if certificate.extensions.get_extension_for_class(x509.BasicConstraints).value.ca:
-            return None
-    except x509.ExtensionNotFound:
-        pass
-    usages = _extended_key_usages(certificate)
-    if usages and not usages & {ExtendedKeyUsageOID.CLIENT_AUTH, ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE}:
-        return None
-    user = _common_name(certificate)
-    if not user:
-        return None
-    groups = [str(a.value) for a in certificate.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
-    fingerprint = certificate.fingerprint(hashes.SHA256()).hex()
-    return UserInfo.create(
-        user,
-        groups=groups,
-        extra={"authentication.kubernetes.io/credential-id": [f"X509SHA256={fingerprint}"]},
-    )
 
 
 # -- files (thin) ---------------------------------------------------------------------------------------
@@ -616,19 +574,22 @@ class ClusterPKI:
             return cls(directory, ca, sa_key, now)
 
     def issue_client_certificate(
-        self, user: str, groups: Iterable[str] = (), *, days: int = CLIENT_DAYS
+        self,
+        user: str,
+        groups: Iterable[str] = (),
+        *,
+        days: float = CLIENT_DAYS,
+        now: dt.datetime | None = None,
     ) -> tuple[bytes, bytes]:
         """A new key and client certificate for ``user`` in ``groups``, as PEM: ``(cert_pem, key_pem)``.
 
         Nothing is written: the caller hands both to the user (in a kubeconfig); the cluster needs
-        only its CA to recognise the certificate later.
+        only its CA (and its revocation list) to judge the certificate later
+        (``controlplane.apiserver.filters.x509``). ``now`` is when its validity starts (less
+        ``BACKDATE``): the wall clock by default; a component's certificate starts at its cluster's time.
         """
         key = new_key()
-        certificate = client_certificate(self.ca, key.public_key(), user, groups, now=self.now(), days=days)
+        certificate = client_certificate(
+            self.ca, key.public_key(), user, groups, now=now or self.now(), days=days
+        )
         return certificate_pem(certificate), key_pem(key)
-
-    def authenticate_certificate(self, certificate: x509.Certificate) -> UserInfo | None:
-        """The user a client certificate proves to this cluster, or None.
-
-        See ``user_from_client_certificate``."""
-        return user_from_client_certificate(certificate, self.ca.certificate, now=self.now())

@@ -11,9 +11,11 @@ over the in-process transport. ``LabConfig.components`` leaves some out, to be r
 their own (``manage.py runcomponent``).
 
 A cluster's **identities** are files in its directory, made on its first start and kept after: its
-client CA and ServiceAccount signing key (``<cluster dir>/pki/``, see ``controlplane.pki``) and the
-registry of its people's bearer tokens (``<cluster dir>/tokens.json``, see ``controlplane.tokens``).
-No token is made here: ``manage.py kubeconfig`` issues one (for ``admin`` too) each time it runs.
+client CA and ServiceAccount signing key (``<cluster dir>/pki/``, see ``controlplane.pki``), the
+registry of its people's bearer tokens (``<cluster dir>/tokens.json``, see ``controlplane.tokens``) and
+its revoked client certificates (``controlplane.revocation``). No token is made here: ``manage.py
+kubeconfig`` issues one (for ``admin`` too) each time it runs. The components get client certificates
+(``controlplane.componentcerts``), made at each start and never written to disk.
 
 A **lab** (``Lab``) is every cluster of this process. It keeps the list of clusters in
 ``<data dir>/clusters.json``, a small file that works whatever the store backend, and for the embedded
@@ -45,15 +47,18 @@ from types import MappingProxyType
 from typing import Any
 
 from controlplane.api.kinds import builtin_types
+from controlplane.apiserver.filters.x509 import X509Authenticator
 from controlplane.apiserver.server import APIServer
 from controlplane.client.config import Config
 from controlplane.client.rest import RESTClient
 from controlplane.clock import SYSTEM_CLOCK, Clock
+from controlplane.componentcerts import ComponentCertificate
 from controlplane.components.identities import KINDS, component_identity
 from controlplane.components.kubelet.kubelet import Kubelet
 from controlplane.components.kubelet.simulation import PullTiming
 from controlplane.components.launch import Component, LaunchOptions, build_component
 from controlplane.pki import ClusterPKI
+from controlplane.revocation import RevocationList
 from controlplane.serviceaccount import TokenIssuer
 from controlplane.store.compaction import RetentionPolicy
 from controlplane.store.errors import UnknownCluster
@@ -166,9 +171,14 @@ class ClusterState(enum.Enum):
     FAILED = "failed"
 
 
-def load_identities(cluster_dir: Path) -> tuple[ClusterPKI, TokenRegistry]:
-    """A cluster's PKI (made on first use) and token registry. Blocking file I/O and key generation."""
-    return ClusterPKI.load_or_create(cluster_dir), TokenRegistry.load(cluster_dir)
+def load_identities(cluster_dir: Path) -> tuple[ClusterPKI, TokenRegistry, RevocationList]:
+    """A cluster's PKI (made on first use), token registry and revoked certificates. Blocking file I/O
+    and key generation."""
+    return (
+        ClusterPKI.load_or_create(cluster_dir),
+        TokenRegistry.load(cluster_dir),
+        RevocationList.load(cluster_dir),
+    )
 
 
 class Cluster:
@@ -214,6 +224,9 @@ class Cluster:
         self.apiserver: APIServer | None = None
         #: The running components by trace id (``scheduler``, ``kubelet:node-1`` ...), in start order.
         self.components_running: dict[str, Component] = {}
+        #: Their client certificates, by the same ids.
+        self.component_certificates: dict[str, ComponentCertificate] = {}
+        self._revocations: RevocationList | None = None
 
     def __repr__(self) -> str:
         return f"<Cluster {self.name} {self.state.value} store={self.store.backend or '?'}>"
@@ -224,6 +237,13 @@ class Cluster:
         if self._pki is None:
             raise RuntimeError(f"cluster {self.name!r} has not started: its PKI is not loaded")
         return self._pki
+
+    @property
+    def revocations(self) -> RevocationList:
+        """The cluster's revoked client certificates (loaded by ``start``)."""
+        if self._revocations is None:
+            raise RuntimeError(f"cluster {self.name!r} has not started: its revocation list is not loaded")
+        return self._revocations
 
     @property
     def tokens(self) -> TokenRegistry:
@@ -239,9 +259,10 @@ class Cluster:
         self.state = ClusterState.STARTING
         self.error = None
         try:
-            if self._pki is None or self._tokens is None:
+            if self._pki is None or self._tokens is None or self._revocations is None:
                 # Off the event loop: the first start generates keys (an RSA key takes a while).
-                self._pki, self._tokens = await asyncio.to_thread(load_identities, self.data_dir)
+                identities = await asyncio.to_thread(load_identities, self.data_dir)
+                self._pki, self._tokens, self._revocations = identities
             await self.store.start()
             apiserver = APIServer(
                 self.name,
@@ -252,6 +273,10 @@ class Cluster:
                 watch_cache_window=self.watch_cache_window,
                 # ServiceAccount tokens: signed with the cluster's sa.key, kubeadm's issuer and audiences.
                 service_account_issuer=TokenIssuer(self.pki.service_account_key),
+                # Client certificates: of the cluster's client CA, by the cluster clock, unless revoked.
+                client_certificates=X509Authenticator(
+                    self.pki.ca.certificate, clock=self.clock, is_revoked=self._revocations.is_revoked
+                ),
             )
             self.apiserver = apiserver  # before it starts: a start interrupted halfway stops it too
             await apiserver.start()
@@ -288,8 +313,9 @@ class Cluster:
     async def _start_components(self, apiserver: APIServer) -> None:
         """Start the components as clients of ``apiserver``, over the in-process transport.
 
-        Each authenticates with a bearer token of its own identity (the security issue moves them to
-        client certificates), made anew at every start; only its hash is kept on disk.
+        Each authenticates with a client certificate of its own identity from the cluster CA
+        (``controlplane.componentcerts``): issued at every start, living a day of cluster time and
+        renewed as it runs. Nothing of it is written to disk.
         """
         options = LaunchOptions(
             cluster=self.name,
@@ -302,15 +328,16 @@ class Cluster:
             },
         )
         plan = [(kind, node, component_identity(kind, node)) for kind, node in self.component_plan()]
-        # The tokens of the previous start are revoked once per user: the kube-proxies share theirs.
+        # Earlier versions gave components bearer tokens: any left in the registry are revoked.
         await asyncio.to_thread(self._revoke_component_tokens, {identity.user for _, _, identity in plan})
         for kind, node, identity in plan:
-            token = await asyncio.to_thread(self.tokens.issue, identity.user, identity.groups)
+            certificate = ComponentCertificate(self.pki, identity.user, identity.groups, now=self.clock.now)
+            self.component_certificates[identity.trace_id] = certificate
             config = Config.for_in_process(
                 apiserver,
                 self.name,
                 mount_prefix=f"/clusters/{self.name}",
-                bearer_token=token,
+                cert_source=certificate.current,
                 user_agent=identity.user_agent,
                 qps=self.rate_limits.get(kind, (identity.qps, identity.burst))[0],
                 burst=self.rate_limits.get(kind, (identity.qps, identity.burst))[1],
@@ -343,12 +370,14 @@ class Cluster:
         return self.components_running.get("scheduler")
 
     def _revoke_component_tokens(self, users: set[str]) -> None:
+        """Forget the bearer tokens of the components' users (none are issued any more)."""
         for user in sorted(users):
             self.tokens.revoke(user)
 
     async def _stop_components(self) -> None:
         """Stop every component, newest first; one that fails to stop is logged, not raised."""
         running, self.components_running = self.components_running, {}
+        self.component_certificates = {}
         for trace_id, component in reversed(list(running.items())):
             try:
                 if isinstance(component, Kubelet) and self.apiserver is not None:

@@ -20,6 +20,8 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from config.settings import BASE_DIR
+from controlplane.apiserver.filters.x509 import UnknownAuthority, X509Authenticator
+from controlplane.clock import SYSTEM_CLOCK
 from controlplane.identity import SYSTEM_MASTERS
 from controlplane.management.commands.kubeconfig import server_url
 from controlplane.pki import ClusterPKI, ServingPKI
@@ -114,9 +116,16 @@ def test_a_client_certificate_instead_of_a_token(data_dir: Path) -> None:
     cert = x509.load_pem_x509_certificate(base64.b64decode(user["client-certificate-data"]))
     key = serialization.load_pem_private_key(base64.b64decode(user["client-key-data"]), None)
     assert key.public_key() == cert.public_key()
-    identity = ClusterPKI.load_or_create(cluster_dir(data_dir, "demo")).authenticate_certificate(cert)
-    assert identity is not None and (identity.username, identity.groups) == ("admin", (SYSTEM_MASTERS,))
-    assert ClusterPKI.load_or_create(cluster_dir(data_dir, "other")).authenticate_certificate(cert) is None
+    chain = [base64.b64decode(user["client-certificate-data"]).decode()]
+    demo = X509Authenticator(
+        ClusterPKI.load_or_create(cluster_dir(data_dir, "demo")).ca.certificate, clock=SYSTEM_CLOCK
+    )
+    identity = demo.authenticate(chain)
+    assert identity is not None and identity.user is not None
+    assert (identity.user.username, identity.user.groups) == ("admin", (SYSTEM_MASTERS,))
+    other = ClusterPKI.load_or_create(cluster_dir(data_dir, "other")).ca.certificate
+    refused = X509Authenticator(other, clock=SYSTEM_CLOCK).authenticate(chain)
+    assert refused is not None and isinstance(refused.error, UnknownAuthority)
     assert not (cluster_dir(data_dir, "demo") / TOKENS_FILE).exists()
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -66,6 +66,22 @@ def audit_id_from_header(value: str | None) -> str | None:
     return value
 
 
+def client_cert_chain(scope: Scope) -> tuple[object, ...]:
+    """``scope["extensions"]["tls"]["client_cert_chain"]`` as a tuple, () without one (ASGI TLS extension).
+
+    Whatever the chain holds is kept for the x509 authenticator to judge: a chain that is not a list is
+    kept as its only element, so that it is refused as malformed rather than taken for no certificate.
+    """
+    extensions = scope.get("extensions")
+    tls = extensions.get("tls") if isinstance(extensions, Mapping) else None
+    chain = tls.get("client_cert_chain") if isinstance(tls, Mapping) else None
+    if chain is None:
+        return ()
+    if isinstance(chain, (list, tuple)):
+        return tuple(chain)
+    return (chain,)
+
+
 @dataclass
 class Request:
     """One API request, as the pipeline stages and handlers see it."""
@@ -83,6 +99,9 @@ class Request:
     source: str = ""
     #: Whether its ``request.received`` trace event is out (the server emits it once).
     received_traced: bool = False
+    #: The client's certificate chain from the ASGI TLS extension (PEM strings, the client's first),
+    #: unchecked: the x509 authenticator judges it. Empty without a client certificate.
+    client_cert_chain: tuple[object, ...] = ()
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive, path: str) -> Request:
@@ -94,9 +113,10 @@ class Request:
             query[key] = value
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         audit_id = audit_id_from_header(headers.get("audit-id"))
+        chain = client_cert_chain(scope)
         if audit_id is None:
-            return cls(scope["method"], path, query, headers, receive)
-        return cls(scope["method"], path, query, headers, receive, audit_id=audit_id)
+            return cls(scope["method"], path, query, headers, receive, client_cert_chain=chain)
+        return cls(scope["method"], path, query, headers, receive, audit_id=audit_id, client_cert_chain=chain)
 
     async def read_body(self) -> bytes:
         if self.body is not None:

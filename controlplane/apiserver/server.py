@@ -28,6 +28,7 @@ from controlplane.api.resources import ResourceRegistry, ResourceType
 from controlplane.api.strategies.common import UndecodableObject
 from controlplane.apiserver import errors, pipeline, requestinfo
 from controlplane.apiserver.filters import audit, authentication, authorization, flowcontrol, impersonation
+from controlplane.apiserver.filters.x509 import X509Authenticator
 from controlplane.apiserver.handlers import discovery, finalize, resources, watch
 from controlplane.apiserver.http import (
     Accept,
@@ -93,6 +94,7 @@ class APIServer:
         watch_cache_window: int = 10_000,
         kubelets: KubeletConnections | None = None,
         service_account_issuer: TokenIssuer | None = None,
+        client_certificates: X509Authenticator | None = None,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -119,6 +121,7 @@ class APIServer:
             else authentication.ServiceAccountTokenAuthenticator(
                 service_account_issuer, authentication.ClusterObjects(self.registries, self.caches), clock
             ),
+            x509=client_certificates,
         )
         #: How ``pods/log`` reaches the kubelets (the runtime registers the in-process ones).
         self.kubelets = kubelets if kubelets is not None else KubeletConnections()
@@ -233,14 +236,15 @@ class APIServer:
 
         with pipeline.reporting(lambda name, outcome, detail: self._stage(request, name, outcome, detail)):
             try:
-                request.user = await authentication.authenticate(request, self.authenticator)
-            except errors.StatusError:
+                authenticated = await authentication.authenticate(request, self.authenticator)
+            except authentication.Unauthenticated as refused:
                 self._received(request)  # from user:anonymous: the diagram shows the bounce
-                pipeline.stage("authentication", "deny", "no valid credentials")
+                pipeline.stage("authentication", "deny", refused.why)
                 raise
+            request.user = authenticated.user
             request.source = diagram_node(request.user.username, request.headers.get("user-agent", ""))
             self._received(request)
-            pipeline.stage("authentication", "pass", request.user.username)
+            pipeline.stage("authentication", "pass", authenticated.how)
             audit.record_received(request)
             impersonation.impersonate(request)
             flowcontrol.admit(request)

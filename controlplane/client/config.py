@@ -8,14 +8,16 @@ component built into the cluster gets one from its runtime.
 
 Kubelab has two ways to reach a cluster's API server, and one ``Config`` for both:
 
-- over the network: ``https://127.0.0.1:6443/clusters/demo``, the cluster CA and a bearer token,
-  exactly like kubectl (``Config.from_kubeconfig`` reads a kubeconfig);
+- over the network: ``https://127.0.0.1:6443/clusters/demo``, the cluster CA and a bearer token or a
+  client certificate, exactly like kubectl (``Config.from_kubeconfig`` reads a kubeconfig);
 - in-process: the same ASGI application the network port serves, called directly without a socket
   (``Config.in_process``). The request still passes every stage of the API server's pipeline
   (authentication, authorization, admission ...), with the same credential, so the trace cannot tell
   the two apart. The base URL is then ``http://inprocess/clusters/<name>``: if ``app`` is the whole
   router it receives that path unchanged; if ``app`` is one cluster's API server, ``mount_prefix``
-  (``/clusters/<name>``) is stripped first, as the router would.
+  (``/clusters/<name>``) is stripped first, as the router would. A client certificate travels in the
+  ASGI scope, where a TLS server puts the one its client presented (``cert_data``, or ``cert_source``
+  for one that is renewed while the client runs).
 
 The clock is part of the configuration too: a component's rate limiter and retry waits run on its
 cluster's clock, so a cluster running ten times faster also throttles ten times faster.
@@ -61,6 +63,15 @@ class Config:
     #: The server URL, with the cluster path: ``https://127.0.0.1:6443/clusters/demo``.
     host: str
     bearer_token: str | None = None
+    #: The client certificate (PEM: the certificate, then any intermediates) and its private key (PEM):
+    #: a kubeconfig's ``client-certificate-data`` and ``client-key-data`` (client-go ``CertData``,
+    #: ``KeyData``). Over HTTPS the TLS handshake presents it; in-process it rides in the ASGI scope.
+    cert_data: bytes | None = None
+    key_data: bytes | None = None
+    #: In-process only: returns the current client certificate (PEM) for each request, for a credential
+    #: renewed while the client runs (client-go's ``TLS.GetCert``, which the kubelet's certificate
+    #: manager uses to rotate its certificate). Takes precedence over ``cert_data``.
+    cert_source: Callable[[], bytes] | None = None
     #: PEM of the CA that signed the server's certificate (``certificate-authority-data``, decoded).
     ca_data: bytes | None = None
     #: Skip verifying the server's certificate (kubeconfig ``insecure-skip-tls-verify``).
@@ -111,7 +122,8 @@ class Config:
         """A config from a kubeconfig (a path or the parsed document): server, CA and bearer token.
 
         Only what Kubelab's kubeconfigs contain is read: ``server``, ``certificate-authority(-data)``,
-        ``insecure-skip-tls-verify``, ``token`` and ``tokenFile``. ``options`` override the result.
+        ``insecure-skip-tls-verify``, ``token``, ``tokenFile`` and ``client-certificate(-data)`` with
+        ``client-key(-data)``. ``options`` override the result.
         """
         base = Path(".")
         if isinstance(kubeconfig, Mapping):
@@ -145,9 +157,20 @@ class Config:
             "ca_data": ca_data,
             "insecure": bool(cluster.get("insecure-skip-tls-verify", False)),
             "bearer_token": token or None,
+            "cert_data": _data_or_file(user, "client-certificate", base),
+            "key_data": _data_or_file(user, "client-key", base),
         }
         values.update(options)
         return cls(**values)
+
+
+def _data_or_file(entry: Mapping[str, Any], key: str, base: Path) -> bytes | None:
+    """``<key>-data`` (base64) or the file ``<key>`` names (relative to the kubeconfig), or None."""
+    if entry.get(f"{key}-data"):
+        return base64.b64decode(str(entry[f"{key}-data"]))
+    if entry.get(key):
+        return (base / str(entry[key])).read_bytes()
+    return None
 
 
 def _named(document: Mapping[str, Any], section: str, name: object, key: str) -> dict[str, Any]:

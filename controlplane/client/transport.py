@@ -5,7 +5,8 @@ client above does not care which transport it has, and neither does the API serv
 the identical request pipeline. There are two:
 
 **HTTPS** (``build_http_client`` for a ``Config`` with a server URL): an ordinary ``httpx`` client
-that trusts the cluster CA and sends the bearer token, exactly what kubectl does.
+that trusts the cluster CA and sends the bearer token, or presents the client certificate during the
+TLS handshake, exactly what kubectl does.
 
 **In-process** (``InProcessTransport``): the API server is an ASGI application, and ASGI is just a
 calling convention: ``await app(scope, receive, send)``, where ``scope`` describes the request,
@@ -19,6 +20,13 @@ app runs in its own task and its ``send`` feeds an ``asyncio.Queue``; the respon
 as its headers are sent, and its body is read chunk by chunk from the queue while the app keeps
 writing: a watch event reaches the client the moment the server sends it, as over a socket.
 
+A client certificate has no handshake to ride in here, so the transport puts it where a TLS server puts
+the certificate its client presented: the ASGI TLS extension, ``scope["extensions"]["tls"]
+["client_cert_chain"]`` (PEM strings, the client's certificate first). The API server's x509
+authenticator reads it from there whichever way the request came. (Over TLS the handshake also proves
+that the client holds the certificate's private key; in-process, the code holding the ``Config`` is
+trusted as the code holding the key would be.)
+
 Closing the response early (the client stops a watch) is what a closed connection is to a server:
 ``receive()`` answers ``http.disconnect``, the app notices and returns, and if it does not within a
 grace period its task is cancelled. No task outlives its response, or the transport.
@@ -28,8 +36,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import re
 import ssl
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,7 +190,8 @@ class InProcessTransport(httpx.AsyncBaseTransport):
 
     ``mount_prefix`` is stripped from request paths (and becomes the scope's ``root_path``) when ``app``
     is one cluster's API server rather than the router that mounts it; ``identity_headers`` are put on
-    every request, replacing any header of the same name.
+    every request, replacing any header of the same name; ``client_certificate`` returns the PEM of the
+    client certificate (chain) each request presents in the scope's TLS extension.
     """
 
     def __init__(
@@ -189,8 +201,11 @@ class InProcessTransport(httpx.AsyncBaseTransport):
         identity_headers: Mapping[str, str] | None = None,
         mount_prefix: str = "",
         client: tuple[str, int] = ("127.0.0.1", 0),
+        client_certificate: Callable[[], bytes] | None = None,
     ) -> None:
         self.app = app
+        self.client_certificate = client_certificate
+        self._chain: tuple[bytes, list[str]] | None = None
         self.mount_prefix = mount_prefix.rstrip("/")
         self.client = client
         self._identity = [
@@ -214,7 +229,7 @@ class InProcessTransport(httpx.AsyncBaseTransport):
         headers = [(k.lower(), v) for k, v in request.headers.raw if k.lower() not in replaced]
         headers.extend(self._identity)
         port = request.url.port or (443 if request.url.scheme == "https" else 80)
-        return {
+        scope: dict[str, Any] = {
             "type": "http",
             "asgi": {"version": "3.0", "spec_version": "2.3"},
             "http_version": "1.1",
@@ -227,6 +242,22 @@ class InProcessTransport(httpx.AsyncBaseTransport):
             "headers": headers,
             "server": (request.url.host, port),
             "client": self.client,
+        }
+        if self.client_certificate is not None:
+            scope["extensions"] = {"tls": self._tls_extension(self.client_certificate())}
+        return scope
+
+    def _tls_extension(self, pem: bytes) -> dict[str, Any]:
+        """The ASGI TLS extension of a connection whose client presented ``pem`` (split per certificate)."""
+        if self._chain is None or self._chain[0] is not pem:
+            self._chain = (pem, pem_chain(pem))
+        return {
+            "server_cert": None,
+            "client_cert_chain": list(self._chain[1]),
+            "client_cert_name": None,
+            "client_cert_error": None,
+            "tls_version": None,
+            "cipher_suite": None,
         }
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -285,8 +316,42 @@ class InProcessTransport(httpx.AsyncBaseTransport):
             await asyncio.wait(tasks)
 
 
+_PEM_CERTIFICATE = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.DOTALL)
+
+
+def pem_chain(pem: bytes) -> list[str]:
+    """The certificates of a PEM bundle as PEM strings, in order; bytes without any are kept as one
+    (undecodable) string, for the server to refuse as the garbage it is."""
+    blocks = [block.decode("ascii", "replace") + "\n" for block in _PEM_CERTIFICATE.findall(pem)]
+    return blocks or [pem.decode("utf-8", "replace")]
+
+
+def load_client_certificate(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
+    """Have ``context`` present this certificate and key. Python's ``ssl`` reads them only from files,
+    so they are written to a private temporary directory and removed as soon as they are loaded."""
+    with tempfile.TemporaryDirectory(prefix="kubelab-client-cert-") as directory:  # mode 0700
+        paths = []
+        for name, data in (("client.crt", cert_pem), ("client.key", key_pem)):
+            path = os.path.join(directory, name)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            paths.append(path)
+        context.load_cert_chain(paths[0], paths[1])
+
+
 def ssl_context(config: Config) -> ssl.SSLContext | bool:
-    """What httpx should verify the server against: the cluster CA, the system's CAs, or nothing."""
+    """What httpx should verify the server against (the cluster CA, the system's CAs, or nothing), and
+    the client certificate to present, if the config has one."""
+    if config.cert_data and config.key_data:
+        context = ssl.create_default_context(
+            cadata=config.ca_data.decode("ascii") if config.ca_data else None
+        )
+        if config.insecure:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        load_client_certificate(context, config.cert_data, config.key_data)
+        return context
     if config.insecure:
         return False
     if config.ca_data:
@@ -318,8 +383,15 @@ def build_http_client(config: Config) -> httpx.AsyncClient:
         headers["Authorization"] = f"Bearer {config.bearer_token}"
     timeout = httpx.Timeout(config.timeout)
     if config.app is not None:
+        certificate = config.cert_source
+        if certificate is None and config.cert_data:
+            cert_data = config.cert_data
+            certificate = lambda: cert_data  # noqa: E731
         transport: httpx.AsyncBaseTransport = InProcessTransport(
-            config.app, identity_headers=config.identity_headers, mount_prefix=config.mount_prefix
+            config.app,
+            identity_headers=config.identity_headers,
+            mount_prefix=config.mount_prefix,
+            client_certificate=certificate,
         )
         return _without_cookies(
             httpx.AsyncClient(base_url=config.host, transport=transport, headers=headers, timeout=timeout)
@@ -329,4 +401,4 @@ def build_http_client(config: Config) -> httpx.AsyncClient:
     )
 
 
-__all__ = ["DISCONNECT_GRACE", "InProcessTransport", "build_http_client", "ssl_context"]
+__all__ = ["DISCONNECT_GRACE", "InProcessTransport", "build_http_client", "pem_chain", "ssl_context"]

@@ -35,13 +35,11 @@ from controlplane.pki import (
     PKIError,
     ServingPKI,
     certificate_hosts,
-    client_certificate,
     new_ca,
     new_key,
     normalize_hosts,
     serving_certificate,
     serving_certificate_problem,
-    user_from_client_certificate,
 )
 from controlplane.runtime import Cluster, Lab, LabConfig
 from controlplane.store.factory import open_store
@@ -249,10 +247,6 @@ def test_client_certificates_carry_user_and_groups_and_chain_to_the_cluster_ca(t
     ]
     assert cert.not_valid_after_utc == NOW + dt.timedelta(days=30)
     client_chain(pki.ca.certificate, cert)
-    user = pki.authenticate_certificate(cert)
-    assert user is not None
-    assert (user.username, user.groups) == ("admin", (SYSTEM_MASTERS, "teachers"))
-    assert user.extra["authentication.kubernetes.io/credential-id"][0].startswith("X509SHA256=")
 
 
 def test_a_client_certificate_means_nothing_to_another_cluster(tmp_path: Path) -> None:
@@ -262,23 +256,19 @@ def test_a_client_certificate_means_nothing_to_another_cluster(tmp_path: Path) -
     cert = x509.load_pem_x509_certificate(
         demo.issue_client_certificate("system:node:n1", ["system:nodes"])[0]
     )
-    assert other.authenticate_certificate(cert) is None
     with pytest.raises(VerificationError):
         client_chain(other.ca.certificate, cert)
-    assert demo.authenticate_certificate(cert) is not None
+    client_chain(demo.ca.certificate, cert)
 
 
-def test_client_certificates_outside_their_validity_or_for_servers_are_refused(tmp_path: Path) -> None:
+def test_a_client_certificate_may_start_at_another_time(tmp_path: Path) -> None:
+    # A component's certificate starts at its cluster's time, not the wall clock's.
     pki = ClusterPKI.load_or_create(tmp_path / "demo", now=clock)
-    key = new_key()
-    cert = client_certificate(pki.ca, key.public_key(), "alice", now=NOW, days=1)
-    ca = pki.ca.certificate
-    assert user_from_client_certificate(cert, ca, now=NOW) is not None
-    assert user_from_client_certificate(cert, ca, now=NOW + dt.timedelta(days=2)) is None
-    assert user_from_client_certificate(cert, ca, now=NOW - dt.timedelta(hours=1)) is None
-    server = serving_certificate(pki.ca, key.public_key(), [], now=NOW)
-    assert user_from_client_certificate(server, ca, now=NOW) is None
-    assert user_from_client_certificate(ca, ca, now=NOW) is None  # a CA is no user
+    start = NOW - dt.timedelta(days=400)
+    cert_pem, _ = pki.issue_client_certificate("system:kube-scheduler", days=0.5, now=start)
+    cert = x509.load_pem_x509_certificate(cert_pem)
+    assert cert.not_valid_before_utc == start - BACKDATE
+    assert cert.not_valid_after_utc == start + dt.timedelta(hours=12)
 
 
 def test_the_cluster_pki_is_kept_across_loads(tmp_path: Path) -> None:
@@ -313,18 +303,21 @@ async def test_a_started_cluster_has_its_identities(tmp_path: Path) -> None:
         demo = lab.cluster("demo")
         assert demo.pki.ca_path == tmp_path / "clusters" / "demo" / "pki" / "ca.crt"
         assert demo.pki.ca_path.exists() and demo.pki.service_account_key_path.exists()
-        # Only the components hold tokens; a person gets one when `manage.py kubeconfig` issues it.
-        assert {e.user.username for e in demo.tokens.entries()} == {
-            "system:kube-scheduler",
-            "system:kube-controller-manager",
-            "system:kube-proxy",
-            *(f"system:node:node-{i}" for i in (1, 2, 3)),
+        # No component holds a token: each has a client certificate of the cluster's CA, by its own user.
+        assert demo.tokens.entries() == []
+        subjects = {
+            trace_id: certificate.certificate.subject.rfc4514_string()
+            for trace_id, certificate in demo.component_certificates.items()
         }
-        # One token per component: the three kube-proxies share a user but each keeps its own token.
-        proxies = [e for e in demo.tokens.entries() if e.user.username == "system:kube-proxy"]
-        assert len(proxies) == 3
-        kubelet = next(e for e in demo.tokens.entries() if e.user.username == "system:node:node-1")
-        assert kubelet.user.groups == ("system:nodes",)
+        assert subjects["scheduler"] == "CN=system:kube-scheduler"
+        assert subjects["controller-manager"] == "CN=system:kube-controller-manager"
+        assert subjects["kubelet:node-1"] == "CN=system:node:node-1,O=system:nodes"
+        assert subjects["kube-proxy:node-3"] == "CN=system:kube-proxy"
+        assert len(subjects) == 8
+        assert all(
+            certificate.certificate.issuer == demo.pki.ca.certificate.subject
+            for certificate in demo.component_certificates.values()
+        )
         token = TokenRegistry.load(demo.data_dir).issue("admin", [SYSTEM_MASTERS])
         user = demo.tokens.authenticate(token)  # issued "by another process", known at once
         assert user is not None and user.groups == (SYSTEM_MASTERS,)
@@ -345,3 +338,5 @@ def test_an_unstarted_cluster_has_no_identities_yet(tmp_path: Path) -> None:
         cluster.pki  # noqa: B018
     with pytest.raises(RuntimeError, match="has not started"):
         cluster.tokens  # noqa: B018
+    with pytest.raises(RuntimeError, match="has not started"):
+        cluster.revocations  # noqa: B018

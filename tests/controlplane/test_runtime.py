@@ -192,8 +192,11 @@ async def test_a_running_cluster_serves_its_api_and_runs_its_scheduler(tmp_path:
         demo = running.cluster("demo")
         assert demo.apiserver is not None and demo.apiserver.started
         assert demo.scheduler is not None
-        # The scheduler authenticates as itself: its token is in the cluster's registry.
-        assert "system:kube-scheduler" in {e.user.username for e in demo.tokens.entries()}
+        # The scheduler authenticates as itself, with a client certificate of the cluster's CA (no token).
+        certificate = demo.component_certificates["scheduler"].certificate
+        assert certificate.subject.rfc4514_string() == "CN=system:kube-scheduler"
+        assert certificate.issuer == demo.pki.ca.certificate.subject
+        assert "system:kube-scheduler" not in {e.user.username for e in demo.tokens.entries()}
     finally:
         await running.stop()
     assert demo.apiserver is None and demo.scheduler is None

@@ -5,14 +5,22 @@ uid, groups). A request whose credential no authenticator accepts is refused wit
 before anything else happens; one without any credential is *anonymous*, refused as well unless the
 cluster allows anonymous requests.
 
-A bearer token (``Authorization: Bearer <token>``) is offered to each **token authenticator** in turn,
-as kube-apiserver's union authenticator does (k8s.io/apiserver ``pkg/authentication/request/union``
-and ``token/union``); the first that accepts it wins:
+The request's credentials are offered to each authenticator in turn, as kube-apiserver's union
+authenticator does (k8s.io/apiserver ``pkg/authentication/request/union`` and ``token/union``, in the
+order ``pkg/kubeapiserver/authenticator/config.go`` builds them); the first that accepts wins:
 
-1. the cluster's tokens for people (``controlplane.tokens``): an opaque string looked up by its hash;
-2. ServiceAccount tokens (``controlplane.serviceaccount``): a signed JWT, accepted if its issuer is
-   ours, its signature verifies, its audiences meet the API server's, it has not expired, and the
-   ServiceAccount (and the pod, secret or node it is bound to) still exists with the uid it names.
+1. the client certificate of the TLS connection (``x509.py``): CN the user, O the groups, if the
+   cluster's client CA signed it, it is valid by the cluster clock, good for ``clientAuth`` and not
+   revoked;
+2. the bearer token (``Authorization: Bearer <token>``), first as one of the cluster's tokens for
+   people (``controlplane.tokens``): an opaque string looked up by its hash;
+3. then as a ServiceAccount token (``controlplane.serviceaccount``): a signed JWT, accepted if its
+   issuer is ours, its signature verifies, its audiences meet the API server's, it has not expired,
+   and the ServiceAccount (and the pod, secret or node it is bound to) still exists with the uid it
+   names.
+
+A refused certificate does not stop a good token: upstream's union collects each authenticator's error
+and goes on, and answers 401 only when none accepted the request.
 
 Each authenticator says one of three things: *yes, this user*; *no, and here is why* (a token of
 ours that is expired, tampered with or revoked); or *not mine* (another issuer's token). The reasons
@@ -32,8 +40,12 @@ the uid asked for (just created, or the cache is behind), as upstream's ``client
 a live GET (kubernetes ``pkg/controller/serviceaccount/tokengetter.go``). A request thus costs one
 signature check and a dictionary lookup or two.
 
-PLACEHOLDER (issue 3): client certificates, anonymous access and the authenticator's trace events
-arrive with the security issue.
+The trace's ``authentication`` stage says how the user was proven (``x509 CN=admin, O=system:masters``,
+``token``, ``ServiceAccount token``) or, for a refused request, every authenticator's reason (the
+certificate's ``... has expired ...``, ``invalid bearer token``): the student sees what the client
+never does.
+
+PLACEHOLDER (issue 3): anonymous access arrives with the security issue.
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from controlplane.apiserver import errors
+from controlplane.apiserver.filters.x509 import X509Authenticator, describe
 from controlplane.apiserver.http import Request
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
@@ -59,12 +72,40 @@ Object = dict[str, Any]
 INVALID_BEARER_TOKEN = "invalid bearer token"
 
 
+#: ``Response.method`` of each authenticator, as the trace names it.
+PEOPLE_TOKEN = "token"
+SERVICE_ACCOUNT_TOKEN = "ServiceAccount token"
+CLIENT_CERTIFICATE = "x509"
+
+
 @dataclass(frozen=True, slots=True)
 class Response:
-    """The user and the audiences it was accepted for (``authenticator.Response``)."""
+    """The user and the audiences it was accepted for (``authenticator.Response``), and by whom."""
 
     user: UserInfo
     audiences: tuple[str, ...] = ()
+    #: Which authenticator accepted the credential (``token``, ``ServiceAccount token``, ``x509``).
+    method: str = ""
+
+
+class Unauthenticated(errors.StatusError):
+    """No authenticator accepted the request: upstream's bare 401, and for the trace, every reason why."""
+
+    def __init__(self, reasons: Sequence[str]) -> None:
+        super().__init__(401, "Unauthorized", "Unauthorized")
+        self.reasons = tuple(reasons)
+
+    @property
+    def why(self) -> str:
+        return "; ".join(self.reasons) if self.reasons else "no credentials"
+
+
+@dataclass(frozen=True, slots=True)
+class Authenticated:
+    """The request's user and how it was proven (the trace's ``authentication`` detail)."""
+
+    user: UserInfo
+    how: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,11 +189,11 @@ class ServiceAccountTokenAuthenticator:
             )
         except InvalidToken as error:
             return TokenResult(None, str(error))
-        return TokenResult(Response(info.user_info(), verified.audiences))
+        return TokenResult(Response(info.user_info(), verified.audiences, SERVICE_ACCOUNT_TOKEN))
 
 
 class Authenticator:
-    """The API server's token authenticators, tried in upstream's order."""
+    """The API server's authenticators, tried in upstream's order: x509, then the token authenticators."""
 
     def __init__(
         self,
@@ -160,9 +201,11 @@ class Authenticator:
         *,
         service_accounts: ServiceAccountTokenAuthenticator | None = None,
         api_audiences: Sequence[str] = (),
+        x509: X509Authenticator | None = None,
     ) -> None:
         self.tokens = tokens
         self.service_accounts = service_accounts
+        self.x509 = x509
         if not api_audiences and service_accounts is not None:
             api_audiences = service_accounts.issuer.api_audiences
         self.api_audiences = tuple(api_audiences)
@@ -176,7 +219,7 @@ class Authenticator:
         if implicit or not self.api_audiences:
             user = self.tokens(token)
             if user is not None:
-                return TokenResult(Response(user, implicit))
+                return TokenResult(Response(user, implicit, PEOPLE_TOKEN))
         if self.service_accounts is not None:
             result = await self.service_accounts.authenticate_token(token, requested)
             if result is not None:
@@ -197,18 +240,32 @@ def bearer_token(request: Request) -> str:
     return token.strip()
 
 
-async def authenticate(request: Request, authenticator: Authenticator) -> UserInfo:
-    """The user behind ``request``'s bearer token; 401 Unauthorized if there is none or it is refused."""
-    token = bearer_token(request)
-    if not token:
-        raise errors.unauthorized()
-    result = await authenticator.authenticate_token(token)
-    if result.response is None:
-        raise errors.unauthorized()
-    user = result.response.user
+async def authenticate(request: Request, authenticator: Authenticator) -> Authenticated:
+    """The user behind ``request``'s client certificate or bearer token, and how it was proven.
+
+    ``Unauthenticated`` (401) if neither proves anyone; its ``reasons`` say why, for the trace only.
+    """
+    reasons: list[str] = []
+    user: UserInfo | None = None
+    how = ""
+    if authenticator.x509 is not None:
+        certificate = authenticator.x509.authenticate(request.client_cert_chain)
+        if certificate is not None and certificate.user is not None:
+            user, how = certificate.user, describe(certificate.user)
+        elif certificate is not None:
+            reasons.append(str(certificate.error or "x509: the certificate has no common name"))
+    token = bearer_token(request) if user is None else ""
+    if token:
+        result = await authenticator.authenticate_token(token)
+        if result.response is not None:
+            user, how = result.response.user, f"{result.response.method}: {result.response.user.username}"
+        else:
+            reasons.append(result.error)
+    if user is None:
+        raise Unauthenticated(reasons)
     if AUTHENTICATED not in user.groups:
         user = user.with_groups(AUTHENTICATED)
-    return user
+    return Authenticated(user, how)
 
 
 async def review_token(authenticator: Authenticator, spec: Any) -> Object:

@@ -10,10 +10,12 @@ credential. The lab runs them as tasks by default; this command runs one the ups
 
 It is the same component the lab runs (``controlplane.components.launch``), with the component's
 identity (``system:kube-scheduler``, ``system:node:<node>`` in ``system:nodes`` ...). With ``--server``
-it makes a new bearer token of that identity in the cluster's data directory (so it must run where the
-lab's data directory is, like ``manage.py kubeconfig``); with ``--kubeconfig`` it uses the server, CA
-and token in that file instead. Ctrl-C or SIGTERM stops it cleanly (a leader releases its Lease), and
-it can be started again at any moment: it lists everything afresh.
+it makes a new client certificate of that identity from the cluster's CA (so it must run where the
+lab's data directory is, like ``manage.py kubeconfig``), good for a week (``componentcerts``). Its key
+never leaves the process's memory: once the process ends nobody can use the certificate, so unlike a
+bearer token there is nothing left to revoke. With ``--kubeconfig`` it uses the server, CA and
+credential (token or client certificate) in that file instead. Ctrl-C or SIGTERM stops it cleanly (a
+leader releases its Lease), and it can be started again at any moment: it lists everything afresh.
 
 Run two schedulers (or controller managers) with ``--leader-elect`` and stop the leader: the other
 takes the Lease and carries on. Set ``KUBELAB_COMPONENTS`` for the lab so it does not run the same
@@ -34,13 +36,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from controlplane.client.config import Config
 from controlplane.client.rest import RESTClient
+from controlplane.componentcerts import process_certificate
 from controlplane.components.identities import KINDS, NODE_KINDS, component_identity
 from controlplane.components.launch import LaunchOptions, build_component
 from controlplane.management.commands.kubeconfig import server_url
-from controlplane.pki import PKIError, ServingPKI
+from controlplane.pki import ClusterPKI, PKIError, ServingPKI
 from controlplane.runtime import InvalidClusterName, check_cluster_name, cluster_dir, known_clusters
 from controlplane.timing import timing_profile
-from controlplane.tokens import TokenRegistry
 
 
 class Command(BaseCommand):
@@ -51,9 +53,13 @@ class Command(BaseCommand):
         parser.add_argument("--cluster", required=True, metavar="NAME", help="the cluster (e.g. demo)")
         parser.add_argument("--node", default="", metavar="NAME", help="the node (kubelet, kube-proxy)")
         parser.add_argument(
-            "--server", metavar="URL", help="the API port, e.g. https://127.0.0.1:6443 (a new token is made)"
+            "--server",
+            metavar="URL",
+            help="the API port, e.g. https://127.0.0.1:6443 (a new client certificate is made)",
         )
-        parser.add_argument("--kubeconfig", metavar="FILE", help="use this kubeconfig's server and token")
+        parser.add_argument(
+            "--kubeconfig", metavar="FILE", help="use this kubeconfig's server and credential"
+        )
         parser.add_argument(
             "--leader-elect",
             action="store_true",
@@ -69,7 +75,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--data-dir",
             metavar="DIR",
-            help="the lab's data directory, for --server's token (default: KUBELAB_DATA_DIR)",
+            help="the lab's data directory, for --server's certificate (default: KUBELAB_DATA_DIR)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -97,7 +103,9 @@ class Command(BaseCommand):
             except (OSError, ValueError, KeyError) as error:
                 raise CommandError(f"--kubeconfig {options['kubeconfig']}: {error}") from error
         else:
-            config = self._config_with_new_token(cluster, options["server"], identity.user, identity.groups)
+            config = self._config_with_new_certificate(
+                cluster, options["server"], identity.user, identity.groups
+            )
             config = dataclasses.replace(config, **client_options)
         launch = LaunchOptions(
             cluster=cluster,
@@ -111,7 +119,9 @@ class Command(BaseCommand):
         asyncio.run(self._run(component))
         self.stdout.write(f"{kind}{where} stopped")
 
-    def _config_with_new_token(self, cluster: str, server: str, user: str, groups: tuple[str, ...]) -> Config:
+    def _config_with_new_certificate(
+        self, cluster: str, server: str, user: str, groups: tuple[str, ...]
+    ) -> Config:
         # manage.py has already made --data-dir the settings' data directory (KUBELAB_DATA_DIR).
         data_dir: Path = settings.KUBELAB_DATA_DIR
         if cluster not in known_clusters(data_dir, store_url=settings.KUBELAB_STORE):
@@ -122,10 +132,11 @@ class Command(BaseCommand):
             raise CommandError(f"--server {error}") from error
         try:
             ca = ServingPKI.load_or_create_ca(data_dir)
-            token = TokenRegistry.load(cluster_dir(data_dir, cluster)).issue(user, list(groups))
+            pki = ClusterPKI.load_or_create(cluster_dir(data_dir, cluster))
+            cert_pem, key_pem = process_certificate(pki, user, groups)
         except (OSError, PKIError, RuntimeError) as error:
             raise CommandError(f"cannot make a credential for {user!r}: {error}") from error
-        return Config(host=host, ca_data=ca.certificate_pem, bearer_token=token)
+        return Config(host=host, ca_data=ca.certificate_pem, cert_data=cert_pem, key_data=key_pem)
 
     async def _run(self, component: Any) -> None:
         stop = asyncio.Event()

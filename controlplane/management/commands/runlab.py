@@ -11,10 +11,13 @@ daphne has no ASGI lifespan events, which is why the lab is started here and not
 ``config.asgi`` (``migrate``, tests, a second daphne for scale-out) never starts a cluster.
 
 Two ports. The web port speaks plain HTTP, for the browser. The API port speaks HTTPS, because kubectl
-sends no credentials to an ``http://`` server: daphne listens there through Twisted's ``ssl:``
-endpoint with the certificate of the lab's serving CA (``controlplane.pki.ServingPKI``), made or
-renewed before daphne starts, for the ``--api`` host, 127.0.0.1, ::1, localhost and any ``--tls-san``.
-One certificate serves every cluster, at ``https://HOST:PORT/clusters/<name>``.
+sends no credentials to an ``http://`` server: it shows the certificate of the lab's serving CA
+(``controlplane.pki.ServingPKI``), made or renewed before daphne starts, for the ``--api`` host,
+127.0.0.1, ::1, localhost and any ``--tls-san``. One certificate serves every cluster, at
+``https://HOST:PORT/clusters/<name>``. It also asks clients for a certificate and hands it to the API
+server in the ASGI scope, which daphne's own TLS listener cannot do, so the API port is opened by
+``controlplane.management.apiport`` (a daphne ``Server`` subclass) rather than by a daphne endpoint
+string.
 
 Stopping. Twisted turns SIGINT (Ctrl-C) and SIGTERM into ``reactor.stop()``, which fires the
 *before shutdown* triggers and waits for the Deferreds they return. The lab's trigger cancels a start
@@ -65,22 +68,10 @@ class Address:
         """The Twisted endpoint description daphne listens on (colons of IPv6 hosts escaped)."""
         return f"tcp:port={self.port}:interface={self.host.replace(':', chr(92) + ':')}"
 
-    def tls_endpoint(self, certificate: Path, key: Path) -> str:
-        """The Twisted endpoint description of a TLS listener with this certificate and key (PEM files)."""
-        return (
-            f"ssl:port={self.port}:interface={_escape(self.host)}"
-            f":privateKey={_escape(str(key))}:certKey={_escape(str(certificate))}"
-        )
-
     def url(self, scheme: str = "http") -> str:
         host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
         host = f"[{host}]" if ":" in host else host
         return f"{scheme}://{host}:{self.port}/"
-
-
-def _escape(value: str) -> str:
-    """``value`` as one argument of a Twisted endpoint description (``:`` and ``\\`` escaped)."""
-    return value.replace("\\", "\\\\").replace(":", "\\:")
 
 
 def serving_hosts(api: Address, extra: list[str]) -> list[str]:
@@ -157,7 +148,9 @@ class LabServer:
         """Serve until SIGINT/SIGTERM; return once the lab is stopped."""
         tune_garbage_collector()
         from channels.routing import get_default_application
-        from daphne.server import Server
+
+        # Imported here: importing daphne's server installs Twisted's asyncio reactor.
+        from controlplane.management.apiport import KubelabServer
 
         action_logger = None
         if self.verbosity >= 2:
@@ -165,25 +158,31 @@ class LabServer:
 
             action_logger = AccessLogGenerator(sys.stdout)
         # One application behind both ports: config.asgi routes /clusters/<name>/ to the API server.
-        endpoints = [
-            self.web.endpoint(),
-            self.api.tls_endpoint(self.serving.certificate_path, self.serving.key_path),
-        ]
-        server = Server(
+        # daphne opens the web port; the API port (HTTPS asking for client certificates) is opened
+        # once daphne has made its HTTP factory, just before the reactor runs.
+        endpoints = [self.web.endpoint()]
+        server = KubelabServer(
             application=get_default_application(),
             endpoints=endpoints,
             signal_handlers=True,
             action_logger=action_logger,
             verbosity=self.verbosity,
         )
+        server.ready_callable = lambda: server.listen_tls(
+            host=self.api.host,
+            port=self.api.port,
+            certificate=self.serving.certificate_path,
+            key=self.serving.key_path,
+        )
+        listeners = len(endpoints) + 1
         # Twisted turns SIGINT into a clean stop only if SIGINT has Python's default handler; a shell
         # that starts the lab in the background leaves it ignored. Ctrl-C must always stop the lab.
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, signal.default_int_handler)
-        self._reactor.callWhenRunning(self._when_running, server, len(endpoints))
+        self._reactor.callWhenRunning(self._when_running, server, listeners)
         self._reactor.addSystemEventTrigger("before", "shutdown", self._before_shutdown)
         server.run()
-        if len(server.listening_addresses) < len(endpoints):
+        if len(server.listening_addresses) < listeners:
             raise CommandError(
                 f"could not listen on http://{self.web} and https://{self.api} (see the log above)"
             )
@@ -195,7 +194,10 @@ class LabServer:
     def _when_running(self, server: Any, expected_listeners: int) -> None:
         """Called by the reactor as it starts (just before its asyncio loop runs)."""
         if len(server.listening_addresses) < expected_listeners:
-            return  # daphne logged the listen error and is stopping
+            # daphne logged the listen error; the API port's failure came too late to keep the
+            # reactor from starting, so it is stopped here.
+            self._reactor.stop()
+            return
         self._print_banner()
         self._start_task = self._loop.create_task(self._start_lab(), name="kubelab-lab-start")
 
