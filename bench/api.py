@@ -367,8 +367,10 @@ class LabProcess:
         return self.process.pid
 
     @classmethod
-    def start(cls, tmp: Path) -> LabProcess:
+    def start(cls, tmp: Path, env: dict[str, str] | None = None) -> LabProcess:
+        """Start the lab in ``tmp``; ``env`` adds settings (``KUBELAB_...``) to its environment."""
         lab = cls(tmp)
+        lab.env.update(env or {})
         lab.data_dir.mkdir(parents=True)
         lab.raw_dir.mkdir()
         command = [

@@ -284,6 +284,12 @@ KUBELAB_STORE_RETAIN_SECONDS: float | None = _env_float("KUBELAB_STORE_RETAIN_SE
 #: Recent events each API server's watch cache keeps per resource for resuming watches; a watch from
 #: an older resourceVersion gets 410 Gone (upstream sizes this window between 100 and 100 000).
 KUBELAB_WATCH_CACHE_WINDOW: int = _env_int("KUBELAB_WATCH_CACHE_WINDOW") or 10_000
+#: Flow control of each cluster's API server (kube-apiserver's flags of the same names): API Priority
+#: and Fairness, or the older max-in-flight limits when off. Their sum is APF's total concurrency
+#: limit; the lab's is a tenth of upstream's 400 + 200 (controlplane/apiserver/filters/flowcontrol.py).
+KUBELAB_ENABLE_PRIORITY_AND_FAIRNESS = _env_bool("KUBELAB_ENABLE_PRIORITY_AND_FAIRNESS", True)
+KUBELAB_MAX_REQUESTS_INFLIGHT: int = _env_count("KUBELAB_MAX_REQUESTS_INFLIGHT", 40)
+KUBELAB_MAX_MUTATING_REQUESTS_INFLIGHT: int = _env_count("KUBELAB_MAX_MUTATING_REQUESTS_INFLIGHT", 20)
 #: The cluster created on the lab's first start; empty for none.
 KUBELAB_DEMO_CLUSTER = os.environ.get("KUBELAB_DEMO_CLUSTER", "demo").strip()
 #: Whether visitors who have not signed in may watch the demo cluster's live trace (and only that

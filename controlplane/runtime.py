@@ -47,6 +47,7 @@ from types import MappingProxyType
 from typing import Any
 
 from controlplane.api.kinds import builtin_types
+from controlplane.apiserver.filters.flowcontrol import FlowControlOptions
 from controlplane.apiserver.filters.x509 import X509Authenticator
 from controlplane.apiserver.server import APIServer
 from controlplane.client.config import Config
@@ -198,8 +199,11 @@ class Cluster:
         node_options: Mapping[str, Any] | None = None,
         rate_limits: Mapping[str, tuple[float, int]] | None = None,
         trace: TraceBus | None = None,
+        flow_control: FlowControlOptions | None = None,
     ) -> None:
         self.name = check_cluster_name(name)
+        #: Its API server's flow control: API Priority and Fairness, or max-in-flight.
+        self.flow_control = flow_control or FlowControlOptions()
         #: Every trace event of the cluster goes here: numbered, recorded, fanned out to viewers.
         self.trace = trace if trace is not None else TraceBus(name, now=clock.now, recording=False)
         #: Client QPS and burst per component kind, instead of upstream's defaults (``identities``):
@@ -277,6 +281,7 @@ class Cluster:
                 client_certificates=X509Authenticator(
                     self.pki.ca.certificate, clock=self.clock, is_revoked=self._revocations.is_revoked
                 ),
+                flow_control=self.flow_control,
             )
             self.apiserver = apiserver  # before it starts: a start interrupted halfway stops it too
             await apiserver.start()
@@ -432,6 +437,8 @@ class LabConfig:
     #: a cluster without viewers does no trace work at all; on: a run can be saved unwatched).
     trace_capacity: int = 50_000
     trace_recording: bool = False
+    #: Each cluster's API server's flow control (``KUBELAB_ENABLE_PRIORITY_AND_FAIRNESS`` ...).
+    flow_control: FlowControlOptions = field(default_factory=FlowControlOptions)
 
 
 class LabState(enum.Enum):
@@ -548,6 +555,7 @@ class Lab:
             timing=self.config.timing,
             clock=self.config.clock,
             trace=self.trace_bus(name),
+            flow_control=self.config.flow_control,
         )
         self._clusters = MappingProxyType({**self._clusters, name: cluster})
         try:

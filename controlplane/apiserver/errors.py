@@ -51,6 +51,14 @@ class StatusError(Exception):
         return body
 
 
+class PlainTextError(StatusError):
+    """A failure upstream writes with Go's ``http.Error``: one line of plain text, not a Status.
+
+    Flow control's 429 is one (``server/filters/maxinflight.go``, ``tooManyRequests``); clients read
+    the code and ``Retry-After``, and make their own error of it.
+    """
+
+
 def _qualified(resource: str, group: str) -> str:
     return f"{resource}.{group}" if group else resource
 

@@ -236,4 +236,10 @@ async def respond(
 
 
 async def respond_error(send: Send, error: errors.StatusError, audit_id: str = "") -> None:
+    if isinstance(error, errors.PlainTextError):  # what Go's http.Error writes
+        headers = {"X-Content-Type-Options": "nosniff", **error.headers}
+        body = (error.message + "\n").encode()
+        content_type = "text/plain; charset=utf-8"
+        await respond(send, error.code, body, content_type=content_type, headers=headers, audit_id=audit_id)
+        return
     await respond(send, error.code, dumps(error.status()), headers=error.headers, audit_id=audit_id)

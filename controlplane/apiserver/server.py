@@ -95,6 +95,7 @@ class APIServer:
         kubelets: KubeletConnections | None = None,
         service_account_issuer: TokenIssuer | None = None,
         client_certificates: X509Authenticator | None = None,
+        flow_control: flowcontrol.FlowControlOptions | None = None,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -125,6 +126,15 @@ class APIServer:
         )
         #: How ``pods/log`` reaches the kubelets (the runtime registers the in-process ones).
         self.kubelets = kubelets if kubelets is not None else KubeletConnections()
+        #: API Priority and Fairness, or max-in-flight (``filters/flowcontrol.py``).
+        self.flow_control = flowcontrol.build(
+            flow_control or flowcontrol.FlowControlOptions(),
+            caches=self.caches,
+            registries=self.registries,
+            types=resource_types,
+            trace=trace,
+            cluster=cluster,
+        )
         self.started = False
 
     async def start(self) -> None:
@@ -136,6 +146,7 @@ class APIServer:
         await asyncio.gather(
             *(cache.start() for cache in self.caches.values() if cache.rtype.conversion is None)
         )
+        await self.flow_control.start()
         self.started = True
 
     async def _ensure_system_namespaces(self) -> None:
@@ -160,6 +171,7 @@ class APIServer:
 
     async def stop(self) -> None:
         self.started = False
+        await self.flow_control.stop()
         await asyncio.gather(*(cache.stop() for cache in self.caches.values()))
         await self.kubelets.aclose()
 
@@ -247,15 +259,15 @@ class APIServer:
             pipeline.stage("authentication", "pass", authenticated.how)
             audit.record_received(request)
             impersonation.impersonate(request)
-            flowcontrol.admit(request)
-            allowed, reason = authorization.authorize(request)
-            pipeline.stage("authorization", "pass" if allowed else "deny", reason)
-            if not allowed:
-                raise errors.forbidden(info.resource, info.api_group, info.name, reason)
+            async with self.flow_control.admit(request, send) as send:
+                allowed, reason = authorization.authorize(request)
+                pipeline.stage("authorization", "pass" if allowed else "deny", reason)
+                if not allowed:
+                    raise errors.forbidden(info.resource, info.api_group, info.name, reason)
 
-            if not info.is_resource_request:
-                return await self._non_resource(request, send)
-            return await self._resource(request, send)
+                if not info.is_resource_request:
+                    return await self._non_resource(request, send)
+                return await self._resource(request, send)
 
     async def _public(self, request: Request, send: Send) -> int:
         if request.path == "/version":

@@ -45,6 +45,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
+from controlplane.apiserver.filters.flowcontrol import FlowControlOptions
 from controlplane.pki import WILDCARD_HOSTS, PKIError, ServingPKI
 from controlplane.runtime import Lab, LabConfig, activate, tune_garbage_collector
 from controlplane.store.compaction import RetentionPolicy
@@ -341,6 +342,11 @@ class Command(BaseCommand):
                 timing=timing_profile(settings.KUBELAB_TIMING_PROFILE),
                 trace_capacity=settings.KUBELAB_TRACE_RECORDER_SIZE,
                 trace_recording=settings.KUBELAB_TRACE_RECORD,
+                flow_control=FlowControlOptions(
+                    enable_priority_and_fairness=settings.KUBELAB_ENABLE_PRIORITY_AND_FAIRNESS,
+                    max_requests_inflight=settings.KUBELAB_MAX_REQUESTS_INFLIGHT,
+                    max_mutating_requests_inflight=settings.KUBELAB_MAX_MUTATING_REQUESTS_INFLIGHT,
+                ),
             )
         )
         LabServer(self, lab, web=web, api=api, serving=serving, verbosity=options["verbosity"]).run()

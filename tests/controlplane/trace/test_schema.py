@@ -25,7 +25,7 @@ DESIGN_TYPES = {
     "fault.applied",
     "fault.cleared",
 }
-EMITTED_TYPES = {"store.compact", "proxy.sync"}
+EMITTED_TYPES = {"store.compact", "proxy.sync", "flowcontrol.decision"}
 
 
 def test_every_type_of_the_design_and_of_the_emitters_is_in_the_schema() -> None:
