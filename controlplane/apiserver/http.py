@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl
 
 import yaml
 
+from controlplane.api import serializer
 from controlplane.apiserver import errors, protobuf
 from controlplane.apiserver.requestinfo import RequestInfo
 from controlplane.identity import UserInfo
@@ -213,7 +214,12 @@ def negotiate(request: Request) -> Accept:
 
 
 def dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
+    """A response body: compact JSON (``serializer.encode``; the standard library for the odd value
+    it refuses, so a response never fails for its encoding)."""
+    try:
+        return serializer.encode(obj)
+    except serializer.UnencodableObject:
+        return json.dumps(obj, separators=(",", ":")).encode()
 
 
 async def respond(

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
+from controlplane.api import serializer
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.resources import ResourceType
 from controlplane.api.validation import FieldError
@@ -126,14 +127,16 @@ def encode(obj: Object) -> bytes:
     meta = obj["metadata"]
     rv = meta.pop("resourceVersion", None)
     try:
-        return json.dumps(obj, separators=(",", ":")).encode()
+        return serializer.encode(obj)
+    except serializer.UnencodableObject as error:
+        raise errors.bad_request(f"the object cannot be stored: {error}") from None
     finally:
         if rv is not None:
             meta["resourceVersion"] = rv
 
 
 def decode(kv: KeyValue) -> Object:
-    obj: Object = json.loads(kv.value)
+    obj: Object = serializer.decode(kv.value)
     obj.setdefault("metadata", {})["resourceVersion"] = str(kv.mod_revision)
     return obj
 

@@ -49,12 +49,12 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from controlplane.api import serializer
 from controlplane.api.resources import ResourceType
 from controlplane.apiserver.registry import decode
 from controlplane.store import Event, EventType, Store, StoreClosed, StoreError, Watch
@@ -82,19 +82,48 @@ class TooOldResourceVersion(Exception):
         self.oldest = oldest
 
 
-@dataclass(slots=True)
 class Cached:
-    """One object as the cache holds it, with its serialized form computed once on demand."""
+    """One object as the cache holds it: decoded, and serialized once on demand.
 
-    obj: Object
-    revision: int
-    _raw: bytes | None = None
+    A version that is no longer current (superseded by a newer one, or deleted) stays in the event
+    window only so that a watch can resume from before it; once its change has gone out to every
+    watcher it is ``release``d: the cache keeps its bytes and drops the decoded form, several times
+    bigger. A late reader decodes the bytes again, without keeping the result.
+    """
+
+    __slots__ = ("_obj", "_raw", "revision")
+
+    def __init__(self, obj: Object, revision: int) -> None:
+        self._obj: Object | None = obj
+        self._raw: bytes | None = None
+        self.revision = revision
+
+    @property
+    def obj(self) -> Object:
+        if self._obj is not None:
+            return self._obj
+        assert self._raw is not None  # released, so its bytes were kept
+        decoded: Object = serializer.decode(self._raw)
+        return decoded
 
     @property
     def raw(self) -> bytes:
         if self._raw is None:
-            self._raw = json.dumps(self.obj, separators=(",", ":")).encode()
+            self._raw = serializer.encode(self._obj)
         return self._raw
+
+    @property
+    def released(self) -> bool:
+        return self._obj is None
+
+    def release(self) -> None:
+        """Keep only the serialized form (see the class docstring)."""
+        if self._obj is not None:
+            self.raw  # noqa: B018 (serialize before the decoded form goes)
+            self._obj = None
+
+    def __repr__(self) -> str:
+        return f"Cached(revision={self.revision}, released={self.released})"
 
 
 @dataclass(slots=True)
@@ -385,6 +414,13 @@ class WatchCache:
             for watcher, theirs in deliveries[start : start + FANOUT_BATCH]:
                 for change in theirs:
                     watcher.offer(change)
+        # Every watcher has these changes now: the versions they replaced (and deleted objects'
+        # last states) are history, kept only for resuming watches.
+        for change in changes:
+            if change.previous is not None:
+                change.previous.release()
+            if change.type == "DELETED":
+                change.object.release()
 
     def _deliveries(self, changes: list[CacheEvent]) -> list[tuple[CacheWatcher, list[CacheEvent]]]:
         """Which watchers ``changes`` may concern, each with the changes that may concern it.

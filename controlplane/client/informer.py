@@ -188,6 +188,23 @@ class HandlerRegistration:
         return self._informer.has_synced() and mark is not None and self._listener.delivered >= mark
 
 
+#: Changes an object before an informer caches it (client-go ``cache.TransformFunc``).
+TransformFunc = Callable[[Object], Object]
+
+
+def strip_managed_fields(obj: Object) -> Object:
+    """Drop ``metadata.managedFields`` before caching: a controller never reads them, and on a pod
+    they are a good part of its size. kube-controller-manager does this for all its informers
+    (``cmd/kube-controller-manager/app/controllermanager.go``) and kube-scheduler for its pods
+    (``pkg/scheduler/scheduler.go`` newPodInformer), "to improve memory usage". An update sent
+    back without them keeps the stored ones: the API server never lets a client that does not know
+    managedFields erase them."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and "managedFields" in meta:
+        del meta["managedFields"]
+    return obj
+
+
 class SharedIndexInformer:
     """One resource's reflector, cache and event handlers (client-go ``SharedIndexInformer``)."""
 
@@ -201,8 +218,11 @@ class SharedIndexInformer:
         clock: Clock = SYSTEM_CLOCK,
         rng: random.Random | None = None,
         reflector_options: Mapping[str, Any] | None = None,
+        transform: TransformFunc | None = None,
     ) -> None:
         self.name = name
+        #: Applied to every object before it enters the cache (``SetTransform``).
+        self.transform = transform
         self.list_watch = list_watch
         self.clock = clock
         self.rng = rng if rng is not None else random.Random()
@@ -351,6 +371,8 @@ class SharedIndexInformer:
                 self._distribute(_Delete(obj), sync=False)
                 continue
             assert not isinstance(obj, DeletedFinalStateUnknown)
+            if self.transform is not None:
+                obj = self.transform(obj)
             old = self.indexer.get(obj)
             if old is not None:
                 self.indexer.update(obj)
@@ -405,9 +427,12 @@ class SharedInformerFactory:
         field_selector: str | None = None,
         clock: Clock | None = None,
         rng: random.Random | None = None,
+        transform: TransformFunc | None = None,
     ) -> None:
         self.client = client
         self.default_resync = default_resync
+        #: Every informer's transform (``WithTransform``), e.g. ``strip_managed_fields``.
+        self.transform = transform
         self.namespace = namespace
         self.label_selector = label_selector
         self.field_selector = field_selector
@@ -442,6 +467,7 @@ class SharedInformerFactory:
                 name=f"{plural}.{group or 'core'}/{version} informer",
                 clock=self.clock,
                 rng=random.Random(self.rng.getrandbits(64)),
+                transform=self.transform,
             )
             self._informers[gvr] = informer
         elif indexers:

@@ -51,6 +51,7 @@ from urllib.parse import quote
 
 import httpx
 
+from controlplane.api import serializer
 from controlplane.client import ratelimit
 from controlplane.client.config import Config
 from controlplane.client.errors import ConnectError, TransportError, from_response, parse_retry_after
@@ -71,6 +72,8 @@ _BROKEN_CONNECTION = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolErr
 BROKEN_CONNECTION_RETRY_AFTER = 1.0
 #: The request header naming a request's Audit-ID (``auditinternal.HeaderAuditID``).
 AUDIT_ID_HEADER = "Audit-ID"
+#: Distinct request URLs a client keeps parsed (see ``RESTClient._url``); all are dropped when full.
+URL_CACHE_SIZE = 4096
 
 
 def new_audit_id() -> str:
@@ -163,7 +166,10 @@ def _encode(body: Any, content_type: str | None) -> tuple[bytes | None, str | No
         return body, content_type or JSON
     if isinstance(body, str):
         return body.encode(), content_type or JSON
-    return json.dumps(body, separators=(",", ":")).encode(), content_type or JSON
+    try:
+        return serializer.encode(body), content_type or JSON
+    except serializer.UnencodableObject:
+        return json.dumps(body, separators=(",", ":")).encode(), content_type or JSON
 
 
 def _transport_error(method: str, path: str, error: httpx.TransportError) -> TransportError:
@@ -191,6 +197,7 @@ class RESTClient:
         self.config = config
         self.clock = config.clock
         self._http = http_client if http_client is not None else build_http_client(config)
+        self._urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = {}
         self._owns_http = http_client is None
         self.rate_limiter: RateLimiter | None = (
             rate_limiter
@@ -219,6 +226,21 @@ class RESTClient:
         if self.rate_limiter is not None:
             await self.rate_limiter.accept()
 
+    def _url(self, path: str, params: Mapping[str, str] | None) -> httpx.URL:
+        """The absolute URL of ``path`` with ``params``, parsed once per distinct request line.
+
+        A component asks for the same few URLs again and again (its Events, its pods' status), and
+        httpx would otherwise parse and re-join the base URL and the path for every request.
+        """
+        key = (path, tuple(params.items()) if params else ())
+        url = self._urls.get(key)
+        if url is None:
+            if len(self._urls) >= URL_CACHE_SIZE:
+                self._urls.clear()
+            base = str(self._http.base_url)  # httpx keeps it ending in "/"
+            url = self._urls[key] = httpx.URL(base + path.lstrip("/"), params=params or None)
+        return url
+
     async def _send(
         self,
         method: str,
@@ -242,8 +264,7 @@ class RESTClient:
         while True:
             request = self._http.build_request(
                 method,
-                path,
-                params=params,
+                self._url(path, params),
                 content=content,
                 headers=headers,
                 timeout=http_timeout if http_timeout is not None else self._http.timeout,
@@ -304,7 +325,7 @@ class RESTClient:
         """``request``, with the answer decoded from JSON."""
         response = await self.request(method, path, **options)
         try:
-            decoded = response.json()
+            decoded = serializer.decode(response.content)
         except ValueError as error:
             raise TransportError(f"{method} {path}: the answer is not JSON: {error}") from None
         if not isinstance(decoded, dict):

@@ -23,12 +23,12 @@ and informers without a server (``watch.NewFake``).
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
 from enum import StrEnum
 from types import TracebackType
 from typing import Any, Protocol, Self
 
+from controlplane.api import serializer
 from controlplane.client.errors import from_status
 
 Object = dict[str, Any]
@@ -61,7 +61,7 @@ class MalformedEvent(ValueError):
 def decode_event(line: str | bytes) -> WatchEvent:
     """Parse one line of a watch response."""
     try:
-        data = json.loads(line)
+        data = serializer.decode(line)
         event_type = EventType(data["type"])
         obj = data["object"]
     except (ValueError, KeyError, TypeError) as error:

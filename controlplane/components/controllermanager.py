@@ -17,6 +17,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from controlplane.client.informer import SharedInformerFactory, strip_managed_fields
 from controlplane.client.manager import Manager
 from controlplane.client.rest import ClientLease, ClientOrFactory, RESTClient
 from controlplane.clock import Clock
@@ -93,9 +94,17 @@ class ControllerManager:
             return
         self._client = self._lease.open()
         timing = self.timing
+        rng = random.Random(self.rng.getrandbits(64))
         manager = Manager(
             self._client,
             name="controller-manager",  # the trace's node id (DESIGN.md); the Lease keeps upstream's name
+            # As kube-controller-manager's shared informers do: no managedFields in the caches.
+            informers=SharedInformerFactory(
+                self._client,
+                clock=self.clock,
+                rng=random.Random(rng.getrandbits(64)),
+                transform=strip_managed_fields,
+            ),
             clock=self.clock,
             leader_election=self.leader_election,
             lease_name="kube-controller-manager",
@@ -105,7 +114,7 @@ class ControllerManager:
             retry_period=timing.leader_retry_period,
             cluster=self.cluster or None,
             trace=self.trace,
-            rng=random.Random(self.rng.getrandbits(64)),
+            rng=rng,
         )
         for name in self.controllers:
             CONTROLLERS[name](manager, timing)

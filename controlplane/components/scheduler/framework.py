@@ -348,6 +348,15 @@ class CycleState:
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
         self.data: dict[str, Any] = {}
+        self._requests: dict[bool, Resource] = {}
+
+    def pod_requests(self, pod: Obj, *, non_zero: bool = False) -> Resource:
+        """The requests of the pod being scheduled, summed once per attempt (upstream's plugins keep
+        them in their PreFilter/PreScore state rather than summing them again for every node)."""
+        requests = self._requests.get(non_zero)
+        if requests is None:
+            requests = self._requests[non_zero] = pod_requests(pod, non_zero=non_zero)
+        return requests
 
 
 class FilterPlugin(Protocol):

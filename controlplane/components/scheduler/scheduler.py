@@ -68,6 +68,7 @@ from controlplane.client.informer import (
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
     SharedInformerFactory,
+    strip_managed_fields,
 )
 from controlplane.client.leaderelection import LeaderCallbacks, LeaderElector
 from controlplane.client.record import (
@@ -315,6 +316,8 @@ class Scheduler:
                 ResourceEventHandlerFuncs(self._on_node_add, self._on_node_update, self._on_node_delete)
             )
             self._pod_informer = self._factory.informer_for("", "v1", "pods")
+            # As upstream's newPodInformer: no managedFields in the scheduler's pod cache.
+            self._pod_informer.transform = strip_managed_fields
             self._pod_informer.add_event_handler(
                 ResourceEventHandlerFuncs(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
             )

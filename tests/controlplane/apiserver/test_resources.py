@@ -275,3 +275,12 @@ async def test_a_generated_name_that_is_taken_is_generated_again(
     fourth = await api.client.post(CMS, json=body)  # eight more tries, all "ddddd": taken each time
     assert fourth.status_code == 409
     assert fourth.json()["reason"] == "AlreadyExists"
+
+
+async def test_an_integer_no_int64_field_can_hold_is_a_bad_request_and_nothing_is_stored(api: API) -> None:
+    body = pod("huge")
+    body["spec"]["terminationGracePeriodSeconds"] = 2**70  # type: ignore[index]
+    response = await api.client.post(PODS, json=body)
+    assert response.status_code in (400, 422), response.text
+    assert response.json()["kind"] == "Status"
+    assert (await api.client.get(f"{PODS}/huge")).status_code == 404

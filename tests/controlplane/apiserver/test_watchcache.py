@@ -220,3 +220,25 @@ async def test_a_batch_of_changes_on_many_nodes_offers_each_pinned_watcher_only_
     assert names(await collect(node_a, 2)) == ["a1", "a2"]
     assert names(await collect(node_b, 2)) == ["b1", "b2"]
     assert offered == {"node-a": ["a1", "a2"], "node-b": ["b1", "b2"]}
+
+
+async def test_replaced_versions_keep_only_their_bytes_yet_a_resumed_watch_gets_them(api: API) -> None:
+    """Once a change has reached every watcher, the version it replaced keeps only its serialized
+    form (the decoded object is several times bigger); a watch resuming from before it still gets
+    the whole history, decoded again on demand."""
+    cache = pods_cache(api)
+    start = cache.revision
+    everyone = cache.watch("default", None, start)
+    registry = api.server.registries[("", "v1", "pods")]
+    await registry.create(pod("web", tier="a"), "default")
+    first = (await collect(everyone, 1))[0]
+    relabelled = dict(first.object.obj, metadata=dict(first.object.obj["metadata"], labels={"tier": "b"}))
+    await api.client.put(f"{PODS}/web", json=relabelled)
+    second = (await collect(everyone, 1))[0]
+    assert second.previous is first.object
+    assert first.object.released and not second.object.released  # the old version: bytes only
+    assert first.object.obj["metadata"]["labels"] == {"tier": "a"}  # decoded again when asked
+
+    tier_b = cache.watch("default", lambda o: o["metadata"]["labels"].get("tier") == "b", start)
+    (resumed,) = await collect(tier_b, 1)
+    assert (resumed.type, resumed.object.obj["metadata"]["labels"]) == ("ADDED", {"tier": "b"})

@@ -23,6 +23,7 @@ from controlplane.client.informer import (
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
     SharedInformerFactory,
+    strip_managed_fields,
     wait_for_cache_sync,
 )
 from controlplane.client.reflector import ListWatch
@@ -335,3 +336,33 @@ async def test_replaying_watch_events_onto_a_stale_cache_equals_a_fresh_list(
         assert replayer.state == expected
         assert informer.reflector is not None and informer.reflector.list_count >= 2
         assert replayer.unknown_deletions >= 1
+
+
+async def test_a_factorys_transform_strips_managed_fields_before_anything_is_cached(cluster: Cluster) -> None:
+    """kube-controller-manager's informers (WithTransform): the cache and the handlers never see
+    managedFields, though the server keeps them."""
+    configmaps = cluster.client.resource("", "v1", "configmaps", "default")
+    await configmaps.create(configmap("settings"))
+    assert (await configmaps.get("settings"))["metadata"]["managedFields"]
+    factory = SharedInformerFactory(cluster.client, rng=random.Random(5), transform=strip_managed_fields)
+    informer = factory.informer_for("", "v1", "configmaps")
+    heard: list[dict[str, Any]] = []
+    both_heard = asyncio.Event()
+
+    def on_add(obj: dict[str, Any]) -> None:
+        heard.append(obj)
+        if len(heard) == 2:
+            both_heard.set()
+
+    informer.add_event_handler(ResourceEventHandlerFuncs(add_func=on_add))
+    factory.start()
+    try:
+        async with asyncio.timeout(10):
+            await factory.wait_for_cache_sync()
+            await configmaps.create(configmap("later"))
+            await both_heard.wait()
+        cached = informer.indexer.get_by_key("default/settings")
+        assert cached is not None and cached["metadata"]["name"] == "settings"
+        assert all("managedFields" not in obj["metadata"] for obj in [*informer.indexer.list(), *heard])
+    finally:
+        await factory.shutdown()

@@ -19,7 +19,6 @@ from controlplane.components.scheduler.framework import (
     CycleState,
     NodeInfo,
     Obj,
-    pod_requests,
 )
 
 NAME = "NodeResourcesBalancedAllocation"
@@ -30,7 +29,7 @@ class BalancedAllocation:
     name = NAME
 
     def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> int:
-        request = pod_requests(pod)
+        request = state.pod_requests(pod)
         if all(request.get(r) == 0 for r in RESOURCES):
             return 0
         fractions: list[float] = []

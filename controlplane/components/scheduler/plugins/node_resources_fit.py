@@ -24,6 +24,7 @@ from controlplane.components.scheduler.framework import (
     CycleState,
     NodeInfo,
     Obj,
+    Resource,
     Status,
     pod_requests,
     unschedulable,
@@ -34,12 +35,13 @@ NAME = "NodeResourcesFit"
 DEFAULT_RESOURCES = (("cpu", 1), ("memory", 1))
 
 
-def insufficient_resources(pod: Obj, node: NodeInfo) -> list[str]:
+def insufficient_resources(pod: Obj, node: NodeInfo, request: Resource | None = None) -> list[str]:
     """``fitsRequest``: the reasons, in upstream's order, why the pod's requests do not fit."""
     reasons: list[str] = []
     if len(node.pods) + 1 > node.allocatable.allowed_pod_number:
         reasons.append("Too many pods")
-    request = pod_requests(pod)
+    if request is None:
+        request = pod_requests(pod)
     if request.is_zero():
         return reasons
     free_cpu = node.allocatable.milli_cpu - node.requested.milli_cpu
@@ -69,13 +71,13 @@ class NodeResourcesFit:
     name = NAME
 
     def filter(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status:
-        reasons = insufficient_resources(pod, node)
+        reasons = insufficient_resources(pod, node, state.pod_requests(pod))
         if not reasons:
             return SUCCESS
         return unschedulable(NAME, *reasons)
 
     def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> int:
-        request = pod_requests(pod, non_zero=True)
+        request = state.pod_requests(pod, non_zero=True)
         total = weights = 0
         for resource, weight in DEFAULT_RESOURCES:
             requested = node.non_zero_requested.get(resource) + request.get(resource)
