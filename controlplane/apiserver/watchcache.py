@@ -73,6 +73,13 @@ FANOUT_BATCH = 25
 MAX_FANOUT_EVENTS = 100
 
 
+#: Resources whose current objects are kept as bytes only, decoded again when a request needs them.
+#: kube-apiserver has no watch cache for Events at all (``DefaultWatchCacheSizes`` in
+#: ``pkg/kubeapiserver/default_storage_factory_builder.go``): they are the most numerous objects, and
+#: rarely read. Kubelab keeps one, for watches, but not their decoded form.
+BYTES_ONLY = {("", "events"), ("events.k8s.io", "events")}
+
+
 class TooOldResourceVersion(Exception):
     """A watch asked to resume from before the cache's window: the client must re-list (410)."""
 
@@ -272,6 +279,8 @@ class WatchCache:
         self.watchers: dict[CacheWatcher, None] = {}
         #: The indexed trigger of this resource, if any: the field name and how to read it.
         self.trigger = TRIGGERS.get((rtype.group, rtype.plural))
+        #: Whether current objects stay decoded, or are kept as bytes once fanned out (see BYTES_ONLY).
+        self.keep_decoded = (rtype.group, rtype.plural) not in BYTES_ONLY
         #: Watchers pinned to one trigger value, by value; the others are in ``_unpinned``.
         self._pinned: dict[str, dict[CacheWatcher, None]] = {}
         self._unpinned: dict[CacheWatcher, None] = {}
@@ -334,7 +343,9 @@ class WatchCache:
             page = await self.store.range(self.prefix, start=start, revision=revision, limit=1000)
             revision = page.revision
             for kv in page.kvs:
-                listed[kv.key] = Cached(self.rtype.from_storage(decode(kv)), kv.mod_revision)
+                cached = listed[kv.key] = Cached(self.rtype.from_storage(decode(kv)), kv.mod_revision)
+                if not self.keep_decoded:
+                    cached.release()
             if not page.more:
                 break
             start = page.kvs[-1].key + "\0"
@@ -419,7 +430,7 @@ class WatchCache:
         for change in changes:
             if change.previous is not None:
                 change.previous.release()
-            if change.type == "DELETED":
+            if change.type == "DELETED" or not self.keep_decoded:
                 change.object.release()
 
     def _deliveries(self, changes: list[CacheEvent]) -> list[tuple[CacheWatcher, list[CacheEvent]]]:
@@ -473,8 +484,8 @@ class WatchCache:
 
     def list(self, namespace: str | None, matches: Filter | None) -> list[Cached]:
         prefix = self.rtype.prefix(namespace)
-        items = [c for k, c in self.objects.items() if k.startswith(prefix)]
-        items.sort(key=lambda c: _sort_key(c.obj))
+        # In key order, as etcd ranges return them (namespace, then name).
+        items = [c for _, c in sorted((k, c) for k, c in self.objects.items() if k.startswith(prefix))]
         if matches is not None:
             items = [c for c in items if matches(c.obj)]
         return items
@@ -529,11 +540,6 @@ class WatchCache:
                 pinned.pop(watcher, None)
                 if not pinned:
                     del self._pinned[watcher.trigger_value]
-
-
-def _sort_key(obj: Object) -> tuple[str, str]:
-    meta = obj.get("metadata", {})
-    return (meta.get("namespace", ""), meta.get("name", ""))
 
 
 __all__ = [

@@ -105,12 +105,16 @@ class _LRU(Generic[_K, _V]):
             self._items.popitem(last=False)
 
 
-def _fields(event: Event, *paths: str) -> tuple[str, ...]:
+def _paths(*paths: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(path.split(".")) for path in paths)
+
+
+def _fields(event: Event, paths: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
     values = []
     for path in paths:
         value: Any = event
-        for part in path.split("."):
-            value = value.get(part) if isinstance(value, Mapping) else None
+        for part in path:
+            value = value.get(part) if type(value) is dict or isinstance(value, Mapping) else None
         values.append("" if value is None else str(value))
     return tuple(values)
 
@@ -124,22 +128,24 @@ _OBJECT = (
     "involvedObject.uid",
     "involvedObject.apiVersion",
 )
+_EVENT_KEY = _paths(*_OBJECT, "involvedObject.fieldPath", "type", "reason", "message")
+_SPAM_KEY = _paths(*_OBJECT)
+_AGGREGATE_KEY = _paths(*_OBJECT, "type", "reason", "reportingComponent", "reportingInstance")
 
 
 def event_key(event: Event) -> tuple[str, ...]:
     """Events with the same key are the same event (``getEventKey``)."""
-    return _fields(event, *_OBJECT, "involvedObject.fieldPath", "type", "reason", "message")
+    return _fields(event, _EVENT_KEY)
 
 
 def spam_key(event: Event) -> tuple[str, ...]:
     """One token bucket per source and object (``getSpamKey``)."""
-    return _fields(event, *_OBJECT)
+    return _fields(event, _SPAM_KEY)
 
 
 def aggregate_key(event: Event) -> tuple[tuple[str, ...], str]:
     """Similar events differ only in their message (``EventAggregatorByReasonFunc``)."""
-    group = _fields(event, *_OBJECT, "type", "reason", "reportingComponent", "reportingInstance")
-    return group, str(event.get("message", ""))
+    return _fields(event, _AGGREGATE_KEY), str(event.get("message", ""))
 
 
 @dataclass

@@ -242,3 +242,29 @@ async def test_replaced_versions_keep_only_their_bytes_yet_a_resumed_watch_gets_
     tier_b = cache.watch("default", lambda o: o["metadata"]["labels"].get("tier") == "b", start)
     (resumed,) = await collect(tier_b, 1)
     assert (resumed.type, resumed.object.obj["metadata"]["labels"]) == ("ADDED", {"tier": "b"})
+
+
+async def test_events_are_cached_as_bytes_only_and_still_served_and_filtered(api: API) -> None:
+    """Events (kube-apiserver keeps no watch cache for them at all) stay in the cache as bytes:
+    once fanned out, the decoded form is dropped; reads and field selectors decode on demand."""
+    cache = api.server.caches["/registry/events"]
+    assert not cache.keep_decoded and pods_cache(api).keep_decoded
+    watcher = cache.watch("default", None, cache.revision)
+    for name, reason in (("e1", "Pulled"), ("e2", "Started")):
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name},
+            "involvedObject": {"kind": "Pod", "name": "web", "namespace": "default"},
+            "reason": reason,
+            "message": f"{reason} it",
+        }
+        assert (await api.client.post("/api/v1/namespaces/default/events", json=event)).status_code == 201
+    await collect(watcher, 2)
+    assert all(c.released for c in cache.objects.values() if c.obj["metadata"]["name"] in ("e1", "e2"))
+    listed = await api.client.get(
+        "/api/v1/namespaces/default/events", params={"fieldSelector": "reason=Started"}
+    )
+    assert [e["metadata"]["name"] for e in listed.json()["items"]] == ["e2"]
+    one = await api.client.get("/api/v1/namespaces/default/events/e1")
+    assert one.json()["message"] == "Pulled it"
