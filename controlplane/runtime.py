@@ -45,14 +45,19 @@ from types import MappingProxyType
 from typing import Any
 
 from controlplane.api.kinds import builtin_types
+from controlplane.apiserver.audit.config import AuditSettings, load_policy, log_path_for, policy_file_for
+from controlplane.apiserver.audit.log import AuditLog
+from controlplane.apiserver.filters.audit import Auditor
 from controlplane.apiserver.server import APIServer
 from controlplane.client.config import Config
+from controlplane.client.metrics import reporting_workqueues
 from controlplane.client.rest import RESTClient
 from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.components.identities import KINDS, component_identity
 from controlplane.components.kubelet.kubelet import Kubelet
 from controlplane.components.kubelet.simulation import PullTiming
 from controlplane.components.launch import Component, LaunchOptions, build_component
+from controlplane.metrics import MetricsRegistry, RestClientMetrics, WorkqueueMetrics
 from controlplane.pki import ClusterPKI
 from controlplane.serviceaccount import TokenIssuer
 from controlplane.store.compaction import RetentionPolicy
@@ -188,8 +193,14 @@ class Cluster:
         node_options: Mapping[str, Any] | None = None,
         rate_limits: Mapping[str, tuple[float, int]] | None = None,
         trace: TraceBus | None = None,
+        audit: AuditSettings | None = None,
     ) -> None:
         self.name = check_cluster_name(name)
+        #: Where the audit policy comes from and how large the audit log may grow (``apiserver/audit``).
+        self.audit = audit if audit is not None else AuditSettings()
+        #: The cluster's metrics (``/clusters/<name>/metrics``): its API server's and its in-process
+        #: components', made anew at each start.
+        self.metrics = MetricsRegistry()
         #: Every trace event of the cluster goes here: numbered, recorded, fanned out to viewers.
         self.trace = trace if trace is not None else TraceBus(name, now=clock.now, recording=False)
         #: Client QPS and burst per component kind, instead of upstream's defaults (``identities``):
@@ -242,6 +253,8 @@ class Cluster:
             if self._pki is None or self._tokens is None:
                 # Off the event loop: the first start generates keys (an RSA key takes a while).
                 self._pki, self._tokens = await asyncio.to_thread(load_identities, self.data_dir)
+            auditor = await self._auditor()
+            self.metrics = MetricsRegistry()
             await self.store.start()
             apiserver = APIServer(
                 self.name,
@@ -252,6 +265,8 @@ class Cluster:
                 watch_cache_window=self.watch_cache_window,
                 # ServiceAccount tokens: signed with the cluster's sa.key, kubeadm's issuer and audiences.
                 service_account_issuer=TokenIssuer(self.pki.service_account_key),
+                metrics_registry=self.metrics,
+                auditor=auditor,
             )
             self.apiserver = apiserver  # before it starts: a start interrupted halfway stops it too
             await apiserver.start()
@@ -271,6 +286,14 @@ class Cluster:
                 await self.store.close()
             raise
         self.state = ClusterState.RUNNING
+
+    async def _auditor(self) -> Auditor:
+        """The audit policy (read off the event loop; ``InvalidPolicy`` stops the start) and log."""
+        policy = await asyncio.to_thread(load_policy, policy_file_for(self.data_dir, self.audit.policy_file))
+        log = AuditLog(
+            log_path_for(self.data_dir), max_bytes=self.audit.max_bytes, backups=self.audit.backups
+        )
+        return Auditor(policy, log, now=self.clock.now)
 
     def component_plan(self) -> list[tuple[str, str]]:
         """The ``(kind, node)`` of every component this cluster runs in-process, in start order.
@@ -301,31 +324,37 @@ class Cluster:
                 **self.node_options,
             },
         )
+        # The components' REST clients and workqueues count into the cluster's metrics.
+        client_metrics, workqueue_metrics = RestClientMetrics(), WorkqueueMetrics()
+        self.metrics.register(client_metrics)
+        self.metrics.register(workqueue_metrics)
         plan = [(kind, node, component_identity(kind, node)) for kind, node in self.component_plan()]
         # The tokens of the previous start are revoked once per user: the kube-proxies share theirs.
         await asyncio.to_thread(self._revoke_component_tokens, {identity.user for _, _, identity in plan})
-        for kind, node, identity in plan:
-            token = await asyncio.to_thread(self.tokens.issue, identity.user, identity.groups)
-            config = Config.for_in_process(
-                apiserver,
-                self.name,
-                mount_prefix=f"/clusters/{self.name}",
-                bearer_token=token,
-                user_agent=identity.user_agent,
-                qps=self.rate_limits.get(kind, (identity.qps, identity.burst))[0],
-                burst=self.rate_limits.get(kind, (identity.qps, identity.burst))[1],
-                clock=self.clock,
-            )
-            node_options = self._node_options(node) if kind == "kubelet" else None
-            component = build_component(
-                kind, partial(RESTClient, config), options, node=node, node_options=node_options
-            )
-            # Listed before it starts: a start interrupted halfway (Ctrl-C) is stopped all the same.
-            self.components_running[identity.trace_id] = component
-            await component.start()
-            if isinstance(component, Kubelet):
-                # The API server reaches this kubelet's API (containerLogs) without a socket.
-                apiserver.kubelets.register(node, component.server)
+        with reporting_workqueues(workqueue_metrics):
+            for kind, node, identity in plan:
+                token = await asyncio.to_thread(self.tokens.issue, identity.user, identity.groups)
+                config = Config.for_in_process(
+                    apiserver,
+                    self.name,
+                    mount_prefix=f"/clusters/{self.name}",
+                    bearer_token=token,
+                    user_agent=identity.user_agent,
+                    qps=self.rate_limits.get(kind, (identity.qps, identity.burst))[0],
+                    burst=self.rate_limits.get(kind, (identity.qps, identity.burst))[1],
+                    clock=self.clock,
+                    request_metrics=client_metrics,
+                )
+                node_options = self._node_options(node) if kind == "kubelet" else None
+                component = build_component(
+                    kind, partial(RESTClient, config), options, node=node, node_options=node_options
+                )
+                # Listed before it starts: a start interrupted halfway (Ctrl-C) is stopped all the same.
+                self.components_running[identity.trace_id] = component
+                await component.start()
+                if isinstance(component, Kubelet):
+                    # The API server reaches this kubelet's API (containerLogs) without a socket.
+                    apiserver.kubelets.register(node, component.server)
 
     @staticmethod
     def _node_options(node: str) -> dict[str, Any]:
@@ -403,6 +432,8 @@ class LabConfig:
     #: a cluster without viewers does no trace work at all; on: a run can be saved unwatched).
     trace_capacity: int = 50_000
     trace_recording: bool = False
+    #: Every cluster's audit policy file (unless the cluster has its own) and audit log rotation.
+    audit: AuditSettings = field(default_factory=AuditSettings)
 
 
 class LabState(enum.Enum):
@@ -519,6 +550,7 @@ class Lab:
             timing=self.config.timing,
             clock=self.config.clock,
             trace=self.trace_bus(name),
+            audit=self.config.audit,
         )
         self._clusters = MappingProxyType({**self._clusters, name: cluster})
         try:

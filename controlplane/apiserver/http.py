@@ -19,7 +19,7 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 import yaml
@@ -27,6 +27,9 @@ import yaml
 from controlplane.apiserver import errors, protobuf
 from controlplane.apiserver.requestinfo import RequestInfo
 from controlplane.identity import UserInfo
+
+if TYPE_CHECKING:
+    from controlplane.apiserver.filters.audit import AuditContext
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -83,6 +86,10 @@ class Request:
     source: str = ""
     #: Whether its ``request.received`` trace event is out (the server emits it once).
     received_traced: bool = False
+    #: The client's address (``host``, from the connection), for the audit log's ``sourceIPs``.
+    client_host: str = ""
+    #: Its audit event while it is served, if the audit policy records it (``filters/audit.py``).
+    audit: AuditContext | None = None
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive, path: str) -> Request:
@@ -94,9 +101,11 @@ class Request:
             query[key] = value
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         audit_id = audit_id_from_header(headers.get("audit-id"))
+        client = scope.get("client")
+        host = str(client[0]) if client else ""
         if audit_id is None:
-            return cls(scope["method"], path, query, headers, receive)
-        return cls(scope["method"], path, query, headers, receive, audit_id=audit_id)
+            return cls(scope["method"], path, query, headers, receive, client_host=host)
+        return cls(scope["method"], path, query, headers, receive, audit_id=audit_id, client_host=host)
 
     async def read_body(self) -> bytes:
         if self.body is not None:

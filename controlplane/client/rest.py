@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import TracebackType
 from typing import Any, Self
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 
@@ -69,6 +69,8 @@ JSON = "application/json"
 _BROKEN_CONNECTION = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
 #: The wait client-go pretends the server asked for after a broken connection (``retryAfterResponse``).
 BROKEN_CONNECTION_RETRY_AFTER = 1.0
+#: The ``code`` of ``rest_client_requests_total`` for an attempt that got no answer (client-go's).
+ERROR_CODE = "<error>"
 #: The request header naming a request's Audit-ID (``auditinternal.HeaderAuditID``).
 AUDIT_ID_HEADER = "Audit-ID"
 
@@ -192,6 +194,8 @@ class RESTClient:
         self.clock = config.clock
         self._http = http_client if http_client is not None else build_http_client(config)
         self._owns_http = http_client is None
+        #: The server's ``host:port``, the ``host`` label of ``rest_client_requests_total``.
+        self._host = urlsplit(config.host).netloc
         self.rate_limiter: RateLimiter | None = (
             rate_limiter
             if rate_limiter is not None
@@ -214,6 +218,11 @@ class RESTClient:
         return ResourceClient(self, group, version, plural, namespace)
 
     # -- sending ------------------------------------------------------------------------------------
+
+    def _count(self, code: str, method: str) -> None:
+        """Report one attempt's result (client-go's ``updateURLMetrics``)."""
+        if self.config.request_metrics is not None:
+            self.config.request_metrics.increment(code, method, self._host)
 
     async def _throttle(self) -> None:
         if self.rate_limiter is not None:
@@ -251,6 +260,7 @@ class RESTClient:
             try:
                 response = await self._http.send(request, stream=stream)
             except httpx.TransportError as error:
+                self._count(ERROR_CODE, method)
                 if (
                     method == "GET"
                     and isinstance(error, _BROKEN_CONNECTION)
@@ -262,6 +272,7 @@ class RESTClient:
                     await self._throttle()
                     continue
                 raise _transport_error(method, path, error) from error
+            self._count(str(response.status_code), method)
             wait = _retry_after(response)
             if wait is None or retries >= self.config.max_retries:
                 return response

@@ -42,6 +42,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
+from controlplane.apiserver.audit.config import AuditSettings
 from controlplane.pki import WILDCARD_HOSTS, PKIError, ServingPKI
 from controlplane.runtime import Lab, LabConfig, activate, tune_garbage_collector
 from controlplane.store.compaction import RetentionPolicy
@@ -339,6 +340,11 @@ class Command(BaseCommand):
                 timing=timing_profile(settings.KUBELAB_TIMING_PROFILE),
                 trace_capacity=settings.KUBELAB_TRACE_RECORDER_SIZE,
                 trace_recording=settings.KUBELAB_TRACE_RECORD,
+                audit=AuditSettings(
+                    policy_file=settings.KUBELAB_AUDIT_POLICY_FILE,
+                    max_bytes=settings.KUBELAB_AUDIT_LOG_MAXSIZE * 1024 * 1024,
+                    backups=settings.KUBELAB_AUDIT_LOG_MAXBACKUP,
+                ),
             )
         )
         LabServer(self, lab, web=web, api=api, serving=serving, verbosity=options["verbosity"]).run()
