@@ -29,6 +29,9 @@ What it does on every call, as client-go's ``rest/request.go`` does:
   ``Conflict``, ``Invalid`` ...); no answer at all raises ``TransportError``.
 - **Watches** (``ResourceClient.watch``) stream newline-delimited JSON events as they arrive; an
   ``ERROR`` event raises its error (410 ``Expired``: the resourceVersion is too old, list again).
+- **Metrics.** Every attempt's result is reported to the config's ``request_metrics``
+  (``rest_client_requests_total{code, method, host}``; ``<error>`` when no answer came), as
+  client-go's ``updateURLMetrics`` reports to ``tools/metrics`` (``metrics.py``).
 - **An Audit-ID of its own.** Each call gets a new UUID (unless the caller's ``headers`` name one),
   sent as the ``Audit-ID`` header, which the API server adopts as the request's Audit-ID (retries of
   the call send the same one). The client reports it with ``trace.note_request`` before sending, so a

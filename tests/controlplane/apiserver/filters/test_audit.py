@@ -250,3 +250,21 @@ async def test_an_impersonated_user_would_be_recorded_beside_the_real_one(everyt
     assert "impersonatedUser" not in received
     assert complete["user"]["username"] == "admin"
     assert complete["impersonatedUser"] == {"username": "bob", "groups": ["system:authenticated"]}
+
+
+async def test_a_request_the_server_fails_on_is_recorded_as_a_panic(
+    everything: Audited, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from controlplane.apiserver.handlers import resources
+
+    async def broken(ctx: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(resources, "get", broken)
+    response = await everything.client.get(CMS + "/anything")
+    assert response.status_code == 500
+    (received, panic) = await everything.events_of(response)
+    assert received["stage"] == "RequestReceived"
+    assert panic["stage"] == "Panic"
+    assert panic["responseStatus"]["code"] == 500 and panic["responseStatus"]["reason"] == "InternalError"
+    assert "a bug" in panic["responseStatus"]["message"]
