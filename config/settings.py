@@ -315,7 +315,11 @@ KUBELAB_AUDIT_POLICY_FILE: Path | None = (
 )
 #: Each cluster's audit log (``<cluster dir>/audit/audit.log``) is rotated at this many MiB, and this
 #: many rotated files are kept.
-KUBELAB_AUDIT_LOG_MAXSIZE: int = _env_count("KUBELAB_AUDIT_LOG_MAXSIZE", 10) or 10
+KUBELAB_AUDIT_LOG_MAXSIZE: int = _env_count("KUBELAB_AUDIT_LOG_MAXSIZE", 10)
+if KUBELAB_AUDIT_LOG_MAXSIZE < 1:
+    raise ValueError(
+        f"KUBELAB_AUDIT_LOG_MAXSIZE={KUBELAB_AUDIT_LOG_MAXSIZE}: expected a whole number of MiB >= 1"
+    )
 KUBELAB_AUDIT_LOG_MAXBACKUP: int = _env_count("KUBELAB_AUDIT_LOG_MAXBACKUP", 2)
 #: Where the Kubernetes API port (HTTPS) listens: ``runlab --api``'s default, and the address
 #: ``manage.py kubeconfig`` puts in its server URLs unless told ``--server``.
