@@ -268,6 +268,7 @@ class Cluster:
                 metrics_registry=self.metrics,
                 auditor=auditor,
             )
+            self.metrics.register(auditor)  # apiserver_audit_*
             self.apiserver = apiserver  # before it starts: a start interrupted halfway stops it too
             await apiserver.start()
             await self._start_components(apiserver)

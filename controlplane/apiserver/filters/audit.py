@@ -26,10 +26,12 @@ Upstream: ``k8s.io/apiserver/pkg/endpoints/filters/audit.go`` (``WithAudit``,
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
+
+from prometheus_client.metrics_core import Metric
 
 from controlplane.apiserver import pipeline
 from controlplane.apiserver.audit.event import (
@@ -48,24 +50,59 @@ from controlplane.apiserver.audit.policy import Attributes, Level, Policy, Reque
 from controlplane.apiserver.http import Message, Request, Send
 from controlplane.apiserver.metrics import request_kind
 from controlplane.identity import UserInfo
+from controlplane.metrics.vectors import CounterVec
 
 #: The longest response body kept for ``responseObject``; a longer one is left out.
 MAX_RESPONSE_BODY = 3 * 1024 * 1024
 
 
 class Auditor:
-    """One API server's audit: its policy, its log, and the clock its timestamps read."""
+    """One API server's audit: its policy, its log, and the clock its timestamps read.
+
+    It is also a metrics collector (register it with the cluster's ``MetricsRegistry``): upstream's
+    ``apiserver_audit_event_total``, ``apiserver_audit_error_total{plugin}`` and
+    ``apiserver_audit_level_total{level}`` (``k8s.io/apiserver/pkg/audit/metrics.go``).
+    """
 
     def __init__(self, policy: Policy, log: AuditLog, *, now: Callable[[], float]) -> None:
         self.policy = policy
         self.log = log
         self.now = now
+        self.events = CounterVec(
+            "apiserver_audit_event_total",
+            "Counter of audit events generated and sent to the audit backend.",
+            (),
+        )
+        self.levels = CounterVec(
+            "apiserver_audit_level_total",
+            "Counter of policy levels for audit events (1 per request).",
+            ("level",),
+        )
+        self.events.inc((), 0)  # the series exists before the first event
+
+    def evaluate(self, attrs: Attributes) -> RequestAuditConfig:
+        config = self.policy.evaluate(attrs)
+        self.levels.inc((config.level.wire,))
+        return config
 
     def write(self, pending: PendingEvent) -> None:
+        self.events.inc(())
         self.log.write(pending)
 
     async def close(self) -> None:
         await self.log.close()
+
+    def collect(self) -> Iterable[Metric]:
+        yield self.events.collect()
+        errors = CounterVec(
+            "apiserver_audit_error_total",
+            "Counter of audit events that failed to be audited properly. Plugin identifies the plugin "
+            "affected by the error.",
+            ("plugin",),
+        )
+        errors.inc(("log",), self.log.dropped + self.log.errors)
+        yield errors.collect()
+        yield self.levels.collect()
 
 
 @dataclass
@@ -206,7 +243,7 @@ def record_unauthenticated(request: Request, auditor: Auditor | None) -> None:
 
 def _begin(request: Request, auditor: Auditor, user: UserInfo | None) -> RequestAuditConfig:
     attrs = attributes(request, user)
-    config = auditor.policy.evaluate(attrs)
+    config = auditor.evaluate(attrs)
     if config.level is Level.NONE:
         return config
     info = request.info

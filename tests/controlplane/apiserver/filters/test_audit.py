@@ -268,3 +268,24 @@ async def test_a_request_the_server_fails_on_is_recorded_as_a_panic(
     assert panic["stage"] == "Panic"
     assert panic["responseStatus"]["code"] == 500 and panic["responseStatus"]["reason"] == "InternalError"
     assert "a bug" in panic["responseStatus"]["message"]
+
+
+async def test_the_auditor_reports_upstreams_audit_metrics(tmp_path: Path) -> None:
+    policy = {
+        "apiVersion": "audit.k8s.io/v1",
+        "kind": "Policy",
+        "rules": [{"level": "None", "nonResourceURLs": ["/apis"]}, {"level": "Metadata"}],
+    }
+    async for audited in audited_server(tmp_path, policy):
+        await audited.client.get("/apis")
+        await audited.client.get(CMS)
+        assert audited.server.auditor is not None
+        samples = {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in audited.server.auditor.collect()
+            for s in family.samples
+        }
+        assert samples[("apiserver_audit_event_total", ())] == 2  # RequestReceived and ResponseComplete
+        assert samples[("apiserver_audit_level_total", (("level", "None"),))] == 1
+        assert samples[("apiserver_audit_level_total", (("level", "Metadata"),))] == 1
+        assert samples[("apiserver_audit_error_total", (("plugin", "log"),))] == 0
