@@ -13,7 +13,9 @@ The file is **rotated** when it reaches ``max_bytes``: ``audit.log`` becomes ``a
 log never takes more than ``(backups + 1) * max_bytes`` (upstream's ``--audit-log-maxsize`` and
 ``--audit-log-maxbackup``). If the writer falls more than ``max_pending`` events behind (a stalled
 disk), new events are dropped and counted rather than piling up in memory, as upstream's buffered
-backend does in its non-blocking mode; ``dropped`` and ``errors`` say how many were lost.
+backend does in its non-blocking mode; ``dropped`` and ``errors`` say how many were lost. A file that
+cannot be written (a full disk, a read-only directory) is logged once and stops the writer; the API
+server goes on serving, and every later event counts as dropped.
 
 Upstream: ``k8s.io/apiserver/plugin/pkg/audit/log/backend.go`` and ``plugin/pkg/audit/buffered``.
 """
@@ -81,6 +83,9 @@ class AuditLog:
         self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._closed = False
+        #: Whether the writer stopped on an error (auditing is off from then on), and whether it ended.
+        self._failed = False
+        self._writer_done = False
         #: Events not yet handed to the writer, and the timer that will hand them over.
         self._buffer: list[PendingEvent] = []
         self._timer: asyncio.TimerHandle | None = None
@@ -95,6 +100,8 @@ class AuditLog:
         Called on the event loop (or, outside one, handed over at once).
         """
         if self._closed:
+            if self._failed:
+                self.dropped += 1
             return False
         if self._queue.qsize() * BATCH + len(self._buffer) >= self.max_pending:
             self.dropped += 1
@@ -132,6 +139,8 @@ class AuditLog:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         self._queue.put(_Flush(loop, future))
+        if self._writer_done:  # it stopped (on an error) and will not answer: answer for it
+            self._release_flushes()
         await future
 
     async def close(self) -> None:
@@ -172,11 +181,13 @@ class AuditLog:
                     out.flush()
         except OSError as error:
             logger.error("audit log %s: %s; auditing stops", self.path, error)
+            self._failed = True
             self._closed = True
         finally:
             if out is not None:
                 with contextlib.suppress(OSError):
                     out.close()
+            self._writer_done = True  # before the last look at the queue: see ``flush``
             self._release_flushes()
 
     def _write_one(self, out: BinaryIO, pending: PendingEvent) -> int:

@@ -67,3 +67,14 @@ async def test_an_event_that_cannot_be_encoded_is_counted_not_fatal(tmp_path: Pa
     await log.close()
     assert ids(tmp_path / "audit.log") == ["id-0", "id-2"]
     assert (log.written, log.errors) == (2, 1)
+
+
+async def test_a_log_that_cannot_be_written_stops_and_counts_what_is_lost(tmp_path: Path) -> None:
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the log's directory should be")
+    log = AuditLog(blocked / "audit.log")
+    log.write(pending(1))
+    await log.flush()  # the writer fails on its first event, and still answers the flush
+    assert not log.write(pending(2))
+    assert log.dropped == 1
+    await log.close()
