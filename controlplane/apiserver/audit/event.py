@@ -21,8 +21,9 @@ levels that record bodies (``Request``, ``RequestResponse``).
 
 Building an event is cheap and happens while the request is served (``new_event``, as plain dicts
 whose parts are never changed afterwards, so one stage's event can be taken while the next is
-built). Its bodies stay bytes in a ``PendingEvent`` until the log's writer thread ``encode``s it:
-decoding, dropping ``managedFields`` when the policy says so, and hiding the values of any Secret.
+built). Its bodies stay bytes, and its timestamps seconds, in a ``PendingEvent`` until the log's
+writer thread ``encode``s it: formatting the times, decoding the bodies, dropping ``managedFields``
+when the policy says so, and hiding the values of any Secret.
 
 Upstream: ``k8s.io/apiserver/pkg/apis/audit/v1/types.go`` (the shape), ``pkg/audit/request.go``
 (``LogRequestMetadata``, ``LogRequestObject``, ``LogResponseObject``, ``maybeTruncateUserAgent``).
@@ -98,7 +99,7 @@ def new_event(
         event["userAgent"] = user_agent(agent)
     if object_ref:
         event["objectRef"] = object_ref
-    event["requestReceivedTimestamp"] = timestamp(received_at)
+    event["requestReceivedTimestamp"] = received_at  # seconds until ``encode`` formats it
     return event
 
 
@@ -196,7 +197,7 @@ def _recordable(obj: Any, omit_managed_fields: bool) -> Any:
 
 def encode(pending: PendingEvent) -> bytes:
     """The event's line in the audit log (JSON, ``\\n``-terminated). Runs in the writer thread."""
-    event = pending.event
+    event = _formatted_times(pending.event)
     if pending.status_body is not None:
         try:
             status = json.loads(pending.status_body)
@@ -226,6 +227,18 @@ def encode(pending: PendingEvent) -> bytes:
     # The server's own compact JSON, as it is: no decoding, no re-encoding (so it comes last).
     line = json.dumps(event, separators=(",", ":")).encode()
     return line[:-1] + b',"responseObject":' + body + b"}\n"
+
+
+def _formatted_times(event: Object) -> Object:
+    """``event`` with its timestamps (kept as seconds until now) as ``MicroTime`` strings."""
+    times = {
+        k: event[k]
+        for k in ("requestReceivedTimestamp", "stageTimestamp")
+        if isinstance(event.get(k), float | int)
+    }
+    if not times:
+        return event
+    return {**event, **{k: timestamp(v) for k, v in times.items()}}
 
 
 def _with_object_name(event: Object, request_object: Any) -> Object:

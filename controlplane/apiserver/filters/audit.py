@@ -25,7 +25,6 @@ Upstream: ``k8s.io/apiserver/pkg/endpoints/filters/audit.go`` (``WithAudit``,
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,7 +41,6 @@ from controlplane.apiserver.audit.event import (
     new_event,
     object_ref,
     success_status,
-    timestamp,
     with_status,
 )
 from controlplane.apiserver.audit.log import AuditLog
@@ -129,17 +127,27 @@ class AuditContext:
         event = {
             **self.event,
             "stage": stage.value,
+            # Seconds here; the writer thread formats both timestamps (``event.encode``).
             "stageTimestamp": self.event["requestReceivedTimestamp"]
             if stage is Stage.REQUEST_RECEIVED
-            else timestamp(self.auditor.now()),
+            else self.auditor.now(),
         }
         if self.annotations:
             event["annotations"] = dict(self.annotations)
-        self.auditor.write(PendingEvent(event) if pending is None else _with_event(pending, event))
-
-
-def _with_event(pending: PendingEvent, event: dict[str, Any]) -> PendingEvent:
-    return dataclasses.replace(pending, event=event)
+        if pending is None:
+            self.auditor.write(PendingEvent(event))
+            return
+        self.auditor.write(
+            PendingEvent(
+                event,
+                pending.request_body,
+                pending.request_content_type,
+                pending.record_request,
+                pending.response_body,
+                pending.status_body,
+                pending.omit_managed_fields,
+            )
+        )
 
 
 # -- attributes --------------------------------------------------------------------------------------
