@@ -50,6 +50,16 @@ API_VERSION = "audit.k8s.io/v1"
 DECISION_ANNOTATION = "authorization.k8s.io/decision"
 REASON_ANNOTATION = "authorization.k8s.io/reason"
 
+#: Request bodies that are JSON (a create or update, or a JSON, merge or strategic merge patch).
+JSON_BODIES = frozenset(
+    {
+        "application/json",
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+        "application/json-patch+json",
+    }
+)
+
 #: Upstream truncates longer User-Agents.
 MAX_USER_AGENT = 1024
 USER_AGENT_TRUNCATED = "...TRUNCATED"
@@ -152,6 +162,8 @@ class PendingEvent:
     #: The Status body of a failed request (for ``responseStatus``), whatever the level.
     status_body: bytes | None = None
     omit_managed_fields: bool = False
+    #: Whether the server accepted the request (a 2xx or 3xx answer): its JSON body then is valid JSON.
+    request_accepted: bool = False
 
 
 def decode_request_body(body: bytes, content_type: str) -> Any:
@@ -196,7 +208,12 @@ def _recordable(obj: Any, omit_managed_fields: bool) -> Any:
 
 
 def encode(pending: PendingEvent) -> bytes:
-    """The event's line in the audit log (JSON, ``\\n``-terminated). Runs in the writer thread."""
+    """The event's line in the audit log (JSON, ``\\n``-terminated). Runs in the writer thread.
+
+    A body that is already one line of JSON the server accepted (or produced), with nothing to hide
+    or drop, is copied into the line as it is, after the other fields: decoding and encoding it again
+    would cost more than everything else.
+    """
     event = _formatted_times(pending.event)
     if pending.status_body is not None:
         try:
@@ -204,29 +221,54 @@ def encode(pending: PendingEvent) -> bytes:
         except ValueError:
             status = None
         event = with_status(event, failure_status(event["responseStatus"]["code"], status))
-    if pending.request_body:
-        try:
-            request_object = decode_request_body(pending.request_body, pending.request_content_type)
-        except (ValueError, yaml.YAMLError):
-            request_object = None  # refused with 400 by the handler: nothing to record
-        event = _with_object_name(event, request_object)
-        if request_object is not None and pending.record_request:
-            event = _insert_before_timestamps(
-                event, "requestObject", _recordable(request_object, pending.omit_managed_fields)
-            )
+    raw: list[tuple[bytes, bytes]] = []  # (field, body) copied as they are
+    request_body = pending.request_body
+    if request_body:
+        named = bool((event.get("objectRef") or {}).get("name"))
+        if (
+            pending.record_request
+            and named
+            and pending.request_accepted
+            and pending.request_content_type in JSON_BODIES
+            and _copyable(request_body, pending)
+        ):
+            raw.append((b"requestObject", request_body))
+            request_body = None
+        if request_body:
+            try:
+                request_object = decode_request_body(request_body, pending.request_content_type)
+            except (ValueError, yaml.YAMLError):
+                request_object = None  # refused with 400 by the handler: nothing to record
+            event = _with_object_name(event, request_object)
+            if request_object is not None and pending.record_request:
+                event = _insert_before_timestamps(
+                    event, "requestObject", _recordable(request_object, pending.omit_managed_fields)
+                )
     body = pending.response_body
-    if body is None:
-        return json.dumps(event, separators=(",", ":")).encode() + b"\n"
-    if pending.omit_managed_fields or b'"Secret"' in body or b"\n" in body:
-        try:
-            response_object = _recordable(json.loads(body), pending.omit_managed_fields)
-        except ValueError:
-            return json.dumps(event, separators=(",", ":")).encode() + b"\n"
-        event = _insert_before_timestamps(event, "responseObject", response_object)
-        return json.dumps(event, separators=(",", ":")).encode() + b"\n"
-    # The server's own compact JSON, as it is: no decoding, no re-encoding (so it comes last).
+    if body is not None:
+        if _copyable(body, pending):  # the server's own compact JSON
+            raw.append((b"responseObject", body))
+        else:
+            try:
+                response_object = _recordable(json.loads(body), pending.omit_managed_fields)
+            except ValueError:
+                response_object = None
+            if response_object is not None:
+                event = _insert_before_timestamps(event, "responseObject", response_object)
     line = json.dumps(event, separators=(",", ":")).encode()
-    return line[:-1] + b',"responseObject":' + body + b"}\n"
+    if not raw:
+        return line + b"\n"
+    return line[:-1] + b"".join(b',"' + name + b'":' + value for name, value in raw) + b"}\n"
+
+
+def _copyable(body: bytes, pending: PendingEvent) -> bool:
+    """Whether ``body`` can go into the line unchanged: one line, no Secret, nothing to drop."""
+    return (
+        not pending.omit_managed_fields
+        and b"\n" not in body
+        and b"\r" not in body
+        and b'"Secret"' not in body
+    )
 
 
 def _formatted_times(event: Object) -> Object:

@@ -146,6 +146,7 @@ class AuditContext:
                 pending.response_body,
                 pending.status_body,
                 pending.omit_managed_fields,
+                pending.request_accepted,
             )
         )
 
@@ -209,8 +210,11 @@ def _observe(context: AuditContext, message: Message) -> None:
         context.code = int(message.get("status", 200))
         content_type = next((v for k, v in message.get("headers", ()) if k.lower() == b"content-type"), b"")
         context.response_json = content_type.startswith(b"application/json")
-        wants_body = context.config.level >= Level.REQUEST_RESPONSE or context.code >= 400
-        if wants_body and not context.long_running:
+        # A failure's Status (small) is read for responseStatus; a body only at RequestResponse, and
+        # never a watch's stream.
+        if context.code >= 400 or (
+            context.config.level >= Level.REQUEST_RESPONSE and not context.long_running
+        ):
             context.chunks = []
         if context.long_running:  # a watch: its first event says it has started
             context.write(Stage.RESPONSE_STARTED, _status_only(context.event, context.code))
@@ -340,6 +344,7 @@ def record_completed(request: Request, code: int) -> str:
             else None,
             status_body=body if body and code >= 400 and context.response_json else None,
             omit_managed_fields=config.omit_managed_fields,
+            request_accepted=code < 400,
         ),
     )
     return config.level.wire

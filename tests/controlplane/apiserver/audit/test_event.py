@@ -174,3 +174,45 @@ def test_helpers() -> None:
     assert timestamp(0) == "1970-01-01T00:00:00.000000Z"
     assert user_agent("a" * 2000) == "a" * 1024 + "...TRUNCATED"
     assert failure_status(500, "not a status") == {"metadata": {}, "code": 500}
+
+
+def test_accepted_one_line_json_bodies_are_copied_as_they_are() -> None:
+    named = event()
+    named["objectRef"] = {**named["objectRef"], "name": "web"}
+    request = b'{"kind":"ConfigMap","metadata":{"name":"web"},"data":{"a":"1"}}'
+    response = b'{"kind":"ConfigMap","metadata":{"name":"web","uid":"x"}}'
+    line = encode(
+        PendingEvent(
+            named,
+            request_body=request,
+            request_content_type="application/merge-patch+json",
+            record_request=True,
+            response_body=response,
+            request_accepted=True,
+        )
+    )
+    assert line.endswith(b',"requestObject":' + request + b',"responseObject":' + response + b"}\n")
+    e = json.loads(line)
+    assert e["requestObject"]["data"] == {"a": "1"} and e["responseObject"]["metadata"]["uid"] == "x"
+    # ... but never a Secret, which is decoded and hidden, nor a body on several lines.
+    secret = b'{"kind":"Secret","metadata":{"name":"web"},"data":{"password":"aHVudGVyMg=="}}'
+    hidden = encode(
+        PendingEvent(
+            named,
+            request_body=secret,
+            request_content_type="application/json",
+            record_request=True,
+            request_accepted=True,
+        )
+    )
+    assert b"aHVudGVyMg==" not in hidden
+    spread = encode(
+        PendingEvent(
+            named,
+            request_body=b'{\n "kind": "ConfigMap"\n}',
+            request_content_type="application/json",
+            record_request=True,
+            request_accepted=True,
+        )
+    )
+    assert spread.count(b"\n") == 1 and json.loads(spread)["requestObject"] == {"kind": "ConfigMap"}
