@@ -311,6 +311,22 @@ KUBELAB_NODES: int = _env_count("KUBELAB_NODES", 3)
 KUBELAB_COMPONENTS = _env_components(
     "KUBELAB_COMPONENTS", ("scheduler", "controller-manager", "kubelet", "kube-proxy")
 )
+#: Every cluster's audit policy (an audit.k8s.io/v1 Policy file); empty: Kubelab's default policy
+#: (controlplane/apiserver/audit/default-policy.yaml). A cluster with its own
+#: ``<cluster dir>/audit-policy.yaml`` uses that instead.
+KUBELAB_AUDIT_POLICY_FILE: Path | None = (
+    Path(os.environ["KUBELAB_AUDIT_POLICY_FILE"].strip()).expanduser().absolute()
+    if os.environ.get("KUBELAB_AUDIT_POLICY_FILE", "").strip()
+    else None
+)
+#: Each cluster's audit log (``<cluster dir>/audit/audit.log``) is rotated at this many MiB, and this
+#: many rotated files are kept.
+KUBELAB_AUDIT_LOG_MAXSIZE: int = _env_count("KUBELAB_AUDIT_LOG_MAXSIZE", 10)
+if KUBELAB_AUDIT_LOG_MAXSIZE < 1:
+    raise ValueError(
+        f"KUBELAB_AUDIT_LOG_MAXSIZE={KUBELAB_AUDIT_LOG_MAXSIZE}: expected a whole number of MiB >= 1"
+    )
+KUBELAB_AUDIT_LOG_MAXBACKUP: int = _env_count("KUBELAB_AUDIT_LOG_MAXBACKUP", 2)
 #: Where the Kubernetes API port (HTTPS) listens: ``runlab --api``'s default, and the address
 #: ``manage.py kubeconfig`` puts in its server URLs unless told ``--server``.
 KUBELAB_API_ADDRESS = _env_address("KUBELAB_API_ADDRESS", "127.0.0.1:6443")

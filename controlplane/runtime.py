@@ -47,10 +47,14 @@ from types import MappingProxyType
 from typing import Any
 
 from controlplane.api.kinds import builtin_types
+from controlplane.apiserver.audit.config import AuditSettings, load_policy, log_path_for, policy_file_for
+from controlplane.apiserver.audit.log import AuditLog
+from controlplane.apiserver.filters.audit import Auditor
 from controlplane.apiserver.filters.flowcontrol import FlowControlOptions
 from controlplane.apiserver.filters.x509 import X509Authenticator
 from controlplane.apiserver.server import APIServer
 from controlplane.client.config import Config
+from controlplane.client.metrics import reporting_workqueues
 from controlplane.client.rest import RESTClient
 from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.componentcerts import ComponentCertificate
@@ -58,6 +62,7 @@ from controlplane.components.identities import KINDS, component_identity
 from controlplane.components.kubelet.kubelet import Kubelet
 from controlplane.components.kubelet.simulation import PullTiming
 from controlplane.components.launch import Component, LaunchOptions, build_component
+from controlplane.metrics import MetricsRegistry, RestClientMetrics, WorkqueueMetrics
 from controlplane.pki import ClusterPKI
 from controlplane.revocation import RevocationList
 from controlplane.serviceaccount import TokenIssuer
@@ -200,10 +205,16 @@ class Cluster:
         rate_limits: Mapping[str, tuple[float, int]] | None = None,
         trace: TraceBus | None = None,
         flow_control: FlowControlOptions | None = None,
+        audit: AuditSettings | None = None,
     ) -> None:
         self.name = check_cluster_name(name)
         #: Its API server's flow control: API Priority and Fairness, or max-in-flight.
         self.flow_control = flow_control or FlowControlOptions()
+        #: Where the audit policy comes from and how large the audit log may grow (``apiserver/audit``).
+        self.audit = audit if audit is not None else AuditSettings()
+        #: The cluster's metrics (``/clusters/<name>/metrics``): its API server's and its in-process
+        #: components', made anew at each start.
+        self.metrics = MetricsRegistry()
         #: Every trace event of the cluster goes here: numbered, recorded, fanned out to viewers.
         self.trace = trace if trace is not None else TraceBus(name, now=clock.now, recording=False)
         #: Client QPS and burst per component kind, instead of upstream's defaults (``identities``):
@@ -267,6 +278,8 @@ class Cluster:
                 # Off the event loop: the first start generates keys (an RSA key takes a while).
                 identities = await asyncio.to_thread(load_identities, self.data_dir)
                 self._pki, self._tokens, self._revocations = identities
+            auditor = await self._auditor()
+            self.metrics = MetricsRegistry()
             await self.store.start()
             apiserver = APIServer(
                 self.name,
@@ -282,7 +295,10 @@ class Cluster:
                     self.pki.ca.certificate, clock=self.clock, is_revoked=self._revocations.is_revoked
                 ),
                 flow_control=self.flow_control,
+                metrics_registry=self.metrics,
+                auditor=auditor,
             )
+            self.metrics.register(auditor)  # apiserver_audit_*
             self.apiserver = apiserver  # before it starts: a start interrupted halfway stops it too
             await apiserver.start()
             await self._start_components(apiserver)
@@ -301,6 +317,14 @@ class Cluster:
                 await self.store.close()
             raise
         self.state = ClusterState.RUNNING
+
+    async def _auditor(self) -> Auditor:
+        """The audit policy (read off the event loop; ``InvalidPolicy`` stops the start) and log."""
+        policy = await asyncio.to_thread(load_policy, policy_file_for(self.data_dir, self.audit.policy_file))
+        log = AuditLog(
+            log_path_for(self.data_dir), max_bytes=self.audit.max_bytes, backups=self.audit.backups
+        )
+        return Auditor(policy, log, now=self.clock.now)
 
     def component_plan(self) -> list[tuple[str, str]]:
         """The ``(kind, node)`` of every component this cluster runs in-process, in start order.
@@ -332,32 +356,40 @@ class Cluster:
                 **self.node_options,
             },
         )
+        # The components' REST clients and workqueues count into the cluster's metrics.
+        client_metrics, workqueue_metrics = RestClientMetrics(), WorkqueueMetrics()
+        self.metrics.register(client_metrics)
+        self.metrics.register(workqueue_metrics)
         plan = [(kind, node, component_identity(kind, node)) for kind, node in self.component_plan()]
         # Earlier versions gave components bearer tokens: any left in the registry are revoked.
         await asyncio.to_thread(self._revoke_component_tokens, {identity.user for _, _, identity in plan})
-        for kind, node, identity in plan:
-            certificate = ComponentCertificate(self.pki, identity.user, identity.groups, now=self.clock.now)
-            self.component_certificates[identity.trace_id] = certificate
-            config = Config.for_in_process(
-                apiserver,
-                self.name,
-                mount_prefix=f"/clusters/{self.name}",
-                cert_source=certificate.current,
-                user_agent=identity.user_agent,
-                qps=self.rate_limits.get(kind, (identity.qps, identity.burst))[0],
-                burst=self.rate_limits.get(kind, (identity.qps, identity.burst))[1],
-                clock=self.clock,
-            )
-            node_options = self._node_options(node) if kind == "kubelet" else None
-            component = build_component(
-                kind, partial(RESTClient, config), options, node=node, node_options=node_options
-            )
-            # Listed before it starts: a start interrupted halfway (Ctrl-C) is stopped all the same.
-            self.components_running[identity.trace_id] = component
-            await component.start()
-            if isinstance(component, Kubelet):
-                # The API server reaches this kubelet's API (containerLogs) without a socket.
-                apiserver.kubelets.register(node, component.server)
+        with reporting_workqueues(workqueue_metrics):
+            for kind, node, identity in plan:
+                certificate = ComponentCertificate(
+                    self.pki, identity.user, identity.groups, now=self.clock.now
+                )
+                self.component_certificates[identity.trace_id] = certificate
+                config = Config.for_in_process(
+                    apiserver,
+                    self.name,
+                    mount_prefix=f"/clusters/{self.name}",
+                    cert_source=certificate.current,
+                    user_agent=identity.user_agent,
+                    qps=self.rate_limits.get(kind, (identity.qps, identity.burst))[0],
+                    burst=self.rate_limits.get(kind, (identity.qps, identity.burst))[1],
+                    clock=self.clock,
+                    request_metrics=client_metrics,
+                )
+                node_options = self._node_options(node) if kind == "kubelet" else None
+                component = build_component(
+                    kind, partial(RESTClient, config), options, node=node, node_options=node_options
+                )
+                # Listed before it starts: a start interrupted halfway (Ctrl-C) is stopped all the same.
+                self.components_running[identity.trace_id] = component
+                await component.start()
+                if isinstance(component, Kubelet):
+                    # The API server reaches this kubelet's API (containerLogs) without a socket.
+                    apiserver.kubelets.register(node, component.server)
 
     @staticmethod
     def _node_options(node: str) -> dict[str, Any]:
@@ -439,6 +471,8 @@ class LabConfig:
     trace_recording: bool = False
     #: Each cluster's API server's flow control (``KUBELAB_ENABLE_PRIORITY_AND_FAIRNESS`` ...).
     flow_control: FlowControlOptions = field(default_factory=FlowControlOptions)
+    #: Every cluster's audit policy file (unless the cluster has its own) and audit log rotation.
+    audit: AuditSettings = field(default_factory=AuditSettings)
 
 
 class LabState(enum.Enum):
@@ -556,6 +590,7 @@ class Lab:
             clock=self.config.clock,
             trace=self.trace_bus(name),
             flow_control=self.config.flow_control,
+            audit=self.config.audit,
         )
         self._clusters = MappingProxyType({**self._clusters, name: cluster})
         try:

@@ -37,6 +37,9 @@ print(json.dumps({
     "timing": s.KUBELAB_TIMING_PROFILE,
     "nodes": s.KUBELAB_NODES,
     "components": list(s.KUBELAB_COMPONENTS),
+    "audit_policy": str(s.KUBELAB_AUDIT_POLICY_FILE),
+    "audit_maxsize": s.KUBELAB_AUDIT_LOG_MAXSIZE,
+    "audit_maxbackup": s.KUBELAB_AUDIT_LOG_MAXBACKUP,
     "static_root": str(s.STATIC_ROOT),
     "apps": s.INSTALLED_APPS,
 }))
@@ -81,6 +84,7 @@ def test_defaults_are_the_embedded_lab(tmp_path: Path) -> None:
     assert "127.0.0.1" in s["allowed_hosts"]
     assert s["retain_revisions"] is None and s["retain_seconds"] is None
     assert s["apps"][0] == "daphne"
+    assert (s["audit_policy"], s["audit_maxsize"], s["audit_maxbackup"]) == ("None", 10, 2)
     assert {"channels", "controlplane", "courses", "django.contrib.staticfiles"} <= set(s["apps"])
 
 
@@ -133,6 +137,9 @@ def test_every_variable_is_honoured(tmp_path: Path) -> None:
         KUBELAB_TIMING_PROFILE="upstream",
         KUBELAB_NODES="5",
         KUBELAB_COMPONENTS="kubelet, scheduler",
+        KUBELAB_AUDIT_POLICY_FILE=str(tmp_path / "policy.yaml"),
+        KUBELAB_AUDIT_LOG_MAXSIZE="5",
+        KUBELAB_AUDIT_LOG_MAXBACKUP="0",
     )
     assert s["secret_key"] == "not-a-secret-for-tests"
     assert not (tmp_path / "secret_key").exists()
@@ -153,6 +160,8 @@ def test_every_variable_is_honoured(tmp_path: Path) -> None:
     assert s["timing"] == "upstream"
     assert s["nodes"] == 5
     assert s["components"] == ["scheduler", "kubelet"]
+    assert s["audit_policy"] == str(tmp_path / "policy.yaml")
+    assert (s["audit_maxsize"], s["audit_maxbackup"]) == (5, 0)
 
 
 @pytest.mark.parametrize(
@@ -167,6 +176,8 @@ def test_every_variable_is_honoured(tmp_path: Path) -> None:
         ("KUBELAB_TIMING_PROFILE", "fast"),
         ("KUBELAB_NODES", "-1"),
         ("KUBELAB_COMPONENTS", "scheduler,etcd"),
+        ("KUBELAB_AUDIT_LOG_MAXSIZE", "0"),
+        ("KUBELAB_AUDIT_LOG_MAXBACKUP", "-1"),
     ],
 )
 def test_a_bad_value_stops_the_process_and_names_the_variable(tmp_path: Path, name: str, value: str) -> None:

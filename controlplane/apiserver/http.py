@@ -19,7 +19,7 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 import yaml
@@ -28,6 +28,9 @@ from controlplane.api import serializer
 from controlplane.apiserver import errors, protobuf
 from controlplane.apiserver.requestinfo import RequestInfo
 from controlplane.identity import UserInfo
+
+if TYPE_CHECKING:
+    from controlplane.apiserver.filters.audit import AuditContext
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -103,6 +106,10 @@ class Request:
     #: The client's certificate chain from the ASGI TLS extension (PEM strings, the client's first),
     #: unchecked: the x509 authenticator judges it. Empty without a client certificate.
     client_cert_chain: tuple[object, ...] = ()
+    #: The client's address (``host``, from the connection), for the audit log's ``sourceIPs``.
+    client_host: str = ""
+    #: Its audit event while it is served, if the audit policy records it (``filters/audit.py``).
+    audit: AuditContext | None = None
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive, path: str) -> Request:
@@ -115,9 +122,22 @@ class Request:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         audit_id = audit_id_from_header(headers.get("audit-id"))
         chain = client_cert_chain(scope)
+        client = scope.get("client")
+        host = str(client[0]) if client else ""
         if audit_id is None:
-            return cls(scope["method"], path, query, headers, receive, client_cert_chain=chain)
-        return cls(scope["method"], path, query, headers, receive, audit_id=audit_id, client_cert_chain=chain)
+            return cls(
+                scope["method"], path, query, headers, receive, client_cert_chain=chain, client_host=host
+            )
+        return cls(
+            scope["method"],
+            path,
+            query,
+            headers,
+            receive,
+            audit_id=audit_id,
+            client_cert_chain=chain,
+            client_host=host,
+        )
 
     async def read_body(self) -> bytes:
         if self.body is not None:

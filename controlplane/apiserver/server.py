@@ -42,10 +42,12 @@ from controlplane.apiserver.http import (
     respond_error,
 )
 from controlplane.apiserver.kubeletclient import KubeletConnections
+from controlplane.apiserver.metrics import APIServerMetrics
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.identity import KUBE_CONTROLLER_MANAGER, KUBE_PROXY, KUBE_SCHEDULER, NODE_USER_PREFIX
+from controlplane.metrics import MetricsRegistry
 from controlplane.serviceaccount import TokenIssuer
 from controlplane.store import Store
 from controlplane.trace import NULL_SINK, TraceSink, recording_revisions, request_context
@@ -96,6 +98,8 @@ class APIServer:
         service_account_issuer: TokenIssuer | None = None,
         client_certificates: X509Authenticator | None = None,
         flow_control: flowcontrol.FlowControlOptions | None = None,
+        metrics_registry: MetricsRegistry | None = None,
+        auditor: audit.Auditor | None = None,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -135,6 +139,11 @@ class APIServer:
             trace=trace,
             cluster=cluster,
         )
+        #: The cluster's metrics (``/metrics``), and this server's own among them.
+        self.metrics_registry = metrics_registry if metrics_registry is not None else MetricsRegistry()
+        self.metrics = APIServerMetrics.for_server(self.metrics_registry, store, resource_types, self.caches)
+        #: Records who did what (None: no audit policy, nothing is recorded).
+        self.auditor = auditor
         self.started = False
 
     async def start(self) -> None:
@@ -172,7 +181,11 @@ class APIServer:
     async def stop(self) -> None:
         self.started = False
         await self.flow_control.stop()
+        if self.store.observer is self.metrics:
+            self.store.observer = None
         await asyncio.gather(*(cache.stop() for cache in self.caches.values()))
+        if self.auditor is not None:
+            await self.auditor.close()
         await self.kubelets.aclose()
 
     # -- ASGI ------------------------------------------------------------------------------------
@@ -182,6 +195,8 @@ class APIServer:
             return
         request = Request.from_scope(scope, receive, scope.get("path", "/") or "/")
         started = time.perf_counter()
+        inflight = self.metrics.started(request)
+        send = audit.observing(request, send, self.auditor)
         code = 500
         with request_context(request.audit_id), recording_revisions() as written:
             try:
@@ -192,17 +207,20 @@ class APIServer:
             except Exception as error:  # a bug: answer like upstream's panic recovery, and log it
                 logger.exception("API request %s %s failed", request.method, request.path)
                 code = 500
+                audit.record_panic(request, error)
                 with contextlib.suppress(Exception):
                     await respond_error(send, errors.internal_error(error), request.audit_id)
             finally:
                 if not request.received_traced:  # refused before authentication (a malformed path)
                     self._received(request)
-                completed: dict[str, Any] = {
-                    "code": code,
-                    "duration": round(time.perf_counter() - started, 6),
-                }
+                duration = time.perf_counter() - started
+                self.metrics.finished(inflight, request, code, duration)
+                audit_level = audit.record_completed(request, code)
+                completed: dict[str, Any] = {"code": code, "duration": round(duration, 6)}
                 if written:
                     completed["revision"] = written[-1]
+                if audit_level:  # its audit event's auditID is this event's id
+                    completed["audit"] = audit_level
                 self._trace("request.completed", request, **completed)
 
     def _trace(self, type: str, request: Request, **fields: Any) -> None:
@@ -252,16 +270,18 @@ class APIServer:
             except authentication.Unauthenticated as refused:
                 self._received(request)  # from user:anonymous: the diagram shows the bounce
                 pipeline.stage("authentication", "deny", refused.why)
+                audit.record_unauthenticated(request, self.auditor)
                 raise
             request.user = authenticated.user
             request.source = diagram_node(request.user.username, request.headers.get("user-agent", ""))
             self._received(request)
             pipeline.stage("authentication", "pass", authenticated.how)
-            audit.record_received(request)
+            audit.record_received(request, self.auditor)
             impersonation.impersonate(request)
             async with self.flow_control.admit(request, send) as send:
                 allowed, reason = authorization.authorize(request)
                 pipeline.stage("authorization", "pass" if allowed else "deny", reason)
+                audit.record_authorization(request, allowed, reason)
                 if not allowed:
                     raise errors.forbidden(info.resource, info.api_group, info.name, reason)
 
@@ -306,6 +326,10 @@ class APIServer:
             return reply.status
         elif path in ("/healthz", "/livez", "/readyz"):
             return await self._public(request, send)
+        elif path == "/metrics":  # Prometheus' text format (OpenMetrics if asked for)
+            text, content_type = self.metrics_registry.exposition(request.headers.get("accept", ""))
+            await respond(send, 200, text, content_type=content_type, audit_id=request.audit_id)
+            return 200
         if body is None:
             raise errors.StatusError(
                 404,

@@ -34,6 +34,7 @@ from typing import Any
 
 import yaml
 
+from controlplane.client.metrics import RequestMetrics
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
 Message = MutableMapping[str, Any]
@@ -92,6 +93,8 @@ class Config:
     identity_headers: Mapping[str, str] = field(default_factory=dict)
     #: The cluster clock the rate limiter and the retry waits use.
     clock: Clock = SYSTEM_CLOCK
+    #: Where the client reports each request's result (``rest_client_requests_total``); None: nowhere.
+    request_metrics: RequestMetrics | None = None
 
     @property
     def in_process(self) -> bool:

@@ -29,6 +29,9 @@ What it does on every call, as client-go's ``rest/request.go`` does:
   ``Conflict``, ``Invalid`` ...); no answer at all raises ``TransportError``.
 - **Watches** (``ResourceClient.watch``) stream newline-delimited JSON events as they arrive; an
   ``ERROR`` event raises its error (410 ``Expired``: the resourceVersion is too old, list again).
+- **Metrics.** Every attempt's result is reported to the config's ``request_metrics``
+  (``rest_client_requests_total{code, method, host}``; ``<error>`` when no answer came), as
+  client-go's ``updateURLMetrics`` reports to ``tools/metrics`` (``metrics.py``).
 - **An Audit-ID of its own.** Each call gets a new UUID (unless the caller's ``headers`` name one),
   sent as the ``Audit-ID`` header, which the API server adopts as the request's Audit-ID (retries of
   the call send the same one). The client reports it with ``trace.note_request`` before sending, so a
@@ -47,7 +50,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import TracebackType
 from typing import Any, Self
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 
@@ -70,6 +73,8 @@ JSON = "application/json"
 _BROKEN_CONNECTION = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
 #: The wait client-go pretends the server asked for after a broken connection (``retryAfterResponse``).
 BROKEN_CONNECTION_RETRY_AFTER = 1.0
+#: The ``code`` of ``rest_client_requests_total`` for an attempt that got no answer (client-go's).
+ERROR_CODE = "<error>"
 #: The request header naming a request's Audit-ID (``auditinternal.HeaderAuditID``).
 AUDIT_ID_HEADER = "Audit-ID"
 #: Distinct request URLs a client keeps parsed (see ``RESTClient._url``); all are dropped when full.
@@ -199,6 +204,8 @@ class RESTClient:
         self._http = http_client if http_client is not None else build_http_client(config)
         self._urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = {}
         self._owns_http = http_client is None
+        #: The server's ``host:port``, the ``host`` label of ``rest_client_requests_total``.
+        self._host = urlsplit(config.host).netloc
         self.rate_limiter: RateLimiter | None = (
             rate_limiter
             if rate_limiter is not None
@@ -221,6 +228,11 @@ class RESTClient:
         return ResourceClient(self, group, version, plural, namespace)
 
     # -- sending ------------------------------------------------------------------------------------
+
+    def _count(self, code: str, method: str) -> None:
+        """Report one attempt's result (client-go's ``updateURLMetrics``)."""
+        if self.config.request_metrics is not None:
+            self.config.request_metrics.increment(code, method, self._host)
 
     async def _throttle(self) -> None:
         if self.rate_limiter is not None:
@@ -272,6 +284,7 @@ class RESTClient:
             try:
                 response = await self._http.send(request, stream=stream)
             except httpx.TransportError as error:
+                self._count(ERROR_CODE, method)
                 if (
                     method == "GET"
                     and isinstance(error, _BROKEN_CONNECTION)
@@ -283,6 +296,7 @@ class RESTClient:
                     await self._throttle()
                     continue
                 raise _transport_error(method, path, error) from error
+            self._count(str(response.status_code), method)
             wait = _retry_after(response)
             if wait is None or retries >= self.config.max_retries:
                 return response

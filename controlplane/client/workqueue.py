@@ -45,7 +45,9 @@ its time comes (a key waiting twice keeps the earlier time).
 ``metrics`` carries the counters client-go exports as ``workqueue_depth``, ``workqueue_adds_total``,
 ``workqueue_queue_duration_seconds``, ``workqueue_work_duration_seconds``,
 ``workqueue_unfinished_work_seconds``, ``workqueue_longest_running_processor_seconds`` and
-``workqueue_retries_total``, read from the cluster clock.
+``workqueue_retries_total``, read from the cluster clock. A named queue also reports them to a
+metrics provider (``metrics.py``): the one it is given, or the one of the context it is made in, so
+that ``/metrics`` of its cluster shows them.
 
 Upstream: client-go ``util/workqueue/queue.go``, ``delaying_queue.go``, ``rate_limiting_queue.go``,
 ``metrics.go``.
@@ -58,10 +60,11 @@ import contextlib
 import heapq
 import itertools
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from controlplane.client.metrics import QueueObserver, WorkqueueMetricsProvider, workqueue_metrics_provider
 from controlplane.client.ratelimiters import RateLimiter, default_controller_rate_limiter
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
@@ -76,7 +79,8 @@ class QueueShutDown(Exception):
 class QueueMetrics:
     """One queue's counters, named after client-go's ``workqueue_*`` Prometheus metrics.
 
-    Durations are kept as a sum and a count (what a Prometheus summary exports without quantiles).
+    Durations are kept as a sum and a count here; the ``observer`` (a metrics provider's, for a named
+    queue) also gets each one, for the Prometheus histograms. ``now`` reads the queue's clock.
     """
 
     name: str
@@ -87,6 +91,8 @@ class QueueMetrics:
     queue_duration_seconds_count: int = 0
     work_duration_seconds_sum: float = 0.0
     work_duration_seconds_count: int = 0
+    now: Callable[[], float] = field(default=SYSTEM_CLOCK.now, repr=False)
+    observer: QueueObserver | None = field(default=None, repr=False)
     _added_at: dict[Hashable, float] = field(default_factory=dict, repr=False)
     _processing_since: dict[Hashable, float] = field(default_factory=dict, repr=False)
 
@@ -94,6 +100,13 @@ class QueueMetrics:
         self.adds_total += 1
         self.depth += 1
         self._added_at.setdefault(item, now)
+        if self.observer is not None:
+            self.observer.added()
+
+    def retried(self) -> None:
+        self.retries_total += 1
+        if self.observer is not None:
+            self.observer.retried()
 
     def got(self, item: Hashable, now: float) -> None:
         self.depth -= 1
@@ -102,12 +115,16 @@ class QueueMetrics:
         if added_at is not None:
             self.queue_duration_seconds_sum += now - added_at
             self.queue_duration_seconds_count += 1
+            if self.observer is not None:
+                self.observer.waited(now - added_at)
 
     def finished(self, item: Hashable, now: float) -> None:
         started = self._processing_since.pop(item, None)
         if started is not None:
             self.work_duration_seconds_sum += now - started
             self.work_duration_seconds_count += 1
+            if self.observer is not None:
+                self.observer.worked(now - started)
 
     def unfinished_work_seconds(self, now: float) -> float:
         """How long the items being processed now have been at it, added up."""
@@ -121,10 +138,19 @@ class QueueMetrics:
 class Queue(Generic[T]):
     """client-go's ``workqueue.Type``: FIFO order, dedupe of pending items, one worker per item."""
 
-    def __init__(self, name: str = "", *, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self,
+        name: str = "",
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        metrics_provider: WorkqueueMetricsProvider | None = None,
+    ) -> None:
         self.name = name
         self.clock = clock
-        self.metrics = QueueMetrics(name)
+        self.metrics = QueueMetrics(name, now=clock.now)
+        provider = metrics_provider if metrics_provider is not None else workqueue_metrics_provider()
+        if provider is not None and name:  # client-go: an unnamed queue reports nothing
+            self.metrics.observer = provider.observer(name, self.metrics)
         self._queue: deque[T] = deque()
         self._dirty: set[T] = set()
         self._processing: set[T] = set()
@@ -244,8 +270,14 @@ class _Waiting(Generic[T]):
 class DelayingQueue(Queue[T]):
     """A ``Queue`` that can also add an item after a delay on the cluster clock (``add_after``)."""
 
-    def __init__(self, name: str = "", *, clock: Clock = SYSTEM_CLOCK) -> None:
-        super().__init__(name, clock=clock)
+    def __init__(
+        self,
+        name: str = "",
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        metrics_provider: WorkqueueMetricsProvider | None = None,
+    ) -> None:
+        super().__init__(name, clock=clock, metrics_provider=metrics_provider)
         self._heap: list[_Waiting[T]] = []
         self._waiting: dict[T, _Waiting[T]] = {}
         self._seq = itertools.count()
@@ -264,7 +296,7 @@ class DelayingQueue(Queue[T]):
         """
         if self._shutting_down:
             return
-        self.metrics.retries_total += 1
+        self.metrics.retried()
         if delay <= 0:
             self.add(item)
             return
@@ -316,9 +348,14 @@ class RateLimitingQueue(DelayingQueue[T]):
     """A ``DelayingQueue`` whose ``add_rate_limited`` waits as long as its rate limiter says."""
 
     def __init__(
-        self, rate_limiter: RateLimiter | None = None, name: str = "", *, clock: Clock = SYSTEM_CLOCK
+        self,
+        rate_limiter: RateLimiter | None = None,
+        name: str = "",
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        metrics_provider: WorkqueueMetricsProvider | None = None,
     ) -> None:
-        super().__init__(name, clock=clock)
+        super().__init__(name, clock=clock, metrics_provider=metrics_provider)
         self.rate_limiter = rate_limiter or default_controller_rate_limiter(clock=clock)
 
     def add_rate_limited(self, item: T) -> None:

@@ -9,12 +9,18 @@ implement the ``_``-prefixed hooks (see ``sqlite.py``, ``postgres.py``, ``etcd.p
 The common requests of an API server are built on ``txn`` here, exactly as kube-apiserver builds them
 (``k8s.io/apiserver/pkg/storage/etcd3/store.go``): *create* is "put if the key does not exist",
 *update* and *delete* are "... if its mod_revision is still what I read".
+
+An ``observer`` (the API server's ``etcd_request_duration_seconds``) may be told how long each
+read and transaction took, by operation (``get``, ``list``, ``create``, ``update``, ``delete``,
+``txn``) and key; with none, nothing is measured.
 """
 
 from __future__ import annotations
 
 import abc
+from time import perf_counter
 from types import TracebackType
+from typing import Protocol
 
 from controlplane.store import mvcc
 from controlplane.store.errors import KeyExists, KeyNotFound, RevisionMismatch
@@ -40,6 +46,26 @@ from controlplane.trace import NULL_SINK, TraceSink, current_request_id, note_re
 _TO_ETCD = {"from": "apiserver", "to": "etcd"}
 
 
+class RequestObserver(Protocol):
+    """Told the duration of every store request (``etcd3/metrics.RecordEtcdRequest`` upstream)."""
+
+    def observe(self, operation: str, key: str, seconds: float) -> None: ...
+
+
+def txn_operation(txn: Txn) -> str:
+    """What a transaction does, in upstream's metric words: create, update, delete, get or txn."""
+    ops = txn.success
+    if len(ops) == 1:
+        op = ops[0]
+        if isinstance(op, Delete):
+            return "delete"
+        if isinstance(op, Put):
+            absent = len(txn.compares) == 1 and txn.compares[0] == Compare.absent(op.key)
+            return "create" if absent else "update"
+        return "get"
+    return "txn"
+
+
 class Store(abc.ABC):
     """One cluster's MVCC key-value store."""
 
@@ -60,6 +86,8 @@ class Store(abc.ABC):
         self.max_request_bytes = max_request_bytes
         self.watch_capacity = watch_capacity
         self.trace = trace
+        #: Told how long each read and transaction took (the API server sets it); None: nobody.
+        self.observer: RequestObserver | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -111,7 +139,11 @@ class Store(abc.ABC):
     async def get(self, key: str, *, revision: int | None = None) -> KeyValue | None:
         """The key at ``revision`` (default: current), or None if it did not exist then."""
         mvcc.check_key(key, self.prefix)
+        observer = self.observer
+        started = perf_counter() if observer is not None else 0.0
         result = await self._range(key, key + "\0", revision=revision, limit=1)
+        if observer is not None:
+            observer.observe("get", key, perf_counter() - started)
         if self.trace.enabled:
             self._trace_read("get", key, result)
         return result.kvs[0] if result.kvs else None
@@ -132,7 +164,11 @@ class Store(abc.ABC):
         mvcc.check_key(prefix, self.prefix)
         end = mvcc.prefix_end(prefix)
         begin = prefix if start is None or start < prefix else start
+        observer = self.observer
+        started = perf_counter() if observer is not None else 0.0
         result = await self._range(begin, end, revision=revision, limit=limit)
+        if observer is not None:
+            observer.observe("list", prefix, perf_counter() - started)
         if self.trace.enabled:
             self._trace_read("range", prefix, result)
         return result
@@ -162,7 +198,12 @@ class Store(abc.ABC):
         """
         mvcc.check_txn(txn, prefix=self.prefix, max_bytes=self.max_request_bytes)
         request_id = current_request_id.get()
+        observer = self.observer
+        started = perf_counter() if observer is not None else 0.0
         result = await self._txn(txn)
+        if observer is not None:
+            ops = txn.success or txn.failure or txn.compares
+            observer.observe(txn_operation(txn), ops[0].key if ops else "", perf_counter() - started)
         if self.trace.enabled:
             self._trace_txn(txn, result, request_id)
             if result.events:

@@ -195,7 +195,12 @@ _TYPES = (
         {
             "revision": _f(
                 "the store revision the request wrote (the newest, if several), if it wrote one", *INT
-            )
+            ),
+            "audit": _f(
+                "the level its audit event was recorded at (Metadata, Request, RequestResponse), if the "
+                "audit policy recorded it; the event's auditID is this event's id",
+                *STR,
+            ),
         },
         {
             "id": "9c0e6b1e-audit",
@@ -204,6 +209,7 @@ _TYPES = (
             "code": 201,
             "duration": 0.004,
             "revision": 17,
+            "audit": "RequestResponse",
         },
     ),
     EventType(

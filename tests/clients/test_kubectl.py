@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import textwrap
 
+from prometheus_client.parser import text_string_to_metric_families
+
 from tests.support.lab import LiveLab
 
 
@@ -43,3 +45,29 @@ def test_delete(lab: LiveLab) -> None:
     out = lab.kubectl("delete", "configmap", "doomed").stdout
     assert 'configmap "doomed" deleted' in out
     assert lab.kubectl("get", "configmap", "doomed", check=False).returncode == 1
+
+
+def test_get_raw_metrics_prints_prometheus_text(lab: LiveLab) -> None:
+    text = lab.kubectl("get", "--raw", "/metrics").stdout
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    assert families["apiserver_request"].type == "counter"
+    assert families["apiserver_request_duration_seconds"].type == "histogram"
+    assert any(s.labels.get("name") == "replicaset" for s in families["workqueue_depth"].samples)
+
+
+def test_kubectls_requests_are_in_the_audit_log(lab: LiveLab) -> None:
+    lab.kubectl("create", "configmap", "audited", "--from-literal=k=v")
+    log = lab.data_dir / "clusters" / "demo" / "audit" / "audit.log"
+
+    def created() -> list[dict[str, object]]:
+        lines = log.read_text().splitlines() if log.exists() else []
+        events = [json.loads(line) for line in lines]
+        return [
+            e for e in events if e["verb"] == "create" and e.get("objectRef", {}).get("name") == "audited"
+        ]
+
+    (event,) = lab.eventually(created, "the create in the audit log")  # written within 50 ms
+    assert event["level"] == "Metadata" and event["stage"] == "ResponseComplete"
+    assert str(event["userAgent"]).startswith("kubectl/v1.37")
+    assert isinstance(event["user"], dict) and event["user"]["username"] == "admin"
+    assert "requestObject" not in event  # ConfigMaps are recorded at Metadata: their data is not

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
+from controlplane.apiserver.audit.config import CLUSTER_POLICY_FILE, AuditSettings
+from controlplane.identity import SYSTEM_MASTERS
 from controlplane.runtime import (
     CLUSTER_LIST_FILE,
     ClusterExists,
@@ -200,3 +206,68 @@ async def test_a_running_cluster_serves_its_api_and_runs_its_scheduler(tmp_path:
     finally:
         await running.stop()
     assert demo.apiserver is None and demo.scheduler is None
+
+
+async def _get(cluster: Any, path: str) -> httpx.Response:
+    """``path`` of ``cluster``'s API server, as an admin."""
+    token = await asyncio.to_thread(cluster.tokens.issue, "test-admin", [SYSTEM_MASTERS])
+    transport = httpx.ASGITransport(app=cluster.apiserver)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        return await client.get(path, headers={"Authorization": f"Bearer {token}"})
+
+
+async def test_a_clusters_metrics_include_its_components(tmp_path: Path) -> None:
+    running = lab(tmp_path)
+    await running.start()
+    try:
+        demo = running.cluster("demo")
+        response = await _get(demo, "/metrics")
+        families = {f.name: f for f in text_string_to_metric_families(response.text)}
+        queues = {s.labels["name"] for s in families["workqueue_adds"].samples}
+        assert {"replicaset", "deployment", "namespace"} <= queues
+        hosts = {s.labels["host"] for s in families["rest_client_requests"].samples}
+        assert hosts == {"inprocess"}
+        kubelet_reads = [
+            s
+            for s in families["apiserver_request"].samples
+            if s.labels["resource"] == "nodes" and s.labels["verb"] in ("LIST", "WATCH", "GET")
+        ]
+        assert kubelet_reads
+    finally:
+        await running.stop()
+
+
+async def test_each_cluster_writes_its_own_audit_log_under_its_own_policy(tmp_path: Path) -> None:
+    own = tmp_path / "clusters" / "quiet" / CLUSTER_POLICY_FILE
+    own.parent.mkdir(parents=True)
+    own.write_text("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: None\n")
+    running = lab(tmp_path)
+    await running.start()
+    try:
+        quiet = await running.create_cluster("quiet")
+        demo = running.cluster("demo")
+        for cluster in (demo, quiet):
+            await _get(cluster, "/api/v1/namespaces/default/pods")
+            assert cluster.apiserver is not None and cluster.apiserver.auditor is not None
+            await cluster.apiserver.auditor.log.flush()
+    finally:
+        await running.stop()
+    demo_log = tmp_path / "clusters" / "demo" / "audit" / "audit.log"
+    users = {json.loads(line)["user"].get("username") for line in demo_log.read_text().splitlines()}
+    assert "test-admin" in users and "system:kube-scheduler" in users
+    assert not (tmp_path / "clusters" / "quiet" / "audit" / "audit.log").exists()
+
+
+async def test_a_cluster_with_an_invalid_audit_policy_does_not_start(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Everything\n")
+    running = Lab(LabConfig(data_dir=tmp_path, store_url="sqlite", audit=AuditSettings(policy_file=policy)))
+    await running.start()
+    try:
+        demo = running.cluster("demo")
+        assert demo.state is ClusterState.FAILED
+        assert (
+            demo.error is not None and "invalid audit policy" in demo.error and "rules[0].level" in demo.error
+        )
+    finally:
+        await running.stop()

@@ -1,14 +1,350 @@
-"""Audit: a record of who did what, written before and after the request is served.
+"""Audit: the pipeline stage that records who did what, before and after the request is served.
 
-PLACEHOLDER (issue 3): the stage reports itself on the trace and records nothing. The security issue
-adds the audit policy (None, Metadata, Request, RequestResponse) and audit.k8s.io/v1 events.
+Right after authentication (the user is known, nothing is decided yet) the cluster's audit policy is
+asked how much of this request to record (``controlplane.apiserver.audit``). At ``None`` nothing more
+happens. Otherwise the request gets an ``AuditContext`` holding its event; the ``RequestReceived``
+stage is written at once (unless the rule omits it), the authorizer's decision is added as
+annotations, the answer's status code (and, at the levels that need them, the bodies) are taken as
+the response is sent, and ``ResponseComplete`` is written when the request ends (``Panic`` if the
+server failed; ``ResponseStarted`` first for a watch, when its headers are out).
+
+The stage tells the trace the level (``request.stage`` detail ``level Metadata (rule 7)``), and
+``request.completed`` carries ``audit`` (the level) when an event was written: the event's
+``auditID`` is the trace event's ``id``, so the browser can find one from the other.
+
+Bodies are collected only when the level needs them: the request's is already in memory once the
+handler has read it (``Request.body``); the response's is taken from the ``send`` calls. The
+impersonated user is the request's user at completion when it differs from the authenticated one
+(the impersonation stage replaces ``request.user``).
+
+The hooks in ``server.py`` are one call each: ``observing`` (wraps ``send``), ``record_received``,
+``record_unauthenticated``, ``record_authorization``, ``record_panic``, ``record_completed``.
+Upstream: ``k8s.io/apiserver/pkg/endpoints/filters/audit.go`` (``WithAudit``,
+``WithFailedAuthenticationAudit``), ``pkg/audit/request.go``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from prometheus_client.metrics_core import Metric
+
 from controlplane.apiserver import pipeline
-from controlplane.apiserver.http import Request
+from controlplane.apiserver.audit.event import (
+    DECISION_ANNOTATION,
+    REASON_ANNOTATION,
+    PendingEvent,
+    failure_status,
+    new_event,
+    object_ref,
+    success_status,
+    with_status,
+)
+from controlplane.apiserver.audit.log import AuditLog
+from controlplane.apiserver.audit.policy import Attributes, Level, Policy, RequestAuditConfig, Stage
+from controlplane.apiserver.http import Message, Request, Send
+from controlplane.apiserver.metrics import request_kind
+from controlplane.identity import UserInfo
+from controlplane.metrics.vectors import CounterVec
+
+#: The longest response body kept for ``responseObject``; a longer one is left out.
+MAX_RESPONSE_BODY = 3 * 1024 * 1024
 
 
-def record_received(request: Request) -> None:
-    pipeline.stage("audit", "pass", "placeholder: no audit policy yet")
+class Auditor:
+    """One API server's audit: its policy, its log, and the clock its timestamps read.
+
+    It is also a metrics collector (register it with the cluster's ``MetricsRegistry``): upstream's
+    ``apiserver_audit_event_total``, ``apiserver_audit_error_total{plugin}`` and
+    ``apiserver_audit_level_total{level}`` (``k8s.io/apiserver/pkg/audit/metrics.go``).
+    """
+
+    def __init__(self, policy: Policy, log: AuditLog, *, now: Callable[[], float]) -> None:
+        self.policy = policy
+        self.log = log
+        self.now = now
+        self.events = CounterVec(
+            "apiserver_audit_event_total",
+            "Counter of audit events generated and sent to the audit backend.",
+            (),
+        )
+        self.levels = CounterVec(
+            "apiserver_audit_level_total",
+            "Counter of policy levels for audit events (1 per request).",
+            ("level",),
+        )
+        self.events.inc((), 0)  # the series exists before the first event
+
+    def evaluate(self, attrs: Attributes) -> RequestAuditConfig:
+        config = self.policy.evaluate(attrs)
+        self.levels.inc((config.level.wire,))
+        return config
+
+    def write(self, pending: PendingEvent) -> None:
+        self.events.inc(())
+        self.log.write(pending)
+
+    async def close(self) -> None:
+        await self.log.close()
+
+    def collect(self) -> Iterable[Metric]:
+        yield self.events.collect()
+        errors = CounterVec(
+            "apiserver_audit_error_total",
+            "Counter of audit events that failed to be audited properly. Plugin identifies the plugin "
+            "affected by the error.",
+            ("plugin",),
+        )
+        errors.inc(("log",), self.log.dropped + self.log.errors)
+        yield errors.collect()
+        yield self.levels.collect()
+
+
+@dataclass
+class AuditContext:
+    """One audited request: its event so far, and what is gathered for its last stage."""
+
+    auditor: Auditor
+    config: RequestAuditConfig
+    event: dict[str, Any]
+    #: The user authentication found (the impersonated one, if any, becomes ``request.user``).
+    user: UserInfo | None
+    long_running: bool
+    annotations: dict[str, str] = field(default_factory=dict)
+    code: int = 0
+    response_json: bool = False
+    #: The response's body chunks, when the level or a failure needs them.
+    chunks: list[bytes] | None = None
+    size: int = 0
+    panic: str = ""
+
+    def write(self, stage: Stage, pending: PendingEvent | None = None) -> None:
+        if stage in self.config.omit_stages:
+            return
+        event = {
+            **self.event,
+            "stage": stage.value,
+            # Seconds here; the writer thread formats both timestamps (``event.encode``).
+            "stageTimestamp": self.event["requestReceivedTimestamp"]
+            if stage is Stage.REQUEST_RECEIVED
+            else self.auditor.now(),
+        }
+        if self.annotations:
+            event["annotations"] = dict(self.annotations)
+        if pending is None:
+            self.auditor.write(PendingEvent(event))
+            return
+        self.auditor.write(
+            PendingEvent(
+                event,
+                pending.request_body,
+                pending.request_content_type,
+                pending.record_request,
+                pending.response_body,
+                pending.status_body,
+                pending.omit_managed_fields,
+                pending.request_accepted,
+            )
+        )
+
+
+# -- attributes --------------------------------------------------------------------------------------
+
+
+def attributes(request: Request, user: UserInfo | None) -> Attributes:
+    """What the policy decides on (upstream's authorizer attributes)."""
+    info = request.info
+    name, groups = (user.username, user.groups) if user is not None else ("", ())
+    if info is None or not info.is_resource_request:
+        return Attributes(name, groups, request.method.lower(), False, path=request.path)
+    return Attributes(
+        name,
+        groups,
+        info.verb,
+        True,
+        path=request.path,
+        namespace=info.namespace,
+        api_group=info.api_group,
+        resource=info.resource,
+        subresource=info.subresource,
+        name=info.name,
+    )
+
+
+def source_ips(request: Request) -> list[str]:
+    """``X-Forwarded-For``, then ``X-Real-Ip``, then the connection's address (``utilnet.SourceIPs``)."""
+    ips = [ip.strip() for ip in request.headers.get("x-forwarded-for", "").split(",") if ip.strip()]
+    if real := request.headers.get("x-real-ip", "").strip():
+        ips.append(real)
+    if request.client_host:
+        ips.append(request.client_host)
+    return list(dict.fromkeys(ips))
+
+
+def request_uri(request: Request) -> str:
+    return request.path + ("?" + urlencode(request.query) if request.query else "")
+
+
+# -- the hooks ---------------------------------------------------------------------------------------
+
+
+def observing(request: Request, send: Send, auditor: Auditor | None) -> Send:
+    """``send``, watched for the status code and, when the level needs it, the response body."""
+    if auditor is None:
+        return send
+
+    async def observed(message: Message) -> None:
+        context = request.audit
+        if context is not None:
+            _observe(context, message)
+        await send(message)
+
+    return observed
+
+
+def _observe(context: AuditContext, message: Message) -> None:
+    if message["type"] == "http.response.start":
+        context.code = int(message.get("status", 200))
+        content_type = next((v for k, v in message.get("headers", ()) if k.lower() == b"content-type"), b"")
+        context.response_json = content_type.startswith(b"application/json")
+        # A failure's Status (small) is read for responseStatus; a body only at RequestResponse, and
+        # never a watch's stream.
+        if context.code >= 400 or (
+            context.config.level >= Level.REQUEST_RESPONSE and not context.long_running
+        ):
+            context.chunks = []
+        if context.long_running:  # a watch: its first event says it has started
+            context.write(Stage.RESPONSE_STARTED, _status_only(context.event, context.code))
+    elif message["type"] == "http.response.body" and context.chunks is not None:
+        chunk = message.get("body", b"")
+        context.size += len(chunk)
+        if context.size > MAX_RESPONSE_BODY:
+            context.chunks = None
+        else:
+            context.chunks.append(chunk)
+
+
+def _status_only(event: dict[str, Any], code: int) -> PendingEvent:
+    return PendingEvent(with_status(event, success_status(code)))
+
+
+def record_received(request: Request, auditor: Auditor | None) -> None:
+    """The request's user is known: decide its level and write ``RequestReceived``."""
+    if auditor is None:
+        pipeline.stage("audit", "pass", "no audit policy: nothing recorded")
+        return
+    config = _begin(request, auditor, request.user)
+    if config.level is Level.NONE:
+        pipeline.stage("audit", "pass", "level None: not recorded" + _rule(config))
+        return
+    detail = f"level {config.level.wire}{_rule(config)}"
+    if config.capped:
+        detail += ": a Secret's or a token's body is never recorded"
+    pipeline.stage("audit", "pass", detail)
+
+
+def record_unauthenticated(request: Request, auditor: Auditor | None) -> None:
+    """A request refused by authentication is recorded too, without a user (upstream's
+    ``WithFailedAuthenticationAudit``); no pipeline stage is reported, authentication stopped it."""
+    if auditor is not None:
+        _begin(request, auditor, None)
+
+
+def _begin(request: Request, auditor: Auditor, user: UserInfo | None) -> RequestAuditConfig:
+    attrs = attributes(request, user)
+    config = auditor.evaluate(attrs)
+    if config.level is Level.NONE:
+        return config
+    info = request.info
+    ref = None
+    if info is not None and info.is_resource_request:
+        ref = object_ref(
+            resource=info.resource,
+            namespace=info.namespace,
+            name=info.name,
+            api_group=info.api_group,
+            api_version=info.api_version,
+            subresource=info.subresource,
+        )
+    event = new_event(
+        audit_id=request.audit_id,
+        level=config.level.wire,
+        request_uri=request_uri(request),
+        verb=attrs.verb,
+        user=user,
+        source_ips=source_ips(request),
+        agent=request.headers.get("user-agent", ""),
+        object_ref=ref,
+        received_at=auditor.now(),
+    )
+    long_running = request_kind(request.method, request.query, request.path) is None
+    context = AuditContext(auditor, config, event, user, long_running)
+    request.audit = context
+    context.write(Stage.REQUEST_RECEIVED)
+    return config
+
+
+def _rule(config: RequestAuditConfig) -> str:
+    return "" if config.rule is None else f" (rule {config.rule + 1})"
+
+
+def record_authorization(request: Request, allowed: bool, reason: str) -> None:
+    """The authorizer's decision, as upstream's annotations."""
+    context = request.audit
+    if context is not None:
+        context.annotations[DECISION_ANNOTATION] = "allow" if allowed else "forbid"
+        context.annotations[REASON_ANNOTATION] = reason
+
+
+def record_panic(request: Request, error: BaseException) -> None:
+    """The server failed while serving the request: its last stage is ``Panic``."""
+    context = request.audit
+    if context is not None:
+        context.panic = f"APIServer panic'd: {error!r}"
+
+
+def record_completed(request: Request, code: int) -> str:
+    """The request ended with ``code``: write its last stage; the level it was recorded at, or ""."""
+    context = request.audit
+    if context is None:
+        return ""
+    request.audit = None
+    config = context.config
+    event = context.event
+    user = request.user
+    if user is not None and context.user is not None and user != context.user:
+        event = {**event, "impersonatedUser": user.to_json()}
+    if context.panic:
+        status: dict[str, Any] = {
+            "metadata": {},
+            "status": "Failure",
+            "message": context.panic,
+            "reason": "InternalError",
+            "code": 500,
+        }
+        context.event = with_status(event, status)
+        context.write(Stage.PANIC)
+        return config.level.wire
+    body = b"".join(context.chunks) if context.chunks is not None else None
+    context.event = with_status(event, success_status(code) if code < 400 else failure_status(code, None))
+    records_request = config.level >= Level.REQUEST
+    names_object = "name" not in event.get("objectRef", {"name": ""})  # a create: named in its body
+    context.write(
+        Stage.RESPONSE_COMPLETE,
+        PendingEvent(
+            context.event,
+            request_body=request.body if records_request or names_object else None,
+            request_content_type=request.content_type,
+            record_request=records_request,
+            response_body=body
+            if body and config.level >= Level.REQUEST_RESPONSE and context.response_json and code < 400
+            else None,
+            status_body=body if body and code >= 400 and context.response_json else None,
+            omit_managed_fields=config.omit_managed_fields,
+            request_accepted=code < 400,
+        ),
+    )
+    return config.level.wire

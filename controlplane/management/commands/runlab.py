@@ -45,6 +45,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
+from controlplane.apiserver.audit.config import AuditSettings
 from controlplane.apiserver.filters.flowcontrol import FlowControlOptions
 from controlplane.pki import WILDCARD_HOSTS, PKIError, ServingPKI
 from controlplane.runtime import Lab, LabConfig, activate, tune_garbage_collector
@@ -346,6 +347,11 @@ class Command(BaseCommand):
                     enable_priority_and_fairness=settings.KUBELAB_ENABLE_PRIORITY_AND_FAIRNESS,
                     max_requests_inflight=settings.KUBELAB_MAX_REQUESTS_INFLIGHT,
                     max_mutating_requests_inflight=settings.KUBELAB_MAX_MUTATING_REQUESTS_INFLIGHT,
+                ),
+                audit=AuditSettings(
+                    policy_file=settings.KUBELAB_AUDIT_POLICY_FILE,
+                    max_bytes=settings.KUBELAB_AUDIT_LOG_MAXSIZE * 1024 * 1024,
+                    backups=settings.KUBELAB_AUDIT_LOG_MAXBACKUP,
                 ),
             )
         )

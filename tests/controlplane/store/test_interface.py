@@ -1,0 +1,48 @@
+"""The store's observer: every read and transaction is timed, named as upstream's etcd metrics name it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from controlplane.store.interface import txn_operation
+from controlplane.store.kv import Compare, Delete, Get, Put, Txn
+from controlplane.store.sqlite import SqliteStore
+
+KEY = "/registry/configmaps/default/web"
+
+
+def test_transactions_are_named_by_what_they_do() -> None:
+    assert txn_operation(Txn(compares=(Compare.absent(KEY),), success=(Put(KEY, b"{}"),))) == "create"
+    assert txn_operation(Txn(compares=(Compare.unchanged(KEY, 3),), success=(Put(KEY, b"{}"),))) == "update"
+    assert txn_operation(Txn(success=(Put(KEY, b"{}"),))) == "update"
+    assert txn_operation(Txn(success=(Delete(KEY),))) == "delete"
+    assert txn_operation(Txn(success=(Get(KEY),))) == "get"
+    assert txn_operation(Txn(success=(Put(KEY, b"{}"), Delete(KEY + "2")))) == "txn"
+
+
+async def test_an_observer_is_told_every_request_and_its_duration(tmp_path: Path) -> None:
+    seen: list[tuple[str, str, float]] = []
+
+    class Observer:
+        def observe(self, operation: str, key: str, seconds: float) -> None:
+            seen.append((operation, key, seconds))
+
+    store = SqliteStore("test", path=tmp_path / "store.sqlite3")
+    await store.start()
+    try:
+        await store.create(KEY, b"{}")
+        store.observer = Observer()
+        kv = await store.get(KEY)
+        assert kv is not None
+        await store.update(KEY, b'{"a":1}', expected_mod_revision=kv.mod_revision)
+        await store.range("/registry/configmaps/")
+        await store.delete(KEY)
+    finally:
+        await store.close()
+    assert [(op, key) for op, key, _ in seen] == [
+        ("get", KEY),
+        ("update", KEY),
+        ("list", "/registry/configmaps/"),
+        ("delete", KEY),
+    ]
+    assert all(seconds >= 0 for _, _, seconds in seen)
