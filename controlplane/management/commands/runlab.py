@@ -347,6 +347,7 @@ class Command(BaseCommand):
                     max_requests_inflight=settings.KUBELAB_MAX_REQUESTS_INFLIGHT,
                     max_mutating_requests_inflight=settings.KUBELAB_MAX_MUTATING_REQUESTS_INFLIGHT,
                 ),
+                encryption_provider=settings.KUBELAB_ENCRYPTION_PROVIDER,
             )
         )
         LabServer(self, lab, web=web, api=api, serving=serving, verbosity=options["verbosity"]).run()
