@@ -29,7 +29,8 @@ class UnreadableValue(errors.StatusError):
         error = errors.internal_error(message)
         super().__init__(error.code, error.reason, error.message, error.details)
         self.key = key
-        self.reason = reason
+        #: Why the value could not be read (``reason`` is the Status reason, InternalError).
+        self.why = reason
 
 
 def seal(transformer: Transformer, data: bytes, key: str) -> bytes:

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from controlplane.apiserver.encryption import config
-from controlplane.apiserver.encryption.transformer import NoMatchingPrefix, TransformError
+from controlplane.apiserver.encryption.transformer import NoMatchingPrefix, Transformer, TransformError
 
 CONTEXT = b"/registry/secrets/default/db"
 PLAIN = b'{"kind":"Secret"}'
@@ -31,7 +31,7 @@ def aes(kind: str, *names: str, secrets: dict[str, str] | None = None) -> dict[s
     return {kind: {"keys": [{"name": n, "secret": secrets.get(n) or b64()} for n in names]}}
 
 
-def transformer(doc: dict[str, object], group: str = "", resource: str = "secrets") -> config.Transformer:
+def transformer(doc: dict[str, object], group: str = "", resource: str = "secrets") -> Transformer:
     built = config.build(config.parse(doc)).for_resource(group, resource)
     assert built is not None
     return built
