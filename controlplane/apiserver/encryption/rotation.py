@@ -27,12 +27,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from controlplane.api.resources import ResourceType
 from controlplane.apiserver.encryption.clusterfile import generate_secret
 from controlplane.apiserver.encryption.config import (
     EncryptionConfiguration,
     Key,
     Provider,
     ResourceConfiguration,
+    ResourceTransformers,
     parse_group_resource,
 )
 from controlplane.apiserver.encryption.storage import UnreadableValue, open_value, seal
@@ -98,8 +100,15 @@ def _with_providers(
 
 
 def _new_name(configuration: EncryptionConfiguration) -> str:
-    used = {k.name for e in configuration.resources for p in e.providers for k in p.keys}
-    return next(f"key{n}" for n in range(1, len(used) + 2) if f"key{n}" not in used)
+    """``key<N+1>`` after the highest ``key<N>`` in use, so a name is not reused right after removal."""
+    numbers = [
+        int(k.name[3:])
+        for e in configuration.resources
+        for p in e.providers
+        for k in p.keys
+        if k.name.startswith("key") and k.name[3:].isdigit()
+    ]
+    return f"key{max(numbers, default=0) + 1}"
 
 
 def add_key(
@@ -251,6 +260,30 @@ async def rewrite(store: Store, prefix: str, transformer: Transformer) -> Rewrit
     return report
 
 
+def encrypted_types(
+    transformers: ResourceTransformers, types: Iterable[ResourceType]
+) -> list[tuple[ResourceType, Transformer]]:
+    """The stored resource types a configuration transforms, each with its transformer (one per prefix)."""
+    chosen: dict[str, tuple[ResourceType, Transformer]] = {}
+    for rtype in types:
+        if rtype.storage_prefix is None or rtype.conversion is not None or rtype.storage_prefix in chosen:
+            continue
+        transformer = transformers.for_resource(rtype.group, rtype.plural)
+        if transformer is not None:
+            chosen[rtype.storage_prefix] = (rtype, transformer)
+    return list(chosen.values())
+
+
+async def rewrite_all(
+    store: Store, transformers: ResourceTransformers, types: Iterable[ResourceType]
+) -> dict[str, RewriteReport]:
+    """``rewrite`` every resource the configuration transforms; the report per ``group_resource``."""
+    return {
+        rtype.group_resource: await rewrite(store, rtype.prefix(), transformer)
+        for rtype, transformer in encrypted_types(transformers, types)
+    }
+
+
 __all__ = [
     "PLAINTEXT",
     "REWRITE_ATTEMPTS",
@@ -261,12 +294,14 @@ __all__ = [
     "UnknownKey",
     "add_key",
     "count_labels",
+    "encrypted_types",
     "entry_index",
     "key_label",
     "newest_key",
     "promote_key",
     "remove_key",
     "rewrite",
+    "rewrite_all",
     "stored_values",
     "writing_key",
 ]

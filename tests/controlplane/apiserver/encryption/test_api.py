@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -36,7 +36,7 @@ def secret(name: str, value: str = VALUE) -> dict[str, object]:
 @dataclass
 class EncryptedAPI(API):
     #: The configuration the server started with (a new cluster's default: aescbc key1, identity).
-    configuration: config.EncryptionConfiguration = config.EncryptionConfiguration()
+    configuration: config.EncryptionConfiguration = field(default_factory=config.EncryptionConfiguration)
 
 
 @pytest.fixture
