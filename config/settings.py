@@ -330,3 +330,10 @@ KUBELAB_AUDIT_LOG_MAXBACKUP: int = _env_count("KUBELAB_AUDIT_LOG_MAXBACKUP", 2)
 #: Where the Kubernetes API port (HTTPS) listens: ``runlab --api``'s default, and the address
 #: ``manage.py kubeconfig`` puts in its server URLs unless told ``--server``.
 KUBELAB_API_ADDRESS = _env_address("KUBELAB_API_ADDRESS", "127.0.0.1:6443")
+#: How a new cluster encrypts Secrets at rest: ``aescbc`` (the default, as upstream's tutorial),
+#: ``aesgcm``, ``secretbox``, or ``identity`` (stored in plaintext). Used once, when a cluster is made:
+#: it writes ``<cluster dir>/encryption-config.yaml``, which then is the cluster's configuration
+#: (``manage.py encryption``; see controlplane/apiserver/encryption).
+KUBELAB_ENCRYPTION_PROVIDER = _env_choice(
+    "KUBELAB_ENCRYPTION_PROVIDER", "aescbc", ("aescbc", "aesgcm", "secretbox", "identity")
+)

@@ -13,9 +13,11 @@ their own (``manage.py runcomponent``).
 A cluster's **identities** are files in its directory, made on its first start and kept after: its
 client CA and ServiceAccount signing key (``<cluster dir>/pki/``, see ``controlplane.pki``), the
 registry of its people's bearer tokens (``<cluster dir>/tokens.json``, see ``controlplane.tokens``) and
-its revoked client certificates (``controlplane.revocation``). No token is made here: ``manage.py
-kubeconfig`` issues one (for ``admin`` too) each time it runs. The components get client certificates
-(``controlplane.componentcerts``), made at each start and never written to disk.
+its revoked client certificates (``controlplane.revocation``) and its encryption at rest
+(``<cluster dir>/encryption-config.yaml``, see ``controlplane.apiserver.encryption``: Secrets are
+encrypted by default, and a changed file is reloaded while the cluster runs). No token is made
+here: ``manage.py kubeconfig`` issues one (for ``admin`` too) each time it runs. The components get
+client certificates (``controlplane.componentcerts``), made at each start and never written to disk.
 
 A **lab** (``Lab``) is every cluster of this process. It keeps the list of clusters in
 ``<data dir>/clusters.json``, a small file that works whatever the store backend, and for the embedded
@@ -33,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import fcntl
 import gc
 import ipaddress
 import json
@@ -49,6 +52,8 @@ from typing import Any
 from controlplane.api.kinds import builtin_types
 from controlplane.apiserver.audit.config import AuditSettings, load_policy, log_path_for, policy_file_for
 from controlplane.apiserver.audit.log import AuditLog
+from controlplane.apiserver.encryption import config as encryption_config
+from controlplane.apiserver.encryption.clusterfile import DEFAULT_PROVIDER, EncryptionConfigFile
 from controlplane.apiserver.filters.audit import Auditor
 from controlplane.apiserver.filters.flowcontrol import FlowControlOptions
 from controlplane.apiserver.filters.x509 import X509Authenticator
@@ -112,6 +117,37 @@ def check_cluster_name(name: str) -> str:
 def cluster_dir(data_dir: Path, name: str) -> Path:
     """Where a cluster keeps its files (its SQLite store, later its PKI)."""
     return data_dir / "clusters" / name
+
+
+#: Held (shared) by every process serving a cluster, in the cluster's directory.
+SERVING_LOCK = ".serving.lock"
+
+
+def _serving_lock(directory: Path) -> int:
+    """Take the cluster's serving lock, shared (several processes may serve a PostgreSQL or etcd one)."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(directory / SERVING_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    return fd
+
+
+def is_served(directory: Path) -> bool:
+    """Whether a process (``runlab``) serves the cluster of ``directory`` now.
+
+    Tools that would open its store themselves (``manage.py encryption rewrite``) must not while it
+    runs: a SQLite store has one writer, the process serving it.
+    """
+    try:
+        fd = os.open(directory / SERVING_LOCK, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return False
 
 
 # -- the list of clusters in a data directory ---------------------------------------------------------
@@ -206,6 +242,8 @@ class Cluster:
         trace: TraceBus | None = None,
         flow_control: FlowControlOptions | None = None,
         audit: AuditSettings | None = None,
+        encryption_provider: str = DEFAULT_PROVIDER,
+        encryption_reload_seconds: float = 1.0,
     ) -> None:
         self.name = check_cluster_name(name)
         #: Its API server's flow control: API Priority and Fairness, or max-in-flight.
@@ -242,6 +280,13 @@ class Cluster:
         #: Their client certificates, by the same ids.
         self.component_certificates: dict[str, ComponentCertificate] = {}
         self._revocations: RevocationList | None = None
+        #: Encryption at rest: the cluster's configuration file (made on the first start with
+        #: ``encryption_provider``), polled every ``encryption_reload_seconds`` while the cluster runs.
+        self.encryption_file = EncryptionConfigFile(data_dir)
+        self.encryption_provider = encryption_provider
+        self.encryption_reload_seconds = encryption_reload_seconds
+        self._encryption_task: asyncio.Task[None] | None = None
+        self._serving_fd: int | None = None
 
     def __repr__(self) -> str:
         return f"<Cluster {self.name} {self.state.value} store={self.store.backend or '?'}>"
@@ -280,6 +325,11 @@ class Cluster:
                 self._pki, self._tokens, self._revocations = identities
             auditor = await self._auditor()
             self.metrics = MetricsRegistry()
+            if self._serving_fd is None:
+                self._serving_fd = await asyncio.to_thread(_serving_lock, self.data_dir)
+            encryption = await asyncio.to_thread(
+                self.encryption_file.load_or_create, self.encryption_provider
+            )
             await self.store.start()
             apiserver = APIServer(
                 self.name,
@@ -297,10 +347,14 @@ class Cluster:
                 flow_control=self.flow_control,
                 metrics_registry=self.metrics,
                 auditor=auditor,
+                encryption=encryption_config.build(encryption),
             )
             self.metrics.register(auditor)  # apiserver_audit_*
             self.apiserver = apiserver  # before it starts: a start interrupted halfway stops it too
             await apiserver.start()
+            self._encryption_task = asyncio.create_task(
+                self._watch_encryption_config(), name=f"encryption-config-{self.name}"
+            )
             await self._start_components(apiserver)
         except BaseException as error:
             self.state = ClusterState.FAILED
@@ -309,6 +363,7 @@ class Cluster:
             # outlive the cluster.
             with contextlib.suppress(Exception):
                 await self._stop_components()
+            await self._stop_encryption_watch()
             started, self.apiserver = self.apiserver, None
             if started is not None:
                 with contextlib.suppress(Exception):
@@ -325,6 +380,48 @@ class Cluster:
             log_path_for(self.data_dir), max_bytes=self.audit.max_bytes, backups=self.audit.backups
         )
         return Auditor(policy, log, now=self.clock.now)
+
+    async def reload_encryption(self) -> bool:
+        """Apply the encryption configuration file if it changed since it was read; whether it did.
+
+        What kube-apiserver's ``--encryption-provider-config-automatic-reload`` does: a file that does
+        not load is logged (once per change) and the configuration in force stays.
+        """
+        if self.apiserver is None or not self.encryption_file.changed():
+            return False
+        try:
+            configuration = await asyncio.to_thread(self.encryption_file.read)
+            transformers = encryption_config.build(configuration)
+        except (OSError, ValueError) as error:
+            logger.error(
+                "cluster %r: encryption configuration not reloaded, the previous one stays: %s",
+                self.name,
+                error,
+            )
+            return False
+        self.apiserver.set_encryption(transformers)
+        logger.info(
+            "cluster %r: encryption configuration reloaded from %s", self.name, self.encryption_file.path
+        )
+        return True
+
+    async def _watch_encryption_config(self) -> None:
+        while True:
+            await asyncio.sleep(self.encryption_reload_seconds)
+            try:
+                await self.reload_encryption()
+            except Exception:  # never let the watch die: the next change is tried again
+                logger.exception("cluster %r: reloading the encryption configuration failed", self.name)
+
+    async def _stop_encryption_watch(self) -> None:
+        task, self._encryption_task = self._encryption_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        fd, self._serving_fd = self._serving_fd, None
+        if fd is not None:
+            os.close(fd)
 
     def component_plan(self) -> list[tuple[str, str]]:
         """The ``(kind, node)`` of every component this cluster runs in-process, in start order.
@@ -432,6 +529,7 @@ class Cluster:
         self.state = ClusterState.STOPPING
         try:
             await self._stop_components()
+            await self._stop_encryption_watch()
             apiserver, self.apiserver = self.apiserver, None
             if apiserver is not None:
                 await apiserver.stop()
@@ -473,6 +571,9 @@ class LabConfig:
     flow_control: FlowControlOptions = field(default_factory=FlowControlOptions)
     #: Every cluster's audit policy file (unless the cluster has its own) and audit log rotation.
     audit: AuditSettings = field(default_factory=AuditSettings)
+    #: How a new cluster encrypts Secrets at rest (``KUBELAB_ENCRYPTION_PROVIDER``): ``aescbc``,
+    #: ``aesgcm``, ``secretbox`` or ``identity`` (plaintext). An existing cluster keeps its own file.
+    encryption_provider: str = DEFAULT_PROVIDER
 
 
 class LabState(enum.Enum):
@@ -591,6 +692,7 @@ class Lab:
             trace=self.trace_bus(name),
             flow_control=self.config.flow_control,
             audit=self.config.audit,
+            encryption_provider=self.config.encryption_provider,
         )
         self._clusters = MappingProxyType({**self._clusters, name: cluster})
         try:

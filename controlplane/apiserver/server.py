@@ -27,6 +27,7 @@ from typing import Any
 from controlplane.api.resources import ResourceRegistry, ResourceType
 from controlplane.api.strategies.common import UndecodableObject
 from controlplane.apiserver import errors, pipeline, requestinfo
+from controlplane.apiserver.encryption.config import ResourceTransformers
 from controlplane.apiserver.filters import audit, authentication, authorization, flowcontrol, impersonation
 from controlplane.apiserver.filters.x509 import X509Authenticator
 from controlplane.apiserver.handlers import discovery, finalize, resources, watch
@@ -100,6 +101,7 @@ class APIServer:
         flow_control: flowcontrol.FlowControlOptions | None = None,
         metrics_registry: MetricsRegistry | None = None,
         auditor: audit.Auditor | None = None,
+        encryption: ResourceTransformers | None = None,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -117,6 +119,7 @@ class APIServer:
             cache_key = t.cache_key or t.storage_prefix
             if cache_key not in self.caches:
                 self.caches[cache_key] = WatchCache(store, t, window=watch_cache_window)
+        self.set_encryption(encryption or ResourceTransformers({}))
         #: Signs TokenRequests and checks ServiceAccount tokens (None: this server has neither).
         self.service_account_issuer = service_account_issuer
         self.authenticator = authentication.Authenticator(
@@ -145,6 +148,28 @@ class APIServer:
         #: Records who did what (None: no audit policy, nothing is recorded).
         self.auditor = auditor
         self.started = False
+
+    def set_encryption(self, encryption: ResourceTransformers) -> None:
+        """Encrypt at rest as ``encryption`` says, from the next read or write on (a reload is this call).
+
+        Each registry and watch cache gets the transformer of its resource, or None (stored as is).
+        A type stored as another's (``events.k8s.io`` Events are core Events) follows the owner of its
+        storage, as upstream's configuration names it (``events``, never ``events.events.k8s.io``).
+        """
+        owners = {t.storage_prefix: t for t in self.types if t.storage_prefix and t.conversion is None}
+        owner: ResourceType | None
+        for (group, _, plural), registry in self.registries.items():
+            rtype = registry.rtype
+            owner = None
+            if rtype.conversion is not None and rtype.storage_prefix is not None:
+                owner = owners.get(rtype.storage_prefix)
+            if owner is not None:
+                group, plural = owner.group, owner.plural
+            registry.transformer = encryption.for_resource(group, plural)
+        for cache in self.caches.values():
+            served = self.registries.get((cache.rtype.group, cache.rtype.version, cache.rtype.plural))
+            cache.transformer = served.transformer if served is not None else None
+        self.encryption = encryption
 
     async def start(self) -> None:
         """Create the system namespaces, fill every watch cache (list, then watch), then serve."""

@@ -56,6 +56,8 @@ from typing import Any
 
 from controlplane.api import serializer
 from controlplane.api.resources import ResourceType
+from controlplane.apiserver.encryption.storage import UnreadableValue
+from controlplane.apiserver.encryption.transformer import Transformer
 from controlplane.apiserver.registry import decode
 from controlplane.store import Event, EventType, Store, StoreClosed, StoreError, Watch
 
@@ -266,11 +268,16 @@ class CacheWatcher:
 class WatchCache:
     """The cache of one resource type: current objects, recent events, client watchers."""
 
+    #: Decrypts the stored values (encryption at rest; set by the API server with the registry's).
+    transformer: Transformer | None = None
+
     def __init__(self, store: Store, rtype: ResourceType, *, window: int = DEFAULT_WINDOW) -> None:
         self.store = store
         self.rtype = rtype
         self.prefix = rtype.prefix()
         self.objects: dict[str, Cached] = {}
+        #: Stored values no provider could read, by key: reads of them answer 500, as upstream.
+        self.unreadable: dict[str, UnreadableValue] = {}
         self.revision = 0
         self.events: collections.deque[CacheEvent] = collections.deque(maxlen=window)
         #: The cache can serve a watch from any revision >= this one.
@@ -337,13 +344,20 @@ class WatchCache:
 
     async def _list_and_watch(self) -> None:
         listed: dict[str, Cached] = {}
+        unreadable: dict[str, UnreadableValue] = {}
         start: str | None = None
         revision: int | None = None
         while True:
             page = await self.store.range(self.prefix, start=start, revision=revision, limit=1000)
             revision = page.revision
             for kv in page.kvs:
-                cached = listed[kv.key] = Cached(self.rtype.from_storage(decode(kv)), kv.mod_revision)
+                try:
+                    cached = listed[kv.key] = Cached(
+                        self.rtype.from_storage(decode(kv, self.transformer)), kv.mod_revision
+                    )
+                except UnreadableValue as error:
+                    unreadable[kv.key] = error
+                    continue
                 if not self.keep_decoded:
                     cached.release()
             if not page.more:
@@ -352,6 +366,7 @@ class WatchCache:
         assert revision is not None
         relisted = bool(self._ready.is_set())
         self.objects = listed
+        self.unreadable = unreadable
         self.revision = revision
         self.events.clear()
         self.oldest = revision
@@ -381,9 +396,15 @@ class WatchCache:
     def _apply(self, event: Event) -> CacheEvent | None:
         """Bring the objects and the event window up to ``event``; the change for watchers, if any."""
         previous = self.objects.get(event.key)
+        if self.unreadable:
+            self.unreadable.pop(event.key, None)
         if event.type is EventType.PUT:
             # Objects are kept in this type's version (converted once here, for every reader).
-            current = Cached(self.rtype.from_storage(decode(event.kv)), event.revision)
+            try:
+                current = Cached(self.rtype.from_storage(decode(event.kv, self.transformer)), event.revision)
+            except UnreadableValue as error:
+                self._unreadable(event, error)
+                return None
             self.objects[event.key] = current
             change = CacheEvent(
                 "MODIFIED" if previous else "ADDED", event.key, event.revision, current, previous
@@ -480,15 +501,33 @@ class WatchCache:
         return True
 
     def get(self, key: str) -> Cached | None:
-        return self.objects.get(key)
+        cached = self.objects.get(key)
+        if cached is None and key in self.unreadable:
+            raise self.unreadable[key]
+        return cached
 
     def list(self, namespace: str | None, matches: Filter | None) -> list[Cached]:
         prefix = self.rtype.prefix(namespace)
+        if self.unreadable:  # upstream's list fails on the first value it cannot read
+            for key in sorted(self.unreadable):
+                if key.startswith(prefix):
+                    raise self.unreadable[key]
         # In key order, as etcd ranges return them (namespace, then name).
         items = [c for _, c in sorted((k, c) for k, c in self.objects.items() if k.startswith(prefix))]
         if matches is not None:
             items = [c for c in items if matches(c.obj)]
         return items
+
+    def _unreadable(self, event: Event, error: UnreadableValue) -> None:
+        """A value written that no provider can read: forget the old object, answer reads with 500.
+
+        Upstream's watch would fail and its cache re-list into the same error; here the cache keeps
+        serving every other object. Watchers get no event for it (there is no object to show).
+        """
+        logger.warning("watch cache %s: %s", self.rtype.plural, error.message)
+        self.objects.pop(event.key, None)
+        self.unreadable[event.key] = error
+        self._advance(event.revision)
 
     # -- watches ---------------------------------------------------------------------------------
 

@@ -721,3 +721,23 @@ class SqliteStore(Store):
                     result = await self._submit(expire)
                     if result is not None:
                         self._revoked(lease_id, result)
+
+
+def read_latest(path: Path, prefix: str) -> list[KeyValue]:
+    """The current value of every key under ``prefix`` in a store file, without opening the store.
+
+    A read-only snapshot through a connection of its own (``mode=ro``): safe while another process
+    serves the file, and it never writes. For tools that look at the raw values, such as
+    ``manage.py encryption status`` counting which key encrypted what.
+    """
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+    try:
+        end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        latest = (
+            "SELECT key, create_revision, MAX(revision) AS revision, version, lease, value"
+            " FROM kv WHERE key >= ? AND key < ? GROUP BY key"
+        )
+        rows = conn.execute(f"SELECT * FROM ({latest}) WHERE version > 0 ORDER BY key", (prefix, end))
+        return [_kv(row) for row in rows.fetchall()]
+    finally:
+        conn.close()

@@ -37,7 +37,7 @@ from controlplane.api.strategies.namespaces import NamespaceFinalizeStrategy
 from controlplane.apiserver import errors, pipeline
 from controlplane.apiserver.handlers.resources import Context, Reply, check_body_object
 from controlplane.apiserver.http import decode_body, dumps
-from controlplane.apiserver.registry import GUARANTEED_UPDATE_ATTEMPTS, Registry, decode, encode, timestamp
+from controlplane.apiserver.registry import GUARANTEED_UPDATE_ATTEMPTS, Registry, timestamp
 from controlplane.clock import Clock
 from controlplane.store import Compare, Put, Store, Txn
 
@@ -87,7 +87,7 @@ class NamespaceRegistry(Registry):
             kv = await self.store.get(key)
             if kv is None:
                 raise self.not_found(name)
-            current = decode(kv)
+            current = self.decode(kv)
             meta = current["metadata"]
             self._check_preconditions(name, meta, kv.mod_revision, preconditions)
             if meta.get("deletionTimestamp"):
@@ -120,7 +120,10 @@ class NamespaceRegistry(Registry):
             if dry_run:
                 return marked, False
             result = await self.store.txn(
-                Txn(compares=(Compare.unchanged(key, kv.mod_revision),), success=(Put(key, encode(marked)),))
+                Txn(
+                    compares=(Compare.unchanged(key, kv.mod_revision),),
+                    success=(Put(key, self.encode(marked)),),
+                )
             )
             if result.succeeded:
                 pipeline.stage("storage", "pass", f"marked {key} Terminating at revision {result.revision}")
@@ -166,6 +169,7 @@ async def finalize(ctx: Context) -> Reply:
     obj["metadata"]["name"] = ctx.name
     rtype = dataclasses.replace(ctx.rtype, strategy=NamespaceFinalizeStrategy())
     registry = NamespaceRegistry(ctx.store, rtype, ctx.registry.clock)
+    registry.transformer = ctx.registry.transformer
     written = await registry.update(
         "",
         ctx.name,

@@ -353,6 +353,7 @@ class Command(BaseCommand):
                     max_bytes=settings.KUBELAB_AUDIT_LOG_MAXSIZE * 1024 * 1024,
                     backups=settings.KUBELAB_AUDIT_LOG_MAXBACKUP,
                 ),
+                encryption_provider=settings.KUBELAB_ENCRYPTION_PROVIDER,
             )
         )
         LabServer(self, lab, web=web, api=api, serving=serving, verbosity=options["verbosity"]).run()
