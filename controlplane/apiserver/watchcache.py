@@ -73,6 +73,9 @@ WATCHER_BUFFER = 1_000
 FANOUT_BATCH = 25
 #: Changes fanned out together at most, and the outbox's size (well below ``WATCHER_BUFFER``).
 MAX_FANOUT_EVENTS = 100
+#: How many of the newest events keep their encoded line: beyond that, every watcher has written
+#: them or been closed for falling behind; an older event's line is rebuilt if a watch resumes there.
+LINE_HORIZON = 2 * WATCHER_BUFFER
 
 
 #: Resources whose current objects are kept as bytes only, decoded again when a request needs them.
@@ -421,6 +424,10 @@ class WatchCache:
         if len(self.events) == self.events.maxlen:
             self.oldest = self.events[0].revision
         self.events.append(change)
+        if len(self.events) > LINE_HORIZON:
+            # No live watcher can still be writing this one (a watcher that far behind is closed):
+            # keep the object's bytes for resuming watches, not its line as well.
+            self.events[-LINE_HORIZON - 1]._line = None
         self._advance(event.revision)
         return change
 

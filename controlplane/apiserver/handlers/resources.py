@@ -142,7 +142,9 @@ async def list_(ctx: Context) -> Reply:
         if fresh:
             items = ctx.cache.list(namespace, matches)
             revision = ctx.cache.revision
-            return _list_reply(ctx, [c.obj for c in items], [c.raw for c in items], revision, None, None)
+            # Tables need the objects; JSON is the cached bytes alone (decoding nothing).
+            objects = [c.obj for c in items] if ctx.accept.table else []
+            return _list_reply(ctx, objects, [c.raw for c in items], revision, None, None)
     return await _list_from_store(ctx, namespace, matches, rv, limit, token)
 
 

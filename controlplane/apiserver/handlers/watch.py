@@ -178,12 +178,19 @@ class _Tracer:
         kind = self.ctx.rtype.kind
         emit = self.trace.emit
         common = self.common
+        prefix = (self.ctx.rtype.storage_prefix or "") + "/"
+        namespaced = self.ctx.rtype.namespaced
         for event in events:
-            meta = event.object.obj.get("metadata") or {}
-            namespace = str(meta.get("namespace") or "")
-            name = str(meta.get("name") or "")
-            # The initial state's ADDED events come from the cache's objects, without their key.
-            key = event.key or self.ctx.rtype.key(namespace, name)
+            if event.key.startswith(prefix):  # the key names it: no need to decode the object
+                key = event.key
+                namespace, _, name = (
+                    key[len(prefix) :].rpartition("/") if namespaced else ("", "", key[len(prefix) :])
+                )
+            else:  # the initial state's ADDED events come from the cache's objects, without their key
+                meta = event.object.obj.get("metadata") or {}
+                namespace = str(meta.get("namespace") or "")
+                name = str(meta.get("name") or "")
+                key = self.ctx.rtype.key(namespace, name)
             emit(
                 "watch.event",
                 **common,

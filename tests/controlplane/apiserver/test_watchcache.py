@@ -268,3 +268,22 @@ async def test_events_are_cached_as_bytes_only_and_still_served_and_filtered(api
     assert [e["metadata"]["name"] for e in listed.json()["items"]] == ["e2"]
     one = await api.client.get("/api/v1/namespaces/default/events/e1")
     assert one.json()["message"] == "Pulled it"
+
+
+async def test_old_events_drop_their_encoded_line_but_a_resumed_watch_still_gets_it(
+    api: API, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watchcache, "LINE_HORIZON", 2)
+    cache = pods_cache(api)
+    start = cache.revision
+    everyone = cache.watch("default", None, start)
+    registry = api.server.registries[("", "v1", "pods")]
+    events = []
+    for name in "abcd":
+        await registry.create(pod(name), "default")
+        (event,) = await collect(everyone, 1)
+        assert event.json_line  # the watcher writes it, so it is encoded
+        events.append(event)
+    assert [e._line is None for e in events] == [True, True, False, False]
+    (first, *_) = await collect(cache.watch("default", None, start), 4)
+    assert json.loads(first.json_line)["object"]["metadata"]["name"] == "a"  # built again
