@@ -200,6 +200,10 @@ class NodeRestriction(Plugin):
                 if existing is None:
                     raise errors.not_found("pods", "", pod_name)
         elif a.is_pod() and a.operation == CREATE and not a.subresource:
+            # A mirror pod's owner must be this very Node: its uid is checked once the rest passes.
+            why = check(a, node, None, None)
+            if why is not None:
+                raise forbidden(a, why)
             found = await cluster.get("", "nodes", "", node)
             if found is None:
                 raise errors.not_found("nodes", "", node)
