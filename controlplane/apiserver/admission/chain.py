@@ -21,7 +21,6 @@ resort, and the authorizer); the adapter over the real API server is ``clustervi
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
@@ -29,7 +28,7 @@ from typing import Any, ClassVar, Protocol
 from controlplane.api.patch.errors import PatchError
 from controlplane.api.patch.jsonpatch import apply_json_patch
 from controlplane.apiserver import errors, pipeline
-from controlplane.apiserver.admission.attributes import DELETE, Attributes, Object, PatchOp
+from controlplane.apiserver.admission.attributes import Attributes, Object, PatchOp
 from controlplane.identity import UserInfo
 from controlplane.trace import TraceSink
 from controlplane.trace.context import current_request_id
@@ -188,7 +187,6 @@ class Chain:
 
     async def mutate(self, a: Attributes, scope: Scope) -> Object | None:
         """Run the mutating phase; the (possibly patched) object."""
-        started = time.perf_counter()
         ran: list[str] = []
         try:
             a = await self._mutating_pass(a, scope, ran, reinvocation=False)
@@ -198,7 +196,8 @@ class Chain:
         except errors.StatusError as error:
             pipeline.stage("mutating-admission", "deny", error.message)
             raise
-        self._report("mutating-admission", ran, started)
+        self._report("mutating-admission", ran + scope.ran)
+        scope.ran.clear()
         return a.object
 
     async def _mutating_pass(
@@ -230,7 +229,6 @@ class Chain:
     # -- validating ------------------------------------------------------------------------------
 
     async def validate(self, a: Attributes, scope: Scope) -> None:
-        started = time.perf_counter()
         ran: list[str] = []
         try:
             await self._validate_with(self._validators, a, scope, ran)
@@ -240,7 +238,8 @@ class Chain:
         except errors.StatusError as error:
             pipeline.stage("validating-admission", "deny", error.message)
             raise
-        self._report("validating-admission", ran, started)
+        self._report("validating-admission", ran + scope.ran)
+        scope.ran.clear()
 
     async def _validate_with(
         self, plugins: Sequence[Plugin], a: Attributes, scope: Scope, ran: list[str]
@@ -256,13 +255,10 @@ class Chain:
             ran.append(plugin.name)
             self.tracer.step(plugin.name, "validating", "pass")
 
-    def _report(self, stage: str, ran: list[str], started: float) -> None:
+    @staticmethod
+    def _report(stage: str, ran: list[str]) -> None:
         detail = ", ".join(dict.fromkeys(ran)) if ran else "no plugin applies"
         pipeline.stage(stage, "pass", detail)
-
-
-def is_delete(a: Attributes) -> bool:
-    return a.operation == DELETE
 
 
 __all__ = ["Chain", "ClusterView", "Plugin", "Scope", "Tracer", "WebhookPhase", "apply_patch"]

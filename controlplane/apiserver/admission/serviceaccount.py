@@ -39,7 +39,6 @@ from controlplane.apiserver.admission.attributes import (
     Attributes,
     Object,
     PatchOp,
-    escape,
     forbidden,
     section,
 )
@@ -255,7 +254,6 @@ __all__ = [
     "VOLUME_PREFIX",
     "ServiceAccount",
     "admit_pod",
-    "escape",
     "mount_token_patch",
     "secret_names",
     "token_volume_source",
