@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import enum
 import fcntl
 import gc
@@ -50,6 +51,7 @@ from types import MappingProxyType
 from typing import Any
 
 from controlplane.api.kinds import builtin_types
+from controlplane.apiserver.admission.setup import AdmissionOptions
 from controlplane.apiserver.audit.config import AuditSettings, load_policy, log_path_for, policy_file_for
 from controlplane.apiserver.audit.log import AuditLog
 from controlplane.apiserver.encryption import config as encryption_config
@@ -244,8 +246,11 @@ class Cluster:
         audit: AuditSettings | None = None,
         encryption_provider: str = DEFAULT_PROVIDER,
         encryption_reload_seconds: float = 1.0,
+        admission: AdmissionOptions | None = None,
     ) -> None:
         self.name = check_cluster_name(name)
+        #: Its API server's admission plugins (None: upstream's default set, see ``admission_options``).
+        self.admission = admission
         #: Its API server's flow control: API Priority and Fairness, or max-in-flight.
         self.flow_control = flow_control or FlowControlOptions()
         #: Where the audit policy comes from and how large the audit log may grow (``apiserver/audit``).
@@ -348,6 +353,7 @@ class Cluster:
                 metrics_registry=self.metrics,
                 auditor=auditor,
                 encryption=encryption_config.build(encryption),
+                admission_options=self.admission_options(),
             )
             self.metrics.register(auditor)  # apiserver_audit_*
             self.apiserver = apiserver  # before it starts: a start interrupted halfway stops it too
@@ -422,6 +428,23 @@ class Cluster:
         fd, self._serving_fd = self._serving_fd, None
         if fd is not None:
             os.close(fd)
+
+    def admission_options(self) -> AdmissionOptions:
+        """The admission plugins of this cluster's API server.
+
+        Upstream's default set, with DefaultTolerationSeconds following the timing profile (the
+        classroom profile's 60 s is upstream's 300 s, five times faster). A cluster without a controller
+        manager has no serviceaccount controller to create ``default`` ServiceAccounts, so it runs
+        without the ServiceAccount plugin, which would refuse every pod.
+        """
+        options = self.admission or AdmissionOptions()
+        if self.admission is None:
+            options = dataclasses.replace(
+                options, default_toleration_seconds=max(1, round(self.timing.default_toleration_seconds))
+            )
+        if "controller-manager" not in self.components:
+            options = options.without("ServiceAccount")
+        return options
 
     def component_plan(self) -> list[tuple[str, str]]:
         """The ``(kind, node)`` of every component this cluster runs in-process, in start order.

@@ -259,8 +259,8 @@ class Registry:
 
     # -- create ----------------------------------------------------------------------------------
 
-    def prepare_create(self, obj: Object, namespace: str, *, track: Track | None = None) -> Object:
-        """Fill in what the server owns and check the result (no I/O). Raises 422 on problems.
+    async def prepare_create(self, obj: Object, namespace: str, *, track: Track | None = None) -> Object:
+        """Fill in what the server owns, admit and check the result. Raises 422 on problems.
 
         ``track`` records the write in ``metadata.managedFields`` (the field manager, which upstream
         runs after decoding and defaulting, before admission); None leaves them as they are.
@@ -285,7 +285,7 @@ class Registry:
         self.strategy.default(obj)
         if track is not None:
             obj = track(None, obj)
-        obj = admission.mutate("CREATE", obj, None)
+        obj = await admission.mutate("CREATE", obj, None)
         self.strategy.prepare_for_create(obj)
         problems = self.strategy.validate(obj, namespaced=self.rtype.namespaced)
         if problems:
@@ -293,7 +293,7 @@ class Registry:
             pipeline.stage("validation", "deny", error.message)
             raise error
         pipeline.stage("validation", "pass")
-        admission.validate("CREATE", obj, None)
+        await admission.validate("CREATE", obj, None)
         return obj
 
     async def create(
@@ -302,7 +302,7 @@ class Registry:
         # The client's own object, to tell the values it asked for from those the strategy chose.
         request = deep_copy(obj) if self.allocator is not None else obj
         generated = not (obj.get("metadata") or {}).get("name")
-        obj = self.prepare_create(obj, namespace, track=track)
+        obj = await self.prepare_create(obj, namespace, track=track)
         name = obj["metadata"]["name"]
         key = self.key(namespace, name)
         taken: list[Claim] = []
@@ -404,7 +404,7 @@ class Registry:
                 # BindingREST writes it directly).
                 problems = []
             elif subresource == "status":
-                desired = admission.mutate("UPDATE", desired, current)
+                desired = await admission.mutate("UPDATE", desired, current)
                 self.strategy.prepare_for_status_update(desired, current)
                 if track is not None:
                     desired = track(current, desired)
@@ -415,7 +415,7 @@ class Registry:
                 self.strategy.default(desired)
                 if track is not None:
                     desired = track(current, desired)
-                desired = admission.mutate("UPDATE", desired, current)
+                desired = await admission.mutate("UPDATE", desired, current)
                 self.strategy.prepare_for_update(desired, current)
                 problems = self.strategy.validate_update(desired, current, namespaced=self.rtype.namespaced)
             if problems:
@@ -423,7 +423,7 @@ class Registry:
                 pipeline.stage("validation", "deny", error.message)
                 raise error
             pipeline.stage("validation", "pass")
-            admission.validate("UPDATE", desired, current)
+            await admission.validate("UPDATE", desired, current)
             if self._unchanged(desired, current) and not (
                 self.transformer is not None and self.transformer.stale(kv.value)
             ):
@@ -566,6 +566,7 @@ class Registry:
                         f"{preconditions['resourceVersion']}, "
                         f"ResourceVersion in object meta: {kv.mod_revision}",
                     )
+            await admission.admit_delete(current)
             finalizers = list(meta.get("finalizers") or [])
             if orphan and "orphan" not in finalizers:
                 finalizers.append("orphan")

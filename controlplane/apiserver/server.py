@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import re
 import time
@@ -26,7 +27,9 @@ from typing import Any
 
 from controlplane.api.resources import ResourceRegistry, ResourceType
 from controlplane.api.strategies.common import UndecodableObject
-from controlplane.apiserver import errors, pipeline, requestinfo
+from controlplane.apiserver import admission, errors, pipeline, requestinfo
+from controlplane.apiserver.admission.setup import AdmissionOptions
+from controlplane.apiserver.admission.setup import build as build_admission
 from controlplane.apiserver.encryption.config import ResourceTransformers
 from controlplane.apiserver.filters import audit, authentication, authorization, flowcontrol, impersonation
 from controlplane.apiserver.filters.x509 import X509Authenticator
@@ -81,6 +84,16 @@ def diagram_node(username: str, user_agent: str = "") -> str:
     return f"user:{username}"
 
 
+def _with_warnings(headers: dict[str, str] | None, warnings: list[str]) -> dict[str, str]:
+    """``headers`` with admission's warnings added to any ``Warning`` header already there."""
+    merged = dict(headers or {})
+    values = [f"299 - {json.dumps(w)}" for w in warnings]
+    if merged.get("Warning"):
+        values.insert(0, merged["Warning"])
+    merged["Warning"] = ", ".join(values)
+    return merged
+
+
 class APIServer:
     """One cluster's API server."""
 
@@ -102,6 +115,7 @@ class APIServer:
         metrics_registry: MetricsRegistry | None = None,
         auditor: audit.Auditor | None = None,
         encryption: ResourceTransformers | None = None,
+        admission_options: AdmissionOptions | None = None,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -147,6 +161,15 @@ class APIServer:
         self.metrics = APIServerMetrics.for_server(self.metrics_registry, store, resource_types, self.caches)
         #: Records who did what (None: no audit policy, nothing is recorded).
         self.auditor = auditor
+        #: The admission chain (``admission/``) and the client that calls its webhooks.
+        self.admission_options = admission_options or AdmissionOptions()
+        self.admission, self.webhook_client = build_admission(
+            self.admission_options,
+            registries=self.registries,
+            caches=self.caches,
+            trace=trace,
+            cluster=cluster,
+        )
         self.started = False
 
     def set_encryption(self, encryption: ResourceTransformers) -> None:
@@ -212,6 +235,7 @@ class APIServer:
         if self.auditor is not None:
             await self.auditor.close()
         await self.kubelets.aclose()
+        await self.webhook_client.aclose()
 
     # -- ASGI ------------------------------------------------------------------------------------
 
@@ -439,23 +463,66 @@ class APIServer:
         }.get(verb)
         if handler is None:
             raise errors.method_not_supported(rtype.plural, rtype.group, verb)
-        try:
-            if info.subresource == "token" and verb == "create":  # serviceaccounts/token
-                from controlplane.apiserver.handlers import tokenrequest
+        with admission.admitting(
+            self.admission, self._admission_attributes(request, rtype, namespace)
+        ) as scope:
+            try:
+                if info.subresource == "token" and verb == "create":  # serviceaccounts/token
+                    from controlplane.apiserver.handlers import tokenrequest
 
-                reply = await tokenrequest.create(ctx, self.service_account_issuer, self.registries)
-            elif info.subresource and info.subresource != "status":
-                from controlplane.apiserver.handlers import subresources
+                    reply = await tokenrequest.create(ctx, self.service_account_issuer, self.registries)
+                elif info.subresource and info.subresource != "status":
+                    from controlplane.apiserver.handlers import subresources
 
-                reply = await subresources.handle(ctx, verb)
-            else:
-                reply = await handler(ctx)
-        except UndecodableObject as error:
-            # A value that cannot become the kind's Go type (a bad quantity, bad base64): upstream's
-            # decoder refuses it before validation, with 400 BadRequest.
-            raise errors.bad_request(error.message(rtype.kind, rtype.version)) from None
+                    reply = await subresources.handle(ctx, verb)
+                else:
+                    reply = await handler(ctx)
+            except UndecodableObject as error:
+                # A value that cannot become the kind's Go type (a bad quantity, bad base64): upstream's
+                # decoder refuses it before validation, with 400 BadRequest.
+                raise errors.bad_request(error.message(rtype.kind, rtype.version)) from None
+            except errors.StatusError as error:
+                if scope.warnings:
+                    error.headers = _with_warnings(error.headers, scope.warnings)
+                raise
+            if scope.warnings:
+                reply.headers = _with_warnings(reply.headers, scope.warnings)
         await respond(send, reply.status, reply.body, headers=reply.headers, audit_id=request.audit_id)
         return reply.status
+
+    @staticmethod
+    def _admission_attributes(request: Request, rtype: ResourceType, namespace: str) -> admission.Attributes:
+        """What admission needs to know of the request (the operation comes with each write)."""
+        info = request.info
+        assert info is not None and request.user is not None
+        sub = rtype.subresource(info.subresource) if info.subresource else None
+        kind_group, kind_version, kind = rtype.group, rtype.version, rtype.kind
+        if sub is not None and sub.kind:
+            kind = sub.kind
+            kind_group = sub.group if sub.group is not None else rtype.group
+            kind_version = sub.version if sub.version is not None else rtype.version
+        options: dict[str, Any] = {}
+        if manager := request.query.get("fieldManager"):
+            options["fieldManager"] = manager
+        dry_run = request.query.get("dryRun") == "All"
+        if dry_run:
+            options["dryRun"] = ["All"]
+        return admission.Attributes(
+            user=request.user,
+            operation="",
+            group=rtype.group,
+            version=rtype.version,
+            resource=rtype.plural,
+            subresource=info.subresource,
+            kind=kind,
+            kind_group=kind_group,
+            kind_version=kind_version,
+            namespace=namespace,
+            name=info.name,
+            namespaced=rtype.namespaced,
+            dry_run=dry_run,
+            options=options,
+        )
 
     async def _virtual(self, request: Request, send: Send, rtype: ResourceType) -> int:
         """Resources that are never stored (reviews): answered by their own handlers."""

@@ -297,27 +297,48 @@ _TYPES = (
     ),
     EventType(
         "admission.step",
-        "One admission plugin (or webhook) looked at a request.",
+        "One admission plugin (or webhook) looked at a request. Built-in plugins go from apiserver to "
+        "apiserver; a webhook call goes to webhook:<name>. Plugins that do not care about a request "
+        "(DefaultTolerationSeconds and an Event) leave no step.",
         {
             "id": _f("the request's Audit-ID", *STR),
-            "plugin": _f("plugin or webhook name", *STR),
+            "plugin": _f("plugin name (DefaultTolerationSeconds), or the webhook's name", *STR),
             "phase": _f("mutating or validating", *STR, choices=("mutating", "validating")),
             "outcome": _f("pass, or deny", *STR, choices=("pass", "deny")),
         },
         {
             "from": FROM,
             "to": TO,
-            "patch": _f("the JSON patch a mutating plugin applied (never a Secret's data)", *LIST),
-            "detail": _f("what it decided, in words", *STR),
+            "patch": _f("the JSON patch a mutating plugin or webhook applied (never a Secret's data)", *LIST),
+            "detail": _f("why it refused, or why a failed webhook call was ignored", *STR),
         },
         {
             "id": "9c0e6b1e-audit",
             "from": "apiserver",
             "to": "apiserver",
-            "plugin": "ServiceAccount",
+            "plugin": "DefaultTolerationSeconds",
             "phase": "mutating",
             "outcome": "pass",
-            "patch": [{"op": "add", "path": "/spec/serviceAccountName", "value": "default"}],
+            "patch": [
+                {
+                    "op": "add",
+                    "path": "/spec/tolerations",
+                    "value": [
+                        {
+                            "key": "node.kubernetes.io/not-ready",
+                            "operator": "Exists",
+                            "effect": "NoExecute",
+                            "tolerationSeconds": 300,
+                        },
+                        {
+                            "key": "node.kubernetes.io/unreachable",
+                            "operator": "Exists",
+                            "effect": "NoExecute",
+                            "tolerationSeconds": 300,
+                        },
+                    ],
+                }
+            ],
         },
     ),
     EventType(

@@ -20,6 +20,7 @@ from controlplane.client.config import Config
 from controlplane.client.rest import ResourceClient, RESTClient
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.store.sqlite import SqliteStore
+from tests.support.admission import WITHOUT_CONTROLLERS
 
 CLUSTER = "test"
 ADMIN_TOKEN = "admin-test-token"
@@ -66,6 +67,7 @@ async def in_process_cluster(path: Path, **server_options: Any) -> AsyncIterator
     store = SqliteStore(CLUSTER, path=path / "store.sqlite3")
     await store.start()
     users: dict[str, UserInfo] = {ADMIN_TOKEN: ADMIN}
+    server_options.setdefault("admission_options", WITHOUT_CONTROLLERS)
     server = APIServer(CLUSTER, store, resource_types=builtin_types(), tokens=users.get, **server_options)
     await server.start()
     rest = RESTClient(

@@ -34,7 +34,7 @@ from typing import Any
 
 from controlplane.api.resources import ResourceType
 from controlplane.api.strategies.namespaces import NamespaceFinalizeStrategy
-from controlplane.apiserver import errors, pipeline
+from controlplane.apiserver import admission, errors, pipeline
 from controlplane.apiserver.handlers.resources import Context, Reply, check_body_object
 from controlplane.apiserver.http import decode_body, dumps
 from controlplane.apiserver.registry import GUARANTEED_UPDATE_ATTEMPTS, Registry, timestamp
@@ -90,6 +90,8 @@ class NamespaceRegistry(Registry):
             current = self.decode(kv)
             meta = current["metadata"]
             self._check_preconditions(name, meta, kv.mod_revision, preconditions)
+            if not meta.get("deletionTimestamp"):
+                await admission.admit_delete(current)  # (a namespace already terminating: in ``super``)
             if meta.get("deletionTimestamp"):
                 # Already terminating: gone only once every finalizer is.
                 if spec_finalizers(current):

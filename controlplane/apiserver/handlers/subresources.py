@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controlplane.api.resources import ResourceType
-from controlplane.apiserver import errors
+from controlplane.apiserver import admission, errors
 from controlplane.apiserver.handlers import finalize
 from controlplane.apiserver.handlers.resources import Context, Reply
 from controlplane.apiserver.http import Receive, Send, decode_body, dumps
@@ -149,7 +149,11 @@ async def _bind(ctx: Context) -> Reply:
         current["status"]["conditions"] = conditions
         return current
 
-    await ctx.registry.update(ctx.namespace, ctx.name, mutate, subresource="binding", dry_run=ctx.dry_run)
+    # Admission sees the Binding (pods/binding, CREATE), as upstream's BindingREST is a create.
+    body = await admission.mutate(admission.CREATE, body, None)
+    await admission.validate(admission.CREATE, body, None)
+    with admission.suspended():
+        await ctx.registry.update(ctx.namespace, ctx.name, mutate, subresource="binding", dry_run=ctx.dry_run)
     return Reply(
         201, dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
     )
@@ -419,6 +423,9 @@ async def _evict(ctx: Context) -> Reply:
     if not isinstance(preconditions, dict):
         raise errors.bad_request("deleteOptions.preconditions must be an object")
     user_pinned_version = bool(preconditions.get("resourceVersion"))
+    # Admission sees the Eviction (pods/eviction, CREATE); the delete it causes is not admitted again.
+    body = await admission.mutate(admission.CREATE, body, None)
+    await admission.validate(admission.CREATE, body, None)
     for _ in range(1 if user_pinned_version else EVICTION_RETRIES):
         pod, revision = await ctx.registry.read(ctx.namespace, ctx.name)
         phase = (pod.get("status") or {}).get("phase")
@@ -428,15 +435,8 @@ async def _evict(ctx: Context) -> Reply:
         if phase == "Pending" and not deleting and not user_pinned_version:
             wanted["resourceVersion"] = str(revision)
         try:
-            await ctx.registry.delete(
-                ctx.namespace,
-                ctx.name,
-                preconditions=wanted or None,
-                grace_period=grace,
-                dry_run=dry_run,
-                orphan=policy == "Orphan" or options.get("orphanDependents") is True,
-                foreground=policy == "Foreground",
-            )
+            with admission.suspended():
+                await _delete_evicted(ctx, wanted, grace, dry_run, policy, options)
         except errors.StatusError as error:
             if not user_pinned_version and "ResourceVersion in precondition" in error.message:
                 continue  # the Pending pod changed since we read it: read it again
@@ -446,3 +446,17 @@ async def _evict(ctx: Context) -> Reply:
             dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
         )
     raise errors.conflict("pods", "", ctx.name, errors.OBJECT_MODIFIED)
+
+
+async def _delete_evicted(
+    ctx: Context, wanted: dict[str, Any], grace: Any, dry_run: bool, policy: Any, options: dict[str, Any]
+) -> None:
+    await ctx.registry.delete(
+        ctx.namespace,
+        ctx.name,
+        preconditions=wanted or None,
+        grace_period=grace,
+        dry_run=dry_run,
+        orphan=policy == "Orphan" or options.get("orphanDependents") is True,
+        foreground=policy == "Foreground",
+    )

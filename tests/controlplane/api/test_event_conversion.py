@@ -22,6 +22,7 @@ from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.store.sqlite import SqliteStore
+from tests.support.admission import WITHOUT_CONTROLLERS
 
 Object = dict[str, Any]
 
@@ -244,7 +245,11 @@ ADMIN = UserInfo.create("admin", groups=[SYSTEM_MASTERS])
 @pytest.fixture
 async def api(store: SqliteStore) -> AsyncIterator[httpx.AsyncClient]:
     server = APIServer(
-        "test", store, resource_types=builtin_types(), tokens=lambda token: ADMIN if token == TOKEN else None
+        "test",
+        store,
+        resource_types=builtin_types(),
+        tokens=lambda token: ADMIN if token == TOKEN else None,
+        admission_options=WITHOUT_CONTROLLERS,
     )
     await server.start()
     client = httpx.AsyncClient(

@@ -14,6 +14,7 @@ from controlplane.apiserver.server import APIServer
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.store.sqlite import SqliteStore
 from controlplane.trace import ListSink
+from tests.support.admission import WITHOUT_CONTROLLERS
 
 TOKEN = "test-admin-token"
 ADMIN = UserInfo.create("admin", groups=[SYSTEM_MASTERS])
@@ -38,6 +39,7 @@ async def api(tmp_path: Path) -> AsyncIterator[API]:
         resource_types=builtin_types(),
         tokens=lambda token: ADMIN if token == TOKEN else None,
         trace=trace,
+        admission_options=WITHOUT_CONTROLLERS,
     )
     await server.start()
     transport = httpx.ASGITransport(app=server)

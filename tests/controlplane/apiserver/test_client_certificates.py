@@ -27,6 +27,7 @@ from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.pki import CertificateAuthority, new_ca
 from controlplane.store.sqlite import SqliteStore
 from controlplane.trace import ListSink
+from tests.support.admission import WITHOUT_CONTROLLERS
 from tests.support.certificates import NOW, client_pair, foreign_ca, oversized_pair, serial_of, serving_pair
 
 CLUSTER = "test"
@@ -87,6 +88,7 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
         clock=clock,
         trace=trace,
         client_certificates=X509Authenticator(ca.certificate, clock=clock, is_revoked=revoked.__contains__),
+        admission_options=WITHOUT_CONTROLLERS,
     )
     await server.start()
     try:

@@ -24,6 +24,7 @@ from controlplane.clock import ManualClock
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.serviceaccount import DEFAULT_ISSUER, LEEWAY, TokenIssuer, key_id, new_claims
 from controlplane.store.sqlite import SqliteStore
+from tests.support.admission import WITHOUT_CONTROLLERS
 
 ADMIN_TOKEN = "test-admin-token"
 ADMIN = UserInfo.create("admin", uid="admin-uid", groups=[SYSTEM_MASTERS])
@@ -105,6 +106,7 @@ async def lab(tmp_path: Path, sa_key: rsa.RSAPrivateKey) -> AsyncIterator[Lab]:
         tokens=lambda token: ADMIN if token == ADMIN_TOKEN else None,
         clock=clock,
         service_account_issuer=issuer,
+        admission_options=WITHOUT_CONTROLLERS,
     )
     await server.start()
     client = httpx.AsyncClient(
@@ -224,6 +226,7 @@ async def test_the_server_caps_the_duration_at_its_maximum(tmp_path: Path, sa_ke
         resource_types=builtin_types(),
         tokens=lambda token: ADMIN if token == ADMIN_TOKEN else None,
         service_account_issuer=TokenIssuer(sa_key, max_expiration_seconds=1800),
+        admission_options=WITHOUT_CONTROLLERS,
     )
     await server.start()
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -357,6 +360,7 @@ async def test_an_api_server_without_a_service_account_key_serves_no_tokens(tmp_
         store,
         resource_types=builtin_types(),
         tokens=lambda token: ADMIN if token == ADMIN_TOKEN else None,
+        admission_options=WITHOUT_CONTROLLERS,
     )
     await server.start()
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}

@@ -22,6 +22,7 @@ from controlplane.client.config import Config
 from controlplane.client.rest import ResourceClient, RESTClient
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.store.sqlite import SqliteStore
+from tests.support.admission import WITHOUT_CONTROLLERS
 
 TOKEN = "client-test-token"
 ADMIN = UserInfo.create("admin", groups=[SYSTEM_MASTERS])
@@ -64,6 +65,7 @@ async def make_cluster(tmp_path: Path) -> AsyncIterator[MakeCluster]:
                 resource_types=builtin_types(),
                 tokens=lambda token: ADMIN if token == TOKEN else None,
                 watch_cache_window=watch_cache_window,
+                admission_options=WITHOUT_CONTROLLERS,
             )
             await server.start()
             stack.push_async_callback(server.stop)

@@ -30,6 +30,7 @@ from controlplane.trace.causality import (
     is_store_watch_event,
     is_write,
 )
+from tests.support.admission import WITHOUT_CONTROLLERS
 from tests.support.inprocess import in_process_cluster, wait_for
 
 Event = dict[str, Any]
@@ -265,7 +266,14 @@ async def traced(tmp_path: Path) -> AsyncIterator[Traced]:
         SCHEDULER_TOKEN: UserInfo.create(KUBE_SCHEDULER),
         KUBELET_TOKEN: UserInfo.create(node_user(NODE), groups=[NODES]),
     }
-    server = APIServer(CLUSTER, store, resource_types=builtin_types(), tokens=users.get, trace=bus)
+    server = APIServer(
+        CLUSTER,
+        store,
+        admission_options=WITHOUT_CONTROLLERS,
+        resource_types=builtin_types(),
+        tokens=users.get,
+        trace=bus,
+    )
     await server.start()
 
     def client(token: str) -> RESTClient:

@@ -27,6 +27,7 @@ from controlplane.apiserver.server import APIServer
 from controlplane.identity import AUTHENTICATED, SYSTEM_MASTERS, UserInfo
 from controlplane.store.sqlite import SqliteStore
 from controlplane.trace import ListSink
+from tests.support.admission import WITHOUT_CONTROLLERS
 from tests.support.inprocess import in_process_cluster
 
 OTHERS = ("bob", "carol", "dave", "erin", "frank", "grace")
@@ -94,7 +95,13 @@ async def api(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[S
     store = SqliteStore("test", path=tmp_path / "store.sqlite3")
     await store.start()
     server = APIServer(
-        "test", store, resource_types=builtin_types(), tokens=USERS.get, trace=trace, flow_control=options
+        "test",
+        store,
+        resource_types=builtin_types(),
+        tokens=USERS.get,
+        trace=trace,
+        flow_control=options,
+        admission_options=WITHOUT_CONTROLLERS,
     )
     await server.start()
     held = Held(asyncio.Event())

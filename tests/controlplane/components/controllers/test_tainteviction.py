@@ -23,7 +23,12 @@ from controlplane.components.controllers.tainteviction import (
     with_disruption_target,
 )
 from controlplane.trace import ListSink
+from tests.support.admission import WITHOUT_CONTROLLERS
 from tests.support.inprocess import condition, in_process_cluster, wait_for
+
+#: The pods here have exactly the tolerations they are written with: a pod without one is evicted at
+#: once (in a cluster, DefaultTolerationSeconds admission would give it 300 s).
+NO_DEFAULT_TOLERATIONS = WITHOUT_CONTROLLERS.without("DefaultTolerationSeconds")
 
 Object = dict[str, Any]
 T0 = 1_790_000_000.0
@@ -134,7 +139,7 @@ def terminating(items: list[Object], name: str) -> bool:
 
 async def test_pods_are_evicted_at_once_after_their_toleration_seconds_or_never(tmp_path: Path) -> None:
     clock = ManualClock(T0)
-    async with in_process_cluster(tmp_path, clock=clock) as cluster:
+    async with in_process_cluster(tmp_path, clock=clock, admission_options=NO_DEFAULT_TOLERATIONS) as cluster:
         nodes = cluster.resource("", "v1", "nodes")
         pods = cluster.resource("", "v1", "pods", "default")
         events = cluster.resource("", "v1", "events", "default")
@@ -182,7 +187,7 @@ async def test_pods_are_evicted_at_once_after_their_toleration_seconds_or_never(
 
 async def test_an_eviction_is_cancelled_when_the_taint_goes_away(tmp_path: Path) -> None:
     clock = ManualClock(T0)
-    async with in_process_cluster(tmp_path, clock=clock) as cluster:
+    async with in_process_cluster(tmp_path, clock=clock, admission_options=NO_DEFAULT_TOLERATIONS) as cluster:
         nodes: ResourceClient = cluster.resource("", "v1", "nodes")
         pods = cluster.resource("", "v1", "pods", "default")
         events = cluster.resource("", "v1", "events", "default")

@@ -25,6 +25,7 @@ from controlplane.components.scheduler.scheduler import LeaderElection, Schedule
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.store.sqlite import SqliteStore
 from controlplane.trace import ListSink
+from tests.support.admission import WITHOUT_CONTROLLERS
 
 TOKEN = "scheduler-test-token"
 ADMIN = UserInfo.create("admin", groups=[SYSTEM_MASTERS])
@@ -45,6 +46,7 @@ async def client(tmp_path: Path, trace: ListSink) -> AsyncIterator[RESTClient]:
         resource_types=builtin_types(),
         tokens=lambda token: ADMIN if token == TOKEN else None,
         trace=trace,
+        admission_options=WITHOUT_CONTROLLERS,
     )
     await server.start()
     config = Config.for_in_process(

@@ -1,0 +1,145 @@
+"""Which admission plugins a cluster's API server runs, and putting the chain together.
+
+kube-apiserver has ``--enable-admission-plugins`` and ``--disable-admission-plugins`` over a default
+set; ``AdmissionOptions`` is the same choice for a Kubelab cluster. The default is upstream's default
+set restricted to the plugins Kubelab has, plus the webhooks; SecretsPolicy (Kubelab's own) is on
+only for a cluster that configures it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from controlplane.apiserver.admission.chain import Chain, Plugin, Tracer
+from controlplane.apiserver.admission.clusterview import Authorize, CachedCluster, allow_everything
+from controlplane.apiserver.admission.defaulttolerationseconds import (
+    DEFAULT_SECONDS,
+    DefaultTolerationSeconds,
+)
+from controlplane.apiserver.admission.limitranger import LimitRanger
+from controlplane.apiserver.admission.mutatingwebhook import MutatingWebhooks
+from controlplane.apiserver.admission.namespacelifecycle import NamespaceLifecycle
+from controlplane.apiserver.admission.noderestriction import NodeRestriction
+from controlplane.apiserver.admission.podsecurity import PodSecurity
+from controlplane.apiserver.admission.resourcequota import ResourceQuota
+from controlplane.apiserver.admission.secretspolicy import SecretsPolicy, SecretsPolicyConfig
+from controlplane.apiserver.admission.serviceaccount import ServiceAccount
+from controlplane.apiserver.admission.validatingwebhook import ValidatingWebhooks
+from controlplane.apiserver.admission.webhookclient import Configurations, WebhookClient
+from controlplane.trace import TraceSink
+
+if TYPE_CHECKING:
+    from controlplane.apiserver.registry import Registry
+    from controlplane.apiserver.watchcache import WatchCache
+
+#: The built-in plugins in upstream's order (``AllOrderedPlugins``); ResourceQuota runs after webhooks.
+ORDER = (
+    "NamespaceLifecycle",
+    "LimitRanger",
+    "ServiceAccount",
+    "NodeRestriction",
+    "PodSecurity",
+    "DefaultTolerationSeconds",
+    "SecretsPolicy",
+    "MutatingAdmissionWebhook",
+    "ValidatingAdmissionWebhook",
+    "ResourceQuota",
+)
+#: What a cluster runs unless told otherwise (SecretsPolicy also needs a ``SecretsPolicyConfig``).
+DEFAULT_PLUGINS = tuple(name for name in ORDER if name != "SecretsPolicy")
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionOptions:
+    """One cluster's admission configuration."""
+
+    plugins: tuple[str, ...] = DEFAULT_PLUGINS
+    #: SecretsPolicy's rules; None leaves the plugin out even if listed.
+    secrets_policy: SecretsPolicyConfig | None = None
+    #: DefaultTolerationSeconds' not-ready and unreachable tolerations.
+    default_toleration_seconds: int = DEFAULT_SECONDS
+    #: Seconds between lookups of a missing ``default`` ServiceAccount (None: upstream's 0.1-0.2 s).
+    service_account_retry_interval: float | None = None
+
+    def without(self, *names: str) -> AdmissionOptions:
+        return AdmissionOptions(
+            tuple(n for n in self.plugins if n not in names),
+            self.secrets_policy,
+            self.default_toleration_seconds,
+            self.service_account_retry_interval,
+        )
+
+    def with_secrets_policy(self, config: SecretsPolicyConfig) -> AdmissionOptions:
+        plugins = self.plugins if "SecretsPolicy" in self.plugins else (*self.plugins, "SecretsPolicy")
+        return AdmissionOptions(
+            plugins, config, self.default_toleration_seconds, self.service_account_retry_interval
+        )
+
+
+def build(
+    options: AdmissionOptions,
+    *,
+    registries: Mapping[tuple[str, str, str], Registry],
+    caches: Mapping[str, WatchCache],
+    trace: TraceSink,
+    cluster: str,
+    authorize: Authorize = allow_everything,
+) -> tuple[Chain, WebhookClient]:
+    """The chain for ``options`` over one API server's registries and caches, and its HTTP client."""
+    enabled = set(options.plugins)
+    unknown = enabled - set(ORDER)
+    if unknown:
+        raise ValueError(f"unknown admission plugins: {', '.join(sorted(unknown))}")
+    makers: dict[str, Any] = {
+        "NamespaceLifecycle": NamespaceLifecycle,
+        "LimitRanger": LimitRanger,
+        "ServiceAccount": lambda: ServiceAccount(retry_interval=options.service_account_retry_interval),
+        "NodeRestriction": NodeRestriction,
+        "PodSecurity": PodSecurity,
+        "DefaultTolerationSeconds": lambda: DefaultTolerationSeconds(
+            options.default_toleration_seconds, options.default_toleration_seconds
+        ),
+        "SecretsPolicy": lambda: SecretsPolicy(options.secrets_policy or SecretsPolicyConfig(False, None)),
+    }
+    plugins: list[Plugin] = []
+    for name in ORDER:
+        if name not in enabled or name not in makers:
+            continue
+        if name == "SecretsPolicy" and (options.secrets_policy is None or not options.secrets_policy.enabled):
+            continue
+        plugins.append(makers[name]())
+    tracer = Tracer(trace, cluster)
+    client = WebhookClient()
+
+    def configurations(resource: str) -> Any:
+        cache = caches.get(f"/registry/{resource}")
+        return lambda: cache.objects if cache is not None and cache.ready else {}
+
+    mutating = (
+        MutatingWebhooks(
+            Configurations(configurations("mutatingwebhookconfigurations"), mutating=True), client, tracer
+        )
+        if "MutatingAdmissionWebhook" in enabled
+        else None
+    )
+    validating = (
+        ValidatingWebhooks(
+            Configurations(configurations("validatingwebhookconfigurations"), mutating=False), client, tracer
+        )
+        if "ValidatingAdmissionWebhook" in enabled
+        else None
+    )
+    chain = Chain(
+        plugins,
+        cluster=CachedCluster(registries, caches, authorize),
+        tracer=tracer,
+        mutating_webhooks=mutating,
+        validating_webhooks=validating,
+        after_webhooks=[ResourceQuota()] if "ResourceQuota" in enabled else [],
+    )
+    return chain, client
+
+
+__all__ = ["DEFAULT_PLUGINS", "ORDER", "AdmissionOptions", "SecretsPolicyConfig", "build"]

@@ -1,0 +1,1 @@
+"""Example admission webhook servers (see ``example.py``)."""

@@ -1,0 +1,67 @@
+"""Admission through the real kubectl 1.37 against a live lab: PodSecurity and the built-in defaults."""
+
+from __future__ import annotations
+
+import json
+
+from tests.support.lab import LiveLab
+
+PRIVILEGED_POD = json.dumps(
+    {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "priv"},
+        "spec": {
+            "containers": [{"name": "c", "image": "busybox:1.36", "securityContext": {"privileged": True}}]
+        },
+    }
+)
+
+
+def _namespace(lab: LiveLab, name: str, *labels: str) -> None:
+    lab.kubectl("create", "namespace", name)
+    if labels:
+        lab.kubectl("label", "namespace", name, *labels)
+
+
+def test_podsecurity_restricted_refuses_a_privileged_pod_via_kubectl_apply(lab: LiveLab) -> None:
+    _namespace(lab, "psa-restricted", "pod-security.kubernetes.io/enforce=restricted")
+    result = lab.kubectl("apply", "-n", "psa-restricted", "-f", "-", input=PRIVILEGED_POD, check=False)
+    assert result.returncode != 0
+    assert (
+        'Error from server (Forbidden): error when creating "STDIN": pods "priv" is forbidden: '
+        'violates PodSecurity "restricted:latest": privileged (container "c" must not set '
+        "securityContext.privileged=true), allowPrivilegeEscalation != false"
+    ) in result.stderr
+    missing = lab.kubectl("get", "pod", "priv", "-n", "psa-restricted", check=False)
+    assert "NotFound" in missing.stderr
+
+
+def test_podsecurity_warn_prints_kubectls_warning_and_creates_the_pod(lab: LiveLab) -> None:
+    _namespace(lab, "psa-warn", "pod-security.kubernetes.io/warn=baseline")
+    result = lab.kubectl("apply", "-n", "psa-warn", "-f", "-", input=PRIVILEGED_POD)
+    assert (
+        'Warning: would violate PodSecurity "baseline:latest": privileged (container "c" must not set '
+        "securityContext.privileged=true)"
+    ) in result.stderr
+    assert "pod/priv created" in result.stdout
+
+
+def test_a_pod_gets_its_service_account_token_volume_and_default_tolerations(lab: LiveLab) -> None:
+    lab.kubectl("run", "plain", "--image=nginx:1.27", "--restart=Never")
+    pod = lab.kubectl_json("get", "pod", "plain")
+    spec = pod["spec"]
+    assert spec["serviceAccountName"] == "default"
+    assert [v["name"].startswith("kube-api-access-") for v in spec["volumes"]] == [True]
+    assert (
+        spec["containers"][0]["volumeMounts"][0]["mountPath"]
+        == "/var/run/secrets/kubernetes.io/serviceaccount"
+    )
+    keys = {t["key"]: t["tolerationSeconds"] for t in spec["tolerations"]}
+    assert set(keys) == {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}
+    assert len(set(keys.values())) == 1  # the timing profile's default toleration, the same for both
+
+
+def test_the_default_namespace_may_not_be_deleted(lab: LiveLab) -> None:
+    result = lab.kubectl("delete", "namespace", "default", check=False)
+    assert 'namespaces "default" is forbidden: this namespace may not be deleted' in result.stderr
