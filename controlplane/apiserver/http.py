@@ -83,6 +83,16 @@ class Request:
     source: str = ""
     #: Whether its ``request.received`` trace event is out (the server emits it once).
     received_traced: bool = False
+    #: Every header in order, names lower-cased, repeated ones kept (``headers`` keeps the last):
+    #: ``Impersonate-Group`` may be sent several times.
+    raw_headers: list[tuple[str, str]] = field(default_factory=list)
+
+    def header_values(self, name: str) -> list[str]:
+        """Every value of header ``name`` (lower-case), in the order sent."""
+        if not self.raw_headers:
+            value = self.headers.get(name)
+            return [] if value is None else [value]
+        return [value for key, value in self.raw_headers if key == name]
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive, path: str) -> Request:
@@ -92,11 +102,12 @@ class Request:
         query: dict[str, str] = {}
         for key, value in parse_qsl(raw_query, keep_blank_values=True):
             query[key] = value
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        raw = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
+        headers = dict(raw)
         audit_id = audit_id_from_header(headers.get("audit-id"))
         if audit_id is None:
-            return cls(scope["method"], path, query, headers, receive)
-        return cls(scope["method"], path, query, headers, receive, audit_id=audit_id)
+            return cls(scope["method"], path, query, headers, receive, raw_headers=raw)
+        return cls(scope["method"], path, query, headers, receive, audit_id=audit_id, raw_headers=raw)
 
     async def read_body(self) -> bytes:
         if self.body is not None:

@@ -27,6 +27,8 @@ from typing import Any
 from controlplane.api.resources import ResourceRegistry, ResourceType
 from controlplane.api.strategies.common import UndecodableObject
 from controlplane.apiserver import errors, pipeline, requestinfo
+from controlplane.apiserver.authz import escalation
+from controlplane.apiserver.authz.policy import Authorization
 from controlplane.apiserver.filters import audit, authentication, authorization, flowcontrol, impersonation
 from controlplane.apiserver.handlers import discovery, finalize, resources, watch
 from controlplane.apiserver.http import (
@@ -120,6 +122,8 @@ class APIServer:
                 service_account_issuer, authentication.ClusterObjects(self.registries, self.caches), clock
             ),
         )
+        #: The authorizers (Node, RBAC) over the caches, the bootstrap policy, the escalation checks.
+        self.authorization = Authorization(resource_types, self.caches, self.registries)
         #: How ``pods/log`` reaches the kubelets (the runtime registers the in-process ones).
         self.kubelets = kubelets if kubelets is not None else KubeletConnections()
         self.started = False
@@ -133,6 +137,7 @@ class APIServer:
         await asyncio.gather(
             *(cache.start() for cache in self.caches.values() if cache.rtype.conversion is None)
         )
+        await self.authorization.start()  # upstream's rbac/bootstrap-roles post-start hook
         self.started = True
 
     async def _ensure_system_namespaces(self) -> None:
@@ -157,6 +162,7 @@ class APIServer:
 
     async def stop(self) -> None:
         self.started = False
+        await self.authorization.stop()
         await asyncio.gather(*(cache.stop() for cache in self.caches.values()))
         await self.kubelets.aclose()
 
@@ -242,16 +248,16 @@ class APIServer:
             self._received(request)
             pipeline.stage("authentication", "pass", request.user.username)
             audit.record_received(request)
-            impersonation.impersonate(request)
+            await impersonation.impersonate(request, self.authorization)
             flowcontrol.admit(request)
-            allowed, reason = authorization.authorize(request)
-            pipeline.stage("authorization", "pass" if allowed else "deny", reason)
-            if not allowed:
-                raise errors.forbidden(info.resource, info.api_group, info.name, reason)
+            await authorization.authorize(
+                request, self.authorization, lambda **fields: self._trace("rbac.decision", request, **fields)
+            )
 
             if not info.is_resource_request:
                 return await self._non_resource(request, send)
-            return await self._resource(request, send)
+            with escalation.requesting(request.user):  # RBAC writes check the writer's permissions
+                return await self._resource(request, send)
 
     async def _public(self, request: Request, send: Send) -> int:
         if request.path == "/version":
