@@ -34,7 +34,7 @@ implemented.
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from controlplane.api import selectors
@@ -156,16 +156,16 @@ class NodeAuthorizer:
 
     name = "Node"
 
-    def __init__(self, graph: Any, node_rules: Sequence[Mapping[str, Any]]) -> None:
-        #: A NodeGraph, or anything with a ``graph()`` method returning an up-to-date one.
+    def __init__(
+        self, graph: NodeGraph | Callable[[], NodeGraph], node_rules: Sequence[Mapping[str, Any]]
+    ) -> None:
+        #: The graph, or a function returning it up to date (:class:`~.policy.PodGraphFeed`).
         self._graph = graph
         self.node_rules = list(node_rules)
 
     @property
     def graph(self) -> NodeGraph:
-        graph = self._graph.graph() if hasattr(self._graph, "graph") else self._graph
-        assert isinstance(graph, NodeGraph)
-        return graph
+        return self._graph if isinstance(self._graph, NodeGraph) else self._graph()
 
     def authorize(self, attrs: Attributes) -> Decision:
         node, is_node = node_identity(attrs)

@@ -154,7 +154,8 @@ class PodGraphFeed:
         self._graph = graph
 
 
-def _node_rules() -> list[dict[str, Any]]:
+def node_rules() -> list[dict[str, Any]]:
+    """The rules every kubelet has (upstream ``bootstrappolicy.NodeRules()``: the system:node role's)."""
     role = next(r for r in bootstrap.cluster_roles() if r["metadata"]["name"] == "system:node")
     rules: list[dict[str, Any]] = role["rules"]
     return rules
@@ -174,7 +175,7 @@ class Authorization:
         self.registries = registries
         self.policy = CachedPolicy(types, caches)
         self.rbac = RBACAuthorizer(self.policy)
-        self.node = NodeAuthorizer(PodGraphFeed(cache_of(types, caches, "", "pods")), _node_rules())
+        self.node = NodeAuthorizer(PodGraphFeed(cache_of(types, caches, "", "pods")).graph, node_rules())
         self.chain = Chain(self.node, self.rbac)
         #: The caches decisions read (RBAC's objects and the pods of the Node authorizer's graph).
         self._watched = [

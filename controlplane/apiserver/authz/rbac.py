@@ -343,8 +343,14 @@ class RBACAuthorizer:
         reason = ""
         if errors:
             reason = "RBAC: " + (errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
-        bound = f"{len(considered)} binding(s) name them" if considered else "no binding names them"
-        explanation = f"no RBAC rule lets {attrs.user.username} {attrs.describe()}: {bound}"
+        count = len(considered)
+        bound = (
+            f"{count} binding{'s' if count != 1 else ''} name the user or its groups; "
+            "none of their rules fits"
+            if count
+            else "no binding names the user or its groups"
+        )
+        explanation = f"no RBAC rule lets {attrs.user.username} {attrs.describe()} ({bound})"
         return Decision(
             Verdict.NO_OPINION,
             reason,

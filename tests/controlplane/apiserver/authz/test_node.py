@@ -6,7 +6,7 @@ from typing import Any
 
 from controlplane.apiserver.authz.authorizer import Attributes, Verdict
 from controlplane.apiserver.authz.node import NodeAuthorizer, NodeGraph, node_identity, pod_references
-from controlplane.apiserver.authz.policy import _node_rules
+from controlplane.apiserver.authz.policy import node_rules
 from controlplane.identity import NODES, UserInfo, node_user
 
 KUBELET = UserInfo.create(node_user("node-1"), groups=[NODES, "system:authenticated"])
@@ -58,7 +58,7 @@ def authorizer(*pods: dict[str, Any]) -> NodeAuthorizer:
     graph = NodeGraph()
     for p in pods:
         graph.set_pod(p)
-    return NodeAuthorizer(graph, _node_rules())
+    return NodeAuthorizer(graph, node_rules())
 
 
 def test_a_pods_spec_names_its_secrets_configmaps_claims_and_service_account() -> None:
@@ -145,7 +145,7 @@ def test_a_kubelet_lists_pods_only_with_its_node_selector() -> None:
     assert nodes.authorize(ask("create", "pods/eviction", "default", "web")).allowed
 
 
-def test_everything_else_follows_the_system_node_rules() -> None:
+def test_everything_else_follows_the_systemnode_rules() -> None:
     nodes = authorizer()
     assert nodes.authorize(ask("create", "events", "default")).allowed
     assert nodes.authorize(ask("list", "services")).allowed
