@@ -30,8 +30,10 @@ controllers' roles. So each ``system:controller:*`` binding of a controller Kube
 
 Data: ``plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go`` and ``controller_policy.go``, as
 generated in ``testdata/cluster-roles.yaml`` and ``controller-roles.yaml`` (kubernetes commit
-025f2834a128798cef30018a5e6a6ae82b5ad885; feature-gated roles left out). The reconciliation is
-``pkg/registry/rbac/reconciliation`` (``computeReconciledRole``, without removing extra permissions).
+025f2834a128798cef30018a5e6a6ae82b5ad885). Left out: the feature-gated roles, and the namespaced
+Roles of ``namespace_policy.go`` (leader locking on ConfigMaps, the extension API servers'
+authentication reader, bootstrap signers), which serve things Kubelab does not run. The reconciliation
+is ``pkg/registry/rbac/reconciliation`` (``computeReconciledRole``, without removing extra permissions).
 """
 
 from __future__ import annotations

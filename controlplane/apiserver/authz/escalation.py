@@ -237,7 +237,8 @@ class EscalationGuard:
             problem = self._binding_problem(user, obj, namespace)
         if problem is not None:
             error = errors.forbidden(self.resource, GROUP, name, problem)
-            pipeline.stage("validation", "deny", error.message)
+            # Upstream runs the check in the storage layer, before validation: the strip shows it there.
+            pipeline.stage("validation", "deny", f"RBAC escalation check: {error.message}")
             raise error
 
     def _allowed(self, user: UserInfo, verb: str, resource: str, namespace: str, name: str) -> bool:

@@ -87,11 +87,16 @@ def _meta(obj: Object) -> Mapping[str, Any]:
     return meta if isinstance(meta, Mapping) else {}
 
 
+_NONE: list[str] = []
+
+
 def _strings(rule: Rule, key: str) -> list[str]:
+    """A rule's list field (validation made it a list of strings; anything else reads as empty).
+
+    This runs for every rule of every request, so it returns the stored list itself.
+    """
     value = rule.get(key)
-    if not isinstance(value, list):
-        return []
-    return [v for v in value if isinstance(v, str)]
+    return value if isinstance(value, list) else _NONE
 
 
 # -- one rule against one request ------------------------------------------------------------------
