@@ -251,7 +251,11 @@ class APIServer:
             await impersonation.impersonate(request, self.authorization)
             flowcontrol.admit(request)
             await authorization.authorize(
-                request, self.authorization, lambda **fields: self._trace("rbac.decision", request, **fields)
+                request,
+                self.authorization,
+                (lambda **fields: self._trace("rbac.decision", request, **fields))
+                if self.trace.enabled
+                else None,
             )
 
             if not info.is_resource_request:

@@ -7,7 +7,8 @@ from typing import Any
 from controlplane.apiserver.authz.authorizer import Attributes, Verdict
 from controlplane.apiserver.authz.node import NodeAuthorizer, NodeGraph, node_identity, pod_references
 from controlplane.apiserver.authz.policy import node_rules
-from controlplane.identity import NODES, UserInfo, node_user
+from controlplane.identity import AUTHENTICATED, NODES, UserInfo, node_user
+from tests.controlplane.apiserver.authz.conftest import Lab
 
 KUBELET = UserInfo.create(node_user("node-1"), groups=[NODES, "system:authenticated"])
 
@@ -151,3 +152,31 @@ def test_everything_else_follows_the_systemnode_rules() -> None:
     assert nodes.authorize(ask("list", "services")).allowed
     assert not nodes.authorize(ask("create", "deployments.apps", "default")).allowed
     assert not nodes.authorize(ask("delete", "namespaces", name="default")).allowed
+
+
+async def test_the_graph_follows_the_pod_cache(lab: Lab) -> None:
+    """Through the API server: a kubelet may read a Secret while a pod on its node uses it."""
+
+    def kubelet(node: str) -> UserInfo:
+        return UserInfo.create(node_user(node), groups=[NODES, AUTHENTICATED])
+
+    admin, node_1, node_2 = lab.as_(), lab.as_(kubelet("node-1")), lab.as_(kubelet("node-2"))
+    secret = "/api/v1/namespaces/default/secrets/db"
+    await lab.create(
+        "/api/v1/namespaces/default/secrets",
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"}, "stringData": {"password": "x"}},
+    )
+    assert (await node_1.get(secret)).status_code == 403
+    body = pod("web", "node-1", volumes=[{"name": "s", "secret": {"secretName": "db"}}])
+    body["spec"]["containers"] = [{"name": "c", "image": "nginx"}]
+    await lab.create("/api/v1/namespaces/default/pods", {"apiVersion": "v1", "kind": "Pod", **body})
+    assert (await node_1.get(secret)).status_code == 200
+    refused = await node_2.get(secret)
+    assert refused.status_code == 403
+    assert refused.json()["message"] == (
+        'secrets "db" is forbidden: User "system:node:node-2" cannot get resource "secrets" in API group "" '
+        "in the namespace \"default\": no relationship found between node 'node-2' and this object"
+    )
+    deleted = await admin.delete("/api/v1/namespaces/default/pods/web", params={"gracePeriodSeconds": "0"})
+    assert deleted.status_code == 200
+    assert (await node_1.get(secret)).status_code == 403
