@@ -70,22 +70,25 @@ def registry_of(
 
 
 class _Sorted:
-    """A cache's objects in name order, recomputed only when the cache's revision has moved."""
+    """A cache's objects in name order, recomputed only when the cache's objects have changed."""
 
     def __init__(self, cache: WatchCache | None) -> None:
         self.cache = cache
-        self._revision = -1
+        self._version: tuple[int, int, int] = (0, -1, -1)
         self._by_namespace: dict[str, list[Object]] = {}
 
     def items(self, namespace: str = "") -> Sequence[Object]:
         cache = self.cache
         if cache is None:
             return ()
-        if cache.revision != self._revision or not cache.ready:
+        # The cache's revision also moves with other resources' writes (progress notifications): the
+        # last change it applied (or a re-list, which replaces its dict of objects) says more.
+        version = (id(cache.objects), cache.events[-1].revision if cache.events else -1, len(cache.objects))
+        if version != self._version:
             grouped: dict[str, list[Object]] = {}
             for cached in cache.list(None, None):  # sorted by (namespace, name)
                 grouped.setdefault(str(cached.obj["metadata"].get("namespace") or ""), []).append(cached.obj)
-            self._by_namespace, self._revision = grouped, cache.revision
+            self._by_namespace, self._version = grouped, version
         return self._by_namespace.get(namespace, ())
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from controlplane.apiserver.authz.authorizer import Attributes, Verdict
 from controlplane.apiserver.authz.node import NodeAuthorizer, NodeGraph, node_identity, pod_references
-from controlplane.apiserver.authz.policy import node_rules
+from controlplane.apiserver.authz.policy import PodGraphFeed, node_rules
+from controlplane.apiserver.watchcache import Cached, CacheEvent
 from controlplane.identity import AUTHENTICATED, NODES, UserInfo, node_user
 from tests.controlplane.apiserver.authz.conftest import Lab
 
@@ -180,3 +182,22 @@ async def test_the_graph_follows_the_pod_cache(lab: Lab) -> None:
     deleted = await admin.delete("/api/v1/namespaces/default/pods/web", params={"gracePeriodSeconds": "0"})
     assert deleted.status_code == 200
     assert (await node_1.get(secret)).status_code == 403
+
+
+def test_the_graph_feed_applies_new_events_or_rebuilds_when_the_window_moved_on() -> None:
+    first = Cached(WEB, 5)
+    cache = SimpleNamespace(
+        ready=True, revision=5, oldest=0, events=[], objects={"/registry/pods/default/web": first}
+    )
+    feed = PodGraphFeed(cache)  # type: ignore[arg-type]
+    assert feed.graph().related("secret", "default", "tls", "node-1")  # built from the objects
+    moved = Cached(dict(WEB, spec=dict(WEB["spec"], nodeName="node-2")), 6)
+    cache.events = [CacheEvent("MODIFIED", "/registry/pods/default/web", 6, moved, first)]
+    cache.revision = 6
+    graph = feed.graph()  # applied from the event window
+    assert graph.related("secret", "default", "tls", "node-2") and not graph.related(
+        "secret", "default", "tls", "node-1"
+    )
+    # the window no longer reaches back to what the feed has seen: rebuilt from the objects
+    cache.events, cache.oldest, cache.revision, cache.objects = [], 9, 9, {}
+    assert len(feed.graph()) == 0
