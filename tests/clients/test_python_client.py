@@ -158,8 +158,8 @@ def test_access_reviews_and_rbac_objects_round_trip(lab: LiveLab) -> None:
             client.V1SelfSubjectRulesReview(spec=client.V1SelfSubjectRulesReviewSpec(namespace="default"))
         )
         assert any(rule.resources == ["*"] and rule.verbs == ["*"] for rule in mine.status.resource_rules)
-        view = rbac.read_cluster_role("view")
-        assert view.aggregation_rule.cluster_role_selectors[0].match_labels == {
+        selectors = rbac.read_cluster_role("view").aggregation_rule.cluster_role_selectors
+        assert selectors is not None and selectors[0].match_labels == {
             "rbac.authorization.k8s.io/aggregate-to-view": "true"
         }
     finally:
