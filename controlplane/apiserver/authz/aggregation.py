@@ -129,15 +129,23 @@ class Aggregator:
     async def _run(self) -> None:
         watcher = self.cache.watch(None, None, self.cache.revision)
         try:
-            await self.sync()
             while True:
+                await self._sync_logged()
                 await watcher.take()
                 if watcher.closed_reason is not None:  # the cache re-listed: watch again
                     self.cache.forget(watcher)
                     watcher = self.cache.watch(None, None, self.cache.revision)
-                await self.sync()
         finally:
             self.cache.forget(watcher)
+
+    async def _sync_logged(self) -> None:
+        """``sync``, surviving a failing store (the next ClusterRole change tries again)."""
+        try:
+            await self.sync()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("aggregating ClusterRoles failed")
 
 
 __all__ = ["Aggregator", "aggregated_rules", "stale_roles"]

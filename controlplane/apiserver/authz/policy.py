@@ -44,6 +44,8 @@ CACHE_CATCH_UP = 10.0
 #: Seconds a refusal waits at most for the caches to reach the store's revision.
 CONSISTENT_WAIT = 1.0
 RBAC_PLURALS = ("roles", "rolebindings", "clusterroles", "clusterrolebindings")
+#: Bootstrap objects created per store transaction.
+BOOTSTRAP_TXN_OBJECTS = 50
 
 
 def cache_of(
@@ -241,8 +243,9 @@ class Authorization:
     async def ensure_bootstrap_policy(self) -> None:
         """Upstream's ``EnsureRBACPolicy``: create what is missing, add back what was removed.
 
-        A new cluster gets the whole policy in one store transaction (one revision), with the
-        aggregated roles already filled in; an existing one is reconciled object by object.
+        A new cluster gets the policy in a few store transactions (``BOOTSTRAP_TXN_OBJECTS`` objects
+        each, well under etcd's 128 operations), with the aggregated roles already filled in; objects
+        that exist already are reconciled one by one.
         """
         roles, bindings = bootstrap.policy()
         for name, rules in stale_roles(roles).items():
@@ -252,24 +255,24 @@ class Authorization:
             registry = registry_of(self.types, self.registries, GROUP, plural)
             if registry is not None:
                 batch.extend((registry, obj) for obj in objects)
-        if not batch:
-            return
-        prepared = [(registry, registry.prepare_create(obj, "")) for registry, obj in batch]
-        keys = [registry.key("", obj["metadata"]["name"]) for registry, obj in prepared]
-        store = batch[0][0].store
-        result = await store.txn(
-            Txn(
-                compares=tuple(Compare.absent(key) for key in keys),
-                success=tuple(
-                    Put(key, registry.encode(obj))
-                    for key, (registry, obj) in zip(keys, prepared, strict=True)
-                ),
+        for start in range(0, len(batch), BOOTSTRAP_TXN_OBJECTS):
+            chunk = batch[start : start + BOOTSTRAP_TXN_OBJECTS]
+            prepared = [
+                (registry, registry.prepare_create(copy.deepcopy(obj), "")) for registry, obj in chunk
+            ]
+            keys = [registry.key("", obj["metadata"]["name"]) for registry, obj in prepared]
+            result = await chunk[0][0].store.txn(
+                Txn(
+                    compares=tuple(Compare.absent(key) for key in keys),
+                    success=tuple(
+                        Put(key, registry.encode(obj))
+                        for key, (registry, obj) in zip(keys, prepared, strict=True)
+                    ),
+                )
             )
-        )
-        if result.succeeded:
-            return
-        for registry, expected in batch:
-            await _ensure(registry, expected)
+            if not result.succeeded:
+                for registry, expected in chunk:
+                    await _ensure(registry, expected)
 
 
 async def _ensure(registry: Registry, expected: dict[str, Any]) -> None:
