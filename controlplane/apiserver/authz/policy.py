@@ -33,7 +33,7 @@ from controlplane.apiserver.authz.node import NodeAuthorizer, NodeGraph
 from controlplane.apiserver.authz.rbac import RBACAuthorizer
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
-from controlplane.store import Compare, Put, Txn
+from controlplane.store import Compare, Put, StoreError, Txn
 
 logger = logging.getLogger(__name__)
 
@@ -218,7 +218,10 @@ class Authorization:
         decision = self.chain.authorize(attrs)
         if decision.allowed or not self._watched:
             return decision
-        revision = await self._watched[0].store.current_revision()
+        try:
+            revision = await self._watched[0].store.current_revision()
+        except StoreError:  # the store is away: the caches are all there is
+            return decision
         if all(cache.revision >= revision for cache in self._watched):
             return decision
         await asyncio.gather(*(cache.wait_for(revision, CONSISTENT_WAIT) for cache in self._watched))
