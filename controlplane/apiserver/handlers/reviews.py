@@ -48,6 +48,9 @@ def _validate_access_review(kind: str, body: Mapping[str, Any], namespace: str) 
     spec = body.get("spec")
     spec = spec if isinstance(spec, Mapping) else {}
     resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    for name, value in (("resourceAttributes", resource), ("nonResourceAttributes", non_resource)):
+        if value is not None and not isinstance(value, Mapping):  # upstream's decoder refuses it
+            raise errors.bad_request(f"spec.{name} must be an object")
     problems: list[FieldError] = []
     if resource is None and non_resource is None:
         problems.append(

@@ -67,6 +67,11 @@ async def test_bad_access_reviews_are_invalid_never_a_crash(lab: Lab) -> None:
         ),
     )
     assert garbage.status_code == 400
+    not_an_object = await admin.post(
+        f"{AUTHZ}/subjectaccessreviews",
+        json=review("SubjectAccessReview", {"user": "x", "resourceAttributes": ["get", "pods"]}),
+    )
+    assert not_an_object.status_code == 400
 
 
 async def test_a_local_review_asks_within_its_namespace(lab: Lab) -> None:
