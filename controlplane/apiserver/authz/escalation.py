@@ -215,6 +215,14 @@ def _only_gc_fields_changed(obj: Mapping[str, Any], old: Mapping[str, Any]) -> b
     return stripped(obj) == stripped(old)
 
 
+def _well_formed(obj: Mapping[str, Any]) -> bool:
+    """Whether the fields the check reads have their types (a rule list, a roleRef object)."""
+    rules, ref = obj.get("rules"), obj.get("roleRef")
+    if rules is not None and not (isinstance(rules, list) and all(isinstance(r, Mapping) for r in rules)):
+        return False
+    return ref is None or isinstance(ref, Mapping)
+
+
 class EscalationGuard:
     """Checks one RBAC kind's writes; the registry calls it with (new object, old object or None)."""
 
@@ -226,6 +234,8 @@ class EscalationGuard:
     def __call__(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
         user = _requester.get()
         if user is None or SYSTEM_MASTERS in user.groups:
+            return
+        if not _well_formed(obj):  # upstream's typed decoder refuses these first: validation will
             return
         if old is not None and _only_gc_fields_changed(obj, old):
             return
@@ -257,7 +267,7 @@ class EscalationGuard:
         if self._allowed(user, "escalate", self.resource, namespace, name if old is not None else ""):
             return None
         owner_rules, resolution_errors = rules_for(self.policy, user, namespace)
-        rules = [r for r in obj.get("rules") or [] if isinstance(r, Mapping)]
+        rules = list(obj.get("rules") or [])
         problem = escalation_error(user, owner_rules, resolution_errors, rules)
         if problem is not None:
             return problem

@@ -216,3 +216,29 @@ async def test_a_binding_to_a_missing_role_is_forbidden_for_non_admins(lab: Lab)
         'clusterrolebindings.rbac.authorization.k8s.io "x" is forbidden: '
         'clusterrole.rbac.authorization.k8s.io "no-such-role" not found'
     )
+
+
+async def test_malformed_rbac_objects_from_non_admins_are_invalid_never_a_crash(lab: Lab) -> None:
+    await lab.create(
+        f"{RBAC}/clusterroles",
+        role(
+            "rbac-writer",
+            [
+                {
+                    "verbs": ["create"],
+                    "apiGroups": ["rbac.authorization.k8s.io"],
+                    "resources": ["clusterroles", "clusterrolebindings"],
+                }
+            ],
+        ),
+    )
+    await lab.create(f"{RBAC}/clusterrolebindings", binding_to("ada-rbac", "rbac-writer", STUDENT.username))
+    student = lab.as_(STUDENT)
+    bad_ref = dict(binding_to("bad", "x", "bob"), roleRef="cluster-admin")
+    bad_verbs = role("bad", [{"verbs": "get", "apiGroups": [""], "resources": ["pods"]}])
+    for path, body in (
+        (f"{RBAC}/clusterrolebindings", bad_ref),
+        (f"{RBAC}/clusterroles", bad_verbs),
+    ):
+        response = await student.post(path, json=body)
+        assert response.status_code in (400, 422), response.text
