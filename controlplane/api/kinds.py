@@ -327,6 +327,15 @@ def builtin_types() -> ResourceRegistry:
         ResourceType(
             "authorization.k8s.io",
             "v1",
+            "LocalSubjectAccessReview",
+            "localsubjectaccessreviews",
+            "localsubjectaccessreview",
+            True,
+            CREATE_ONLY,
+        ),
+        ResourceType(
+            "authorization.k8s.io",
+            "v1",
             "SubjectAccessReview",
             "subjectaccessreviews",
             "subjectaccessreview",

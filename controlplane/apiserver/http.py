@@ -110,6 +110,16 @@ class Request:
     client_host: str = ""
     #: Its audit event while it is served, if the audit policy records it (``filters/audit.py``).
     audit: AuditContext | None = None
+    #: Every header in order, names lower-cased, repeated ones kept (``headers`` keeps the last):
+    #: ``Impersonate-Group`` may be sent several times.
+    raw_headers: list[tuple[str, str]] = field(default_factory=list)
+
+    def header_values(self, name: str) -> list[str]:
+        """Every value of header ``name`` (lower-case), in the order sent."""
+        if not self.raw_headers:
+            value = self.headers.get(name)
+            return [] if value is None else [value]
+        return [value for key, value in self.raw_headers if key == name]
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive, path: str) -> Request:
@@ -119,14 +129,22 @@ class Request:
         query: dict[str, str] = {}
         for key, value in parse_qsl(raw_query, keep_blank_values=True):
             query[key] = value
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        raw = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
+        headers = dict(raw)
         audit_id = audit_id_from_header(headers.get("audit-id"))
         chain = client_cert_chain(scope)
         client = scope.get("client")
         host = str(client[0]) if client else ""
         if audit_id is None:
             return cls(
-                scope["method"], path, query, headers, receive, client_cert_chain=chain, client_host=host
+                scope["method"],
+                path,
+                query,
+                headers,
+                receive,
+                client_cert_chain=chain,
+                client_host=host,
+                raw_headers=raw,
             )
         return cls(
             scope["method"],
@@ -137,6 +155,7 @@ class Request:
             audit_id=audit_id,
             client_cert_chain=chain,
             client_host=host,
+            raw_headers=raw,
         )
 
     async def read_body(self) -> bytes:

@@ -188,6 +188,10 @@ class Registry:
         self.strategy = rtype.strategy
         #: The strategy, if its objects hold claims (see the module docstring).
         self.allocator = self.strategy if isinstance(self.strategy, AllocatingStrategy) else None
+        #: A check of each write that needs more than the object (the RBAC kinds' escalation check,
+        #: ``authz/escalation.py``): called with the new and the old object (None on create) after
+        #: mutating admission, where upstream's ``policybased`` storage wrappers run; raises to refuse.
+        self.guard: Callable[[Object, Object | None], None] | None = None
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -286,6 +290,8 @@ class Registry:
         if track is not None:
             obj = track(None, obj)
         obj = await admission.mutate("CREATE", obj, None)
+        if self.guard is not None:
+            self.guard(obj, None)
         self.strategy.prepare_for_create(obj)
         problems = self.strategy.validate(obj, namespaced=self.rtype.namespaced)
         if problems:
@@ -416,6 +422,8 @@ class Registry:
                 if track is not None:
                     desired = track(current, desired)
                 desired = await admission.mutate("UPDATE", desired, current)
+                if self.guard is not None:
+                    self.guard(desired, current)
                 self.strategy.prepare_for_update(desired, current)
                 problems = self.strategy.validate_update(desired, current, namespaced=self.rtype.namespaced)
             if problems:

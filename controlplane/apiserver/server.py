@@ -30,6 +30,9 @@ from controlplane.api.strategies.common import UndecodableObject
 from controlplane.apiserver import admission, errors, pipeline, requestinfo
 from controlplane.apiserver.admission.setup import AdmissionOptions
 from controlplane.apiserver.admission.setup import build as build_admission
+from controlplane.apiserver.authz import escalation
+from controlplane.apiserver.authz.authorizer import Attributes
+from controlplane.apiserver.authz.policy import Authorization
 from controlplane.apiserver.encryption.config import ResourceTransformers
 from controlplane.apiserver.filters import audit, authentication, authorization, flowcontrol, impersonation
 from controlplane.apiserver.filters.x509 import X509Authenticator
@@ -50,7 +53,13 @@ from controlplane.apiserver.metrics import APIServerMetrics
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK, Clock
-from controlplane.identity import KUBE_CONTROLLER_MANAGER, KUBE_PROXY, KUBE_SCHEDULER, NODE_USER_PREFIX
+from controlplane.identity import (
+    KUBE_CONTROLLER_MANAGER,
+    KUBE_PROXY,
+    KUBE_SCHEDULER,
+    NODE_USER_PREFIX,
+    UserInfo,
+)
 from controlplane.metrics import MetricsRegistry
 from controlplane.serviceaccount import TokenIssuer
 from controlplane.store import Store
@@ -145,6 +154,8 @@ class APIServer:
             ),
             x509=client_certificates,
         )
+        #: The authorizers (Node, RBAC) over the caches, the bootstrap policy, the escalation checks.
+        self.authorization = Authorization(resource_types, self.caches, self.registries)
         #: How ``pods/log`` reaches the kubelets (the runtime registers the in-process ones).
         self.kubelets = kubelets if kubelets is not None else KubeletConnections()
         #: API Priority and Fairness, or max-in-flight (``filters/flowcontrol.py``).
@@ -169,6 +180,7 @@ class APIServer:
             caches=self.caches,
             trace=trace,
             cluster=cluster,
+            authorize=self._may,  # SecretsPolicy asks RBAC whether a ServiceAccount may get a Secret
         )
         self.started = False
 
@@ -194,6 +206,13 @@ class APIServer:
             cache.transformer = served.transformer if served is not None else None
         self.encryption = encryption
 
+    async def _may(
+        self, user: UserInfo, verb: str, group: str, resource: str, namespace: str, name: str
+    ) -> bool:
+        """The authorizer's answer for an admission plugin's question (as a SubjectAccessReview)."""
+        attrs = Attributes(user, verb, api_group=group, resource=resource, namespace=namespace, name=name)
+        return (await self.authorization.authorize_consistently(attrs)).allowed
+
     async def start(self) -> None:
         """Create the system namespaces, fill every watch cache (list, then watch), then serve."""
         await self._ensure_system_namespaces()
@@ -204,6 +223,7 @@ class APIServer:
             *(cache.start() for cache in self.caches.values() if cache.rtype.conversion is None)
         )
         await self.flow_control.start()
+        await self.authorization.start()  # upstream's rbac/bootstrap-roles post-start hook
         self.started = True
 
     async def _ensure_system_namespaces(self) -> None:
@@ -231,6 +251,7 @@ class APIServer:
         await self.flow_control.stop()
         if self.store.observer is self.metrics:
             self.store.observer = None
+        await self.authorization.stop()
         await asyncio.gather(*(cache.stop() for cache in self.caches.values()))
         if self.auditor is not None:
             await self.auditor.close()
@@ -326,17 +347,25 @@ class APIServer:
             self._received(request)
             pipeline.stage("authentication", "pass", authenticated.how)
             audit.record_received(request, self.auditor)
-            impersonation.impersonate(request)
+            await impersonation.impersonate(request, self.authorization)
             async with self.flow_control.admit(request, send) as send:
-                allowed, reason = authorization.authorize(request)
-                pipeline.stage("authorization", "pass" if allowed else "deny", reason)
-                audit.record_authorization(request, allowed, reason)
-                if not allowed:
-                    raise errors.forbidden(info.resource, info.api_group, info.name, reason)
+                try:
+                    reason = await authorization.authorize(
+                        request,
+                        self.authorization,
+                        (lambda **fields: self._trace("rbac.decision", request, **fields))
+                        if self.trace.enabled
+                        else None,
+                    )
+                except errors.StatusError as refused:
+                    audit.record_authorization(request, False, refused.message)
+                    raise
+                audit.record_authorization(request, True, reason)
 
                 if not info.is_resource_request:
                     return await self._non_resource(request, send)
-                return await self._resource(request, send)
+                with escalation.requesting(request.user):  # RBAC writes check the writer's permissions
+                    return await self._resource(request, send)
 
     async def _public(self, request: Request, send: Send) -> int:
         if request.path == "/version":

@@ -263,7 +263,9 @@ _TYPES = (
     ),
     EventType(
         "rbac.decision",
-        "The authorizer allowed or refused a request, and why.",
+        "The authorizers (Node, then RBAC) allowed or refused a request, and why: for an allowed request,"
+        " the binding, role and rule that allowed it; for a refusal, each binding that names the user or"
+        " one of its groups and why none of its rules fits, and the 403 message the client gets.",
         {"id": _f("the request's Audit-ID", *STR), "allowed": _f("the verdict", *BOOL)},
         {
             "from": FROM,
@@ -272,12 +274,21 @@ _TYPES = (
             "groups": _f("the user's groups", *LIST),
             "verb": _f("verb", *STR),
             "resource": _f("resource (with /subresource)", *STR),
+            "group": _f("the resource's API group (absent: the core group)", *STR),
             "namespace": _f("namespace", *STR),
-            "authorizer": _f("which authorizer decided (Node, RBAC)", *STR),
+            "name": _f("the object's name", *STR),
+            "path": _f("the path of a non-resource request (/version, /apis)", *STR),
+            "authorizer": _f("which authorizer decided (Node, RBAC), or those that were asked", *STR),
             "binding": _f("the (Cluster)RoleBinding that allowed it", *OPT_STR),
             "role": _f("the (Cluster)Role it refers to", *OPT_STR),
             "rule": _f("the matching PolicyRule", dict, _NONE),
             "reason": _f("why, in words (for a refusal: what no rule grants)", *STR),
+            "considered": _f(
+                "for a refusal: the bindings naming the user or its groups, each"
+                " {binding, role, subject, why} (why none of its role's rules fits)",
+                *LIST,
+            ),
+            "message": _f("for a refusal: the 403 Status message the client gets", *STR),
         },
         {
             "id": "9c0e6b1e-audit",
@@ -285,14 +296,15 @@ _TYPES = (
             "to": "apiserver",
             "allowed": True,
             "user": "alice",
+            "groups": ["system:authenticated"],
             "verb": "create",
             "resource": "pods",
             "namespace": "default",
             "authorizer": "RBAC",
-            "binding": "RoleBinding default/edit-alice",
-            "role": "ClusterRole edit",
-            "rule": {"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete"]},
-            "reason": "allowed by RoleBinding default/edit-alice",
+            "binding": 'RoleBinding "edit-alice/default"',
+            "role": 'ClusterRole "edit"',
+            "rule": {"verbs": ["create", "delete"], "apiGroups": [""], "resources": ["pods"]},
+            "reason": 'allowed by RoleBinding "edit-alice/default" of ClusterRole "edit" to User "alice"',
         },
     ),
     EventType(

@@ -39,7 +39,16 @@ def test_create_token_and_use_it(lab: LiveLab) -> None:
     assert "system:serviceaccount:default:default" in whoami
     assert "system:serviceaccounts:default" in whoami
     assert f"JTI={payload['jti']}" in whoami
-    # The token works for ordinary requests too (authorization is still allow-all).
+    # The token works for ordinary requests too: RBAC knows the ServiceAccount by its user name.
+    refused = lab.kubectl("get", "serviceaccounts", "--token", token, "-o", "name", check=False)
+    assert refused.returncode != 0
+    assert (
+        'User "system:serviceaccount:default:default" cannot list resource "serviceaccounts"'
+        in refused.stderr
+    )
+    lab.kubectl(
+        "create", "rolebinding", "default-view", "--clusterrole=view", "--serviceaccount=default:default"
+    )
     assert "default" in lab.kubectl("get", "serviceaccounts", "--token", token, "-o", "name").stdout
 
 

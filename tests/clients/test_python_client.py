@@ -121,3 +121,46 @@ def test_lightkube_lists_and_gets(lab: LiveLab) -> None:
     made = kube.create(ConfigMap(metadata=ObjectMeta(name="lk-a"), data={"x": "y"}), namespace="default")
     assert made.metadata.resourceVersion
     assert kube.get(ConfigMap, "lk-a", namespace="default").data == {"x": "y"}
+
+
+def test_access_reviews_and_rbac_objects_round_trip(lab: LiveLab) -> None:
+    api_client = config.new_client_from_config(config_file=str(lab.kubeconfig))
+    try:
+        authz = client.AuthorizationV1Api(api_client)
+        rbac = client.RbacAuthorizationV1Api(api_client)
+        rbac.create_namespaced_role_binding(
+            "default",
+            client.V1RoleBinding(
+                metadata=client.V1ObjectMeta(name="py-viewer"),
+                role_ref=client.V1RoleRef(
+                    api_group="rbac.authorization.k8s.io", kind="ClusterRole", name="view"
+                ),
+                subjects=[
+                    client.RbacV1Subject(kind="User", name="py-user", api_group="rbac.authorization.k8s.io")
+                ],
+            ),
+        )
+        review = authz.create_subject_access_review(
+            client.V1SubjectAccessReview(
+                spec=client.V1SubjectAccessReviewSpec(
+                    user="py-user",
+                    resource_attributes=client.V1ResourceAttributes(
+                        verb="list", resource="pods", namespace="default"
+                    ),
+                )
+            )
+        )
+        assert review.status.allowed is True
+        assert review.status.reason == (
+            'RBAC: allowed by RoleBinding "py-viewer/default" of ClusterRole "view" to User "py-user"'
+        )
+        mine = authz.create_self_subject_rules_review(
+            client.V1SelfSubjectRulesReview(spec=client.V1SelfSubjectRulesReviewSpec(namespace="default"))
+        )
+        assert any(rule.resources == ["*"] and rule.verbs == ["*"] for rule in mine.status.resource_rules)
+        selectors = rbac.read_cluster_role("view").aggregation_rule.cluster_role_selectors
+        assert selectors is not None and selectors[0].match_labels == {
+            "rbac.authorization.k8s.io/aggregate-to-view": "true"
+        }
+    finally:
+        api_client.close()

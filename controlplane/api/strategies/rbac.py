@@ -16,7 +16,8 @@ role, delete the binding and create a new one.
 
 RBAC object names are only required to be usable in a URL (``path.IsValidPathSegmentName``), which is
 why ``system:controller:deployment-controller`` is a valid ClusterRole name. Checking that the
-creator holds the permissions it grants (escalation) is authorization's job, not validation's.
+creator holds the permissions it grants (escalation) is authorization's job, not validation's: the API
+server's RBAC registries run it before this validation (``controlplane/apiserver/authz/escalation.py``).
 
 Upstream: ``pkg/apis/rbac/validation/validation.go``, ``pkg/apis/rbac/v1/defaults.go``.
 """

@@ -390,9 +390,26 @@ async def test_the_token_authenticates_as_the_service_account(lab: Lab) -> None:
         "groups": ["system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"],
         "extra": {"authentication.kubernetes.io/credential-id": [f"JTI={segments(token)[1]['jti']}"]},
     }
-    # ...and for ordinary requests too (authorization is the placeholder's: allowed).
-    listed = await lab.client.get(SA_PATH, headers={"Authorization": f"Bearer {token}"})
-    assert listed.status_code == 200
+    # ...and for ordinary requests too: RBAC knows it by that name.
+    as_builder = {"Authorization": f"Bearer {token}"}
+    refused = await lab.client.get(SA_PATH, headers=as_builder)
+    assert refused.status_code == 403
+    assert refused.json()["message"] == (
+        'serviceaccounts is forbidden: User "system:serviceaccount:default:builder" cannot list resource'
+        ' "serviceaccounts" in API group "" in the namespace "default"'
+    )
+    await lab.make(
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "builder-view"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+            "subjects": [{"kind": "ServiceAccount", "name": "builder"}],
+        },
+    )
+    listed = await lab.client.get(SA_PATH, headers=as_builder)
+    assert listed.status_code == 200, listed.text
 
 
 async def test_people_tokens_still_work_alongside(lab: Lab) -> None:
