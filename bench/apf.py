@@ -73,6 +73,14 @@ from bench.stats import summarize
 GROUP = "kubelab:bench-tenants"
 POLITE_CONFIG_MAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "polite-"}}
 FC = "/apis/flowcontrol.apiserver.k8s.io/v1"
+#: The tenants may write ConfigMaps in ``default``: RBAC's ``edit`` role, bound to their group.
+TENANTS_BINDING = {
+    "apiVersion": "rbac.authorization.k8s.io/v1",
+    "kind": "RoleBinding",
+    "metadata": {"name": "bench-tenants-edit"},
+    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+    "subjects": [{"kind": "Group", "name": GROUP, "apiGroup": "rbac.authorization.k8s.io"}],
+}
 
 #: The modes, the lab settings of each, and whether its lines carry targets.
 MODES: dict[str, dict[str, str]] = {
@@ -213,17 +221,20 @@ async def measure_mode(reporter: Reporter, settings: Settings, mode: str) -> Non
         lab = await asyncio.to_thread(LabProcess.start, tmp, {"KUBELAB_COMPONENTS": "none", **MODES[mode]})
         try:
             async with lab.client() as admin:
+                created: tuple[tuple[str, dict[str, Any]], ...] = (
+                    ("/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", TENANTS_BINDING),
+                )
                 if mode == "apf":
-                    created: tuple[tuple[str, dict[str, Any]], ...] = (
+                    created += (
                         (f"{FC}/prioritylevelconfigurations", LEVEL),
                         (f"{FC}/flowschemas", SCHEMA),
                     )
-                    for path, obj in created:
-                        reply = await admin.post(lab.server + path, json=obj)
-                        if reply.status_code != 201:
-                            raise RuntimeError(
-                                f"creating {obj['metadata']['name']}: {reply.status_code} {reply.text[:200]}"
-                            )
+                for path, obj in created:
+                    reply = await admin.post(lab.server + path, json=obj)
+                    if reply.status_code != 201:
+                        raise RuntimeError(
+                            f"creating {obj['metadata']['name']}: {reply.status_code} {reply.text[:200]}"
+                        )
             hot_token = await asyncio.to_thread(issue_token, lab, "hot")
             polite_token = await asyncio.to_thread(issue_token, lab, "polite")
             await run_clients(reporter, settings, mode, lab, hot_token, polite_token)

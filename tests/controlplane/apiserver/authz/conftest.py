@@ -15,6 +15,7 @@ from controlplane.apiserver.server import APIServer
 from controlplane.identity import AUTHENTICATED, SYSTEM_MASTERS, UserInfo
 from controlplane.store.sqlite import SqliteStore
 from controlplane.trace import ListSink
+from tests.support.admission import WITHOUT_CONTROLLERS
 
 ADMIN = UserInfo.create("admin", groups=[SYSTEM_MASTERS, AUTHENTICATED])
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
@@ -70,10 +71,21 @@ async def lab(tmp_path: Path) -> AsyncIterator[Lab]:
     store = SqliteStore("test", path=tmp_path / "store.sqlite3")
     await store.start()
     users: dict[str, UserInfo] = {}
-    server = APIServer("test", store, resource_types=builtin_types(), tokens=users.get, trace=trace)
+    server = APIServer(
+        "test",
+        store,
+        resource_types=builtin_types(),
+        tokens=users.get,
+        trace=trace,
+        admission_options=WITHOUT_CONTROLLERS,
+    )
     await server.start()
     lab = Lab(server, trace, users)
     try:
+        # The namespace the tests' RoleBindings live in (NamespaceLifecycle refuses writes elsewhere).
+        await lab.create(
+            "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
+        )
         yield lab
     finally:
         for client in lab.clients:

@@ -215,11 +215,29 @@ async def test_a_polite_user_is_served_before_a_hot_users_backlog_in_the_same_le
     assert api.held.order == ["alice", polite_name, "alice"]
 
 
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+
+
+def view_binding(user: str, role: str = "view") -> dict[str, Any]:
+    """A RoleBinding in ``default`` giving ``user`` the ClusterRole ``role`` (RBAC is on)."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": f"{user}-{role}"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "User", "name": user, "apiGroup": "rbac.authorization.k8s.io"}],
+    }
+
+
 async def test_a_watch_gives_its_seat_back_once_it_is_set_up(tmp_path: Path) -> None:
     options = FlowControlOptions(
         max_requests_inflight=1, max_mutating_requests_inflight=1
     )  # global-default: 1 seat
     async with in_process_cluster(tmp_path, flow_control=options) as cluster:
+        admin = cluster.client_for(USERS["admin"])
+        await admin.resource("rbac.authorization.k8s.io", "v1", "rolebindings", "default").create(
+            view_binding("alice")
+        )
         alice = cluster.client_for(UserInfo.create("alice", groups=[AUTHENTICATED]))
         configmaps = alice.resource("", "v1", "configmaps", "default")
         async with configmaps.watch(resource_version="0"):
@@ -247,6 +265,8 @@ async def test_max_inflight_refuses_at_once_without_queues_or_headers_but_never_
     api: Server,
 ) -> None:
     async with api.client("admin") as admin, api.client("alice") as alice, api.client("bob") as bob:
+        binding = view_binding("bob", role="edit")
+        assert (await admin.post(f"{RBAC}/namespaces/default/rolebindings", json=binding)).status_code == 201
         held = asyncio.create_task(alice.get("/api"))
         await until(lambda: api.held.entered == 1)
         refused = await bob.get("/api/v1/namespaces")
