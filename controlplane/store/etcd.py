@@ -453,6 +453,7 @@ class EtcdStore(Store):
             )
             watch.begin_history(start, _no_history())
         except BaseException:
+            await _close_lines(lines)
             await response.aclose()
             raise
         task = asyncio.create_task(self._feed(watch, response, lines), name=f"etcd-watch-{watch.id}")
@@ -518,6 +519,7 @@ class EtcdStore(Store):
         except Exception as error:  # never leave the consumer waiting for a feeder that died
             watch.fail(BackendUnavailable(f"the etcd watch failed: {error!r}"))
         finally:
+            await _close_lines(lines)
             await response.aclose()
 
     def _watch_result(self, line: str) -> JSON:
@@ -709,3 +711,11 @@ def _duplicate_key(txn: Txn) -> str:
                     return op.key
                 written.add(op.key)
     return ""
+
+
+async def _close_lines(lines: AsyncIterator[str]) -> None:
+    """Close the stream's line iterator (an async generator) here and now: left to the garbage
+    collector, its ``aclose`` would run later as a stray task of whichever loop is current."""
+    aclose = getattr(lines, "aclose", None)
+    if aclose is not None:
+        await aclose()
