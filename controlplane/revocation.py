@@ -29,6 +29,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from controlplane.clusterfiles import FileSignature, file_signature, read_json, utc_now
 from controlplane.pki import locked, write_atomic
 
 logger = logging.getLogger(__name__)
@@ -93,29 +94,14 @@ def parse_revocations_document(document: Any) -> list[Revocation]:
     return [Revocation.from_json(e) for e in entries]
 
 
-_Signature = tuple[int, int, int] | None
-
-
-def _signature(path: Path) -> _Signature:
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        return None
-    return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-
-
-def _utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 class RevocationList:
     """One cluster's revoked client certificates, in ``<cluster dir>/revoked-certificates.json``."""
 
-    def __init__(self, path: Path, *, now: Callable[[], dt.datetime] = _utc_now) -> None:
+    def __init__(self, path: Path, *, now: Callable[[], dt.datetime] = utc_now) -> None:
         self.path = path
         self._now = now
         self._by_serial: Mapping[int, Revocation] = MappingProxyType({})
-        self._signature: _Signature = None
+        self._signature: FileSignature = None
         #: The file could not be read at its current version: every certificate counts as revoked.
         self._unreadable = False
 
@@ -123,21 +109,19 @@ class RevocationList:
         return f"<RevocationList {self.path} revoked={len(self._by_serial)}>"
 
     @classmethod
-    def load(cls, cluster_dir: Path, *, now: Callable[[], dt.datetime] = _utc_now) -> RevocationList:
+    def load(cls, cluster_dir: Path, *, now: Callable[[], dt.datetime] = utc_now) -> RevocationList:
         """The list of the cluster in ``cluster_dir`` (empty if nothing was revoked yet)."""
         revocations = cls(cluster_dir / REVOCATION_FILE, now=now)
         revocations._reload()
         return revocations
 
-    def _read(self) -> tuple[list[Revocation], _Signature]:
-        signature = _signature(self.path)
-        if signature is None:
+    def _read(self) -> tuple[list[Revocation], FileSignature]:
+        document, signature = read_json(self.path, "the revocation list")
+        if signature is None:  # no file yet
             return [], None
         try:
-            return parse_revocations_document(json.loads(self.path.read_bytes())), signature
-        except FileNotFoundError:
-            return [], None
-        except (OSError, ValueError) as error:
+            return parse_revocations_document(document), signature
+        except ValueError as error:
             raise RuntimeError(f"cannot read the revocation list {self.path}: {error}") from error
 
     def _reload(self) -> None:
@@ -156,7 +140,7 @@ class RevocationList:
         A list that cannot be read revokes *everything*: failing closed, since the alternative is to
         accept certificates that someone took the trouble to revoke.
         """
-        if _signature(self.path) != self._signature:
+        if file_signature(self.path) != self._signature:
             try:
                 self._reload()
             except RuntimeError:
@@ -164,7 +148,7 @@ class RevocationList:
                     "the revocation list %s is unreadable: no certificate is accepted", self.path
                 )
                 self._unreadable = True
-                self._signature = _signature(self.path)  # said once, until the file changes again
+                self._signature = file_signature(self.path)  # said once, until the file changes again
         return self._unreadable or serial in self._by_serial
 
     def revoke(self, serial: int, subject: str = "") -> bool:
@@ -183,5 +167,5 @@ class RevocationList:
         document = {"version": 1, "revoked": [e.to_json() for e in listed]}
         write_atomic(self.path, json.dumps(document, indent=2).encode() + b"\n", mode=0o644)
         self._by_serial = MappingProxyType({e.serial: e for e in listed})
-        self._signature = _signature(self.path)
+        self._signature = file_signature(self.path)
         self._unreadable = False

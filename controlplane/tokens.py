@@ -37,6 +37,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from controlplane.clusterfiles import FileSignature, file_signature, read_json, utc_now
 from controlplane.identity import UserInfo
 from controlplane.pki import locked, write_atomic
 
@@ -94,50 +95,32 @@ def tokens_document(entries: Iterable[TokenEntry]) -> dict[str, Any]:
     return {"version": 1, "tokens": [entry.to_json() for entry in entries]}
 
 
-#: What identifies one version of the file: inode, modification time, size (None: no file).
-_Signature = tuple[int, int, int] | None
-
-
-def _signature(path: Path) -> _Signature:
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        return None
-    return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-
-
-def _utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 class TokenRegistry:
     """The bearer tokens of one cluster (only their hashes), backed by ``<cluster dir>/tokens.json``."""
 
-    def __init__(self, path: Path, *, now: Callable[[], dt.datetime] = _utc_now) -> None:
+    def __init__(self, path: Path, *, now: Callable[[], dt.datetime] = utc_now) -> None:
         self.path = path
         self._now = now
         self._by_hash: Mapping[str, TokenEntry] = MappingProxyType({})
-        self._signature: _Signature = None
+        self._signature: FileSignature = None
 
     def __repr__(self) -> str:
         return f"<TokenRegistry {self.path} tokens={len(self._by_hash)}>"
 
     @classmethod
-    def load(cls, cluster_dir: Path, *, now: Callable[[], dt.datetime] = _utc_now) -> TokenRegistry:
+    def load(cls, cluster_dir: Path, *, now: Callable[[], dt.datetime] = utc_now) -> TokenRegistry:
         """The registry of the cluster in ``cluster_dir`` (empty if no token was issued yet)."""
         registry = cls(cluster_dir / TOKENS_FILE, now=now)
         registry._reload()
         return registry
 
-    def _read(self) -> tuple[list[TokenEntry], _Signature]:
-        signature = _signature(self.path)
-        if signature is None:
+    def _read(self) -> tuple[list[TokenEntry], FileSignature]:
+        document, signature = read_json(self.path, "the token registry")
+        if signature is None:  # no file yet
             return [], None
         try:
-            return parse_tokens_document(json.loads(self.path.read_bytes())), signature
-        except FileNotFoundError:
-            return [], None
-        except (OSError, ValueError) as error:
+            return parse_tokens_document(document), signature
+        except ValueError as error:
             raise RuntimeError(f"cannot read the token registry {self.path}: {error}") from error
 
     def _reload(self) -> None:
@@ -158,14 +141,14 @@ class TokenRegistry:
         """The user ``token`` was issued to, or None if it is not a token of this cluster."""
         if not token or len(token) > MAX_TOKEN_LENGTH:
             return None
-        if _signature(self.path) != self._signature:
+        if file_signature(self.path) != self._signature:
             # Another process (manage.py kubeconfig) issued or revoked tokens since the last read.
             try:
                 self._reload()
             except RuntimeError:
                 logger.exception("the token registry %s cannot be read: no token is accepted", self.path)
                 self._by_hash = MappingProxyType({})
-                self._signature = _signature(self.path)  # said once, until the file changes again
+                self._signature = file_signature(self.path)  # said once, until the file changes again
                 return None
         digest = token_hash(token)
         entry = self._by_hash.get(digest)
@@ -206,4 +189,4 @@ class TokenRegistry:
         data = json.dumps(tokens_document(entries), indent=2).encode() + b"\n"
         write_atomic(self.path, data, mode=0o600)
         self._by_hash = MappingProxyType({entry.sha256: entry for entry in entries})
-        self._signature = _signature(self.path)
+        self._signature = file_signature(self.path)
