@@ -499,6 +499,8 @@ class WatchCache:
         await self._ready.wait()
         if self._watch is not None and self._watch.backlog == 0:
             self._advance(self._watch.progress_revision)
+        if self.revision >= revision:
+            return True  # the usual case: no timer to set up
         try:
             async with asyncio.timeout(seconds):
                 while self.revision < revision:

@@ -37,12 +37,12 @@ all with 422 and a fixed message (see :mod:`.errors`). A body that is not a list
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from collections.abc import Callable
 from typing import Any, Final
 
+from controlplane.api.deepcopy import deep_copy
 from controlplane.api.patch._json import go_quote, same_json
 from controlplane.api.patch.errors import (
     InvalidPatch,
@@ -91,7 +91,7 @@ def apply_json_patch(
         raise PatchTooLarge(
             f"The allowed maximum operations in a JSON patch is {max_operations}, got {len(ops)}"
         )
-    state = _State(copy.deepcopy(doc), copy_size_limit)
+    state = _State(deep_copy(doc), copy_size_limit)
     for index, op in enumerate(ops):
         kind = _op_kind(op)
         handler = _HANDLERS.get(kind)
@@ -169,7 +169,7 @@ def _from(op: dict[str, Any] | None, name: str) -> str:
 
 def _value(op: dict[str, Any] | None) -> Any:
     """The operation's ``value``; absent and ``null`` both give ``None`` (JSON null)."""
-    return copy.deepcopy((op or {}).get("value"))
+    return deep_copy((op or {}).get("value"))
 
 
 # -- JSON Pointer and containers ------------------------------------------------------------------
@@ -357,7 +357,7 @@ def _op_copy(state: _State, op: dict[str, Any] | None) -> None:
             f"{state.copied_bytes}, exceeding the limit {state.copy_size_limit}"
         )
     try:
-        _add(container, key, copy.deepcopy(value))
+        _add(container, key, deep_copy(value))
     except _OpError as error:
         raise _OpError(f"error while adding value during copy: {error}") from None
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import yaml
 
+from controlplane.api import serializer
 from controlplane.apiserver import protobuf
 from controlplane.identity import UserInfo
 from controlplane.trace.redaction import redact
@@ -217,7 +218,7 @@ def encode(pending: PendingEvent) -> bytes:
     event = _formatted_times(pending.event)
     if pending.status_body is not None:
         try:
-            status = json.loads(pending.status_body)
+            status = serializer.decode(pending.status_body)
         except ValueError:
             status = None
         event = with_status(event, failure_status(event["responseStatus"]["code"], status))
@@ -250,12 +251,15 @@ def encode(pending: PendingEvent) -> bytes:
             raw.append((b"responseObject", body))
         else:
             try:
-                response_object = _recordable(json.loads(body), pending.omit_managed_fields)
+                response_object = _recordable(serializer.decode(body), pending.omit_managed_fields)
             except ValueError:
                 response_object = None
             if response_object is not None:
                 event = _insert_before_timestamps(event, "responseObject", response_object)
-    line = json.dumps(event, separators=(",", ":")).encode()
+    try:
+        line = serializer.encode(event)
+    except serializer.UnencodableObject:
+        line = json.dumps(event, separators=(",", ":")).encode()
     if not raw:
         return line + b"\n"
     return line[:-1] + b"".join(b',"' + name + b'":' + value for name, value in raw) + b"}\n"

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import copy
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from controlplane.api.resources import ResourceRegistry
@@ -71,6 +71,15 @@ def registry_of(
     return None
 
 
+def cache_version(cache: WatchCache | None) -> tuple[int, int, int]:
+    """What changes when the cache's objects do. Its revision also moves with other resources' writes
+    (progress notifications): the last change it applied (or a re-list, which replaces its dict of
+    objects) says more."""
+    if cache is None:
+        return (0, -1, -1)
+    return (id(cache.objects), cache.events[-1].revision if cache.events else -1, len(cache.objects))
+
+
 class _Sorted:
     """A cache's objects in name order, recomputed only when the cache's objects have changed."""
 
@@ -83,9 +92,7 @@ class _Sorted:
         cache = self.cache
         if cache is None:
             return ()
-        # The cache's revision also moves with other resources' writes (progress notifications): the
-        # last change it applied (or a re-list, which replaces its dict of objects) says more.
-        version = (id(cache.objects), cache.events[-1].revision if cache.events else -1, len(cache.objects))
+        version = cache_version(cache)
         if version != self._version:
             grouped: dict[str, list[Object]] = {}
             for cached in cache.list(None, None):  # sorted by (namespace, name)
@@ -105,6 +112,14 @@ class CachedPolicy:
 
     def cluster_role_bindings(self) -> Sequence[Object]:
         return self._cluster_role_bindings.items()
+
+    def generation(self) -> Hashable:
+        return (
+            cache_version(self._roles),
+            cache_version(self._cluster_roles),
+            cache_version(self._role_bindings.cache),
+            cache_version(self._cluster_role_bindings.cache),
+        )
 
     def role_bindings(self, namespace: str) -> Sequence[Object]:
         return self._role_bindings.items(namespace)

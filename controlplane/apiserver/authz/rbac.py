@@ -26,7 +26,7 @@ evaluation_helpers.go`` (``VerbMatches``, ``ResourceMatches``, ``NonResourceURLM
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -52,6 +52,10 @@ class PolicySource(Protocol):
 
     def role(self, namespace: str, name: str) -> Object | None: ...
 
+    def generation(self) -> Hashable:
+        """Changes whenever any Role, ClusterRole or binding does (decisions may be reused until)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class StaticPolicy:
@@ -64,6 +68,9 @@ class StaticPolicy:
 
     def cluster_role_bindings(self) -> Sequence[Object]:
         return self.cluster_role_bindings_
+
+    def generation(self) -> Hashable:
+        return id(self)  # immutable: another policy is another object
 
     def role_bindings(self, namespace: str) -> Sequence[Object]:
         return [b for b in self.role_bindings_ if _meta(b).get("namespace") == namespace]
@@ -316,6 +323,10 @@ def _why_no_rule_fits(attrs: Attributes, rules: Sequence[Rule]) -> str:
     return "; ".join(shown) + more
 
 
+#: Decisions an RBAC authorizer remembers at most (all are forgotten when the policy changes).
+DECISION_CACHE_SIZE = 10_000
+
+
 class RBACAuthorizer:
     """Upstream's ``RBACAuthorizer``: allow if any rule granted to the user fits, else no opinion."""
 
@@ -323,8 +334,36 @@ class RBACAuthorizer:
 
     def __init__(self, source: PolicySource) -> None:
         self.source = source
+        #: Decisions already made, valid while the policy's generation stays the same: components
+        #: ask the same few questions thousands of times a minute, and the answer only changes
+        #: with a Role or a binding. (Go's RBAC walks the rules for every request; Python is slower.)
+        self._decisions: dict[tuple[object, ...], Decision] = {}
+        self._generation: Hashable = None
 
     def authorize(self, attrs: Attributes) -> Decision:
+        generation = self.source.generation()
+        if generation != self._generation or len(self._decisions) >= DECISION_CACHE_SIZE:
+            self._decisions.clear()
+            self._generation = generation
+        user = attrs.user
+        key = (
+            user.username,
+            user.groups,
+            attrs.verb,
+            attrs.resource_request,
+            attrs.api_group,
+            attrs.resource,
+            attrs.subresource,
+            attrs.namespace,
+            attrs.name,
+            attrs.path,
+        )
+        decision = self._decisions.get(key)
+        if decision is None:
+            decision = self._decisions[key] = self._authorize(attrs)
+        return decision
+
+    def _authorize(self, attrs: Attributes) -> Decision:
         considered: list[Mapping[str, str]] = []
         errors: list[str] = []
         for grant in grants_for(self.source, attrs.user, attrs.namespace):

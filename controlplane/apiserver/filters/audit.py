@@ -54,6 +54,10 @@ from controlplane.metrics.vectors import CounterVec
 MAX_RESPONSE_BODY = 3 * 1024 * 1024
 
 
+#: Policy decisions an auditor remembers at most (then it starts again).
+DECISION_CACHE_SIZE = 10_000
+
+
 class Auditor:
     """One API server's audit: its policy, its log, and the clock its timestamps read.
 
@@ -77,9 +81,16 @@ class Auditor:
             ("level",),
         )
         self.events.inc((), 0)  # the series exists before the first event
+        self._decided: dict[Attributes, RequestAuditConfig] = {}
 
     def evaluate(self, attrs: Attributes) -> RequestAuditConfig:
-        config = self.policy.evaluate(attrs)
+        # The policy never changes under a running server, and clients repeat their requests: walk
+        # the rules once per distinct request.
+        config = self._decided.get(attrs)
+        if config is None:
+            if len(self._decided) >= DECISION_CACHE_SIZE:
+                self._decided.clear()
+            config = self._decided[attrs] = self.policy.evaluate(attrs)
         self.levels.inc((config.level.wire,))
         return config
 

@@ -185,6 +185,10 @@ def nominal_limits(levels: Iterable[LevelSpec], server_limit: int) -> dict[str, 
     return {spec.name: math.ceil(server_limit * spec.shares / total) for spec in specs}
 
 
+#: Classifications an APF controller remembers at most (all are forgotten when the configuration changes).
+CLASSIFICATION_CACHE_SIZE = 10_000
+
+
 class APFController:
     """The live APF configuration of one API server, and the counts behind its metrics."""
 
@@ -199,6 +203,9 @@ class APFController:
         self._fs_levels: dict[str, str] = {}
         self._fs_dispatched: collections.Counter[str] = collections.Counter()
         self._fs_rejected: dict[str, collections.Counter[str]] = {}
+        #: Classifications already made under the current configuration, by what they depend on:
+        #: the same few clients ask the same things again and again.
+        self._classified: dict[tuple[object, ...], tuple[Classification, PriorityLevel]] = {}
         self.apply([], [], now)
 
     # -- configuration ---------------------------------------------------------------------------
@@ -263,12 +270,33 @@ class APFController:
                 self._fs_levels[name] = fs["spec"]["priorityLevelConfiguration"]["name"]
         ordered.sort(key=classification.precedence)
         self.flow_schemas = ordered
+        self._classified.clear()
         return dispatched
 
     # -- requests --------------------------------------------------------------------------------
 
     def classify(self, digest: RequestDigest) -> tuple[Classification, PriorityLevel]:
         """The request's FlowSchema, flow and priority level (the catch-all ones if nothing matches)."""
+        user = digest.user
+        key = (
+            user.username,
+            user.groups,
+            digest.verb,
+            digest.is_resource_request,
+            digest.path,
+            digest.api_group,
+            digest.namespace,
+            digest.resource,
+            digest.subresource,
+        )
+        known = self._classified.get(key)
+        if known is None:
+            if len(self._classified) >= CLASSIFICATION_CACHE_SIZE:
+                self._classified.clear()
+            known = self._classified[key] = self._classify(digest)
+        return known
+
+    def _classify(self, digest: RequestDigest) -> tuple[Classification, PriorityLevel]:
         fs = classification.first_match(digest, self.flow_schemas)
         if fs is None:  # unreachable while catch-all matches everyone; belt and braces
             fs = bootstrap.MANDATORY_FLOW_SCHEMAS[1]

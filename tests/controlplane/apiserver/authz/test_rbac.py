@@ -202,3 +202,14 @@ def test_the_forbidden_message_is_upstreams() -> None:
     assert forbidden_message(Attributes(ALICE, "get", resource_request=False, path="/metrics")) == (
         'User "alice" cannot get path "/metrics"'
     )
+
+
+def test_a_decision_is_reused_until_the_policy_changes() -> None:
+    rbac = RBACAuthorizer(StaticPolicy(cluster_roles=policy().cluster_roles))
+    refused = rbac.authorize(ask("list", "pods", "team"))
+    assert refused.verdict is Verdict.NO_OPINION
+    assert rbac.authorize(ask("list", "pods", "team")) is refused  # remembered, not walked again
+
+    edit = binding("alice-edit", "ClusterRole", "edit", user("alice"), namespace="team")
+    rbac.source = StaticPolicy(cluster_roles=policy().cluster_roles, role_bindings_=[edit])
+    assert rbac.authorize(ask("list", "pods", "team")).verdict is Verdict.ALLOW  # a new generation

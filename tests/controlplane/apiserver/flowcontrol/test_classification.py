@@ -246,3 +246,28 @@ def test_a_list_takes_a_seat_per_hundred_objects_up_to_the_levels_maximum() -> N
 )
 def test_non_resource_urls(urls: list[str], path: str, matches: bool) -> None:
     assert matches_non_resource_url(urls, path) is matches
+
+
+def test_a_classification_is_reused_until_the_configuration_changes() -> None:
+    apf = controller()
+    asked = resource(user("alice"), "get", "pods", "default")
+    first = apf.classify(asked)
+    assert first[0].flow_schema == "global-default"
+    assert apf.classify(asked) is first  # remembered
+    mine = {
+        "metadata": {"name": "alice-first", "uid": "u1"},
+        "spec": {
+            "priorityLevelConfiguration": {"name": "workload-low"},
+            "matchingPrecedence": 50,
+            "rules": [
+                {
+                    "subjects": [{"kind": "User", "user": {"name": "alice"}}],
+                    "resourceRules": [
+                        {"verbs": ["*"], "apiGroups": ["*"], "resources": ["pods"], "namespaces": ["*"]}
+                    ],
+                }
+            ],
+        },
+    }
+    apf.apply([*bootstrap.flow_schemas(), mine], bootstrap.priority_levels(), 0.0)
+    assert apf.classify(asked)[0].flow_schema == "alice-first"  # the new configuration counts
