@@ -135,9 +135,9 @@ def test_a_request_nothing_suggested_matches_lands_in_catch_all() -> None:
     assert (classified.flow_schema, classified.priority_level) == ("catch-all", "catch-all")
 
 
-def test_the_matching_precedence_decides_not_the_order_given() -> None:
-    apf = APFController(60)
-    mine = {
+def alice_first() -> dict[str, object]:
+    """A FlowSchema that sends alice's namespaced pod requests to workload-low, before global-default."""
+    return {
         "metadata": {"name": "alice-first", "uid": "u1"},
         "spec": {
             "priorityLevelConfiguration": {"name": "workload-low"},
@@ -152,6 +152,11 @@ def test_the_matching_precedence_decides_not_the_order_given() -> None:
             ],
         },
     }
+
+
+def test_the_matching_precedence_decides_not_the_order_given() -> None:
+    apf = APFController(60)
+    mine = alice_first()
     apf.apply([*bootstrap.flow_schemas(), mine], bootstrap.priority_levels(), 0.0)
     assert apf.classify(resource(user("alice"), "get", "pods", "default"))[0].flow_schema == "alice-first"
     # The rule says namespaces only: a cluster-scoped request does not match it.
@@ -254,20 +259,6 @@ def test_a_classification_is_reused_until_the_configuration_changes() -> None:
     first = apf.classify(asked)
     assert first[0].flow_schema == "global-default"
     assert apf.classify(asked) is first  # remembered
-    mine = {
-        "metadata": {"name": "alice-first", "uid": "u1"},
-        "spec": {
-            "priorityLevelConfiguration": {"name": "workload-low"},
-            "matchingPrecedence": 50,
-            "rules": [
-                {
-                    "subjects": [{"kind": "User", "user": {"name": "alice"}}],
-                    "resourceRules": [
-                        {"verbs": ["*"], "apiGroups": ["*"], "resources": ["pods"], "namespaces": ["*"]}
-                    ],
-                }
-            ],
-        },
-    }
+    mine = alice_first()
     apf.apply([*bootstrap.flow_schemas(), mine], bootstrap.priority_levels(), 0.0)
     assert apf.classify(asked)[0].flow_schema == "alice-first"  # the new configuration counts
