@@ -10,6 +10,7 @@
 // server still holds and stops at that seq.
 
 import { Controls, readHash, selectionKey, writeHash } from "./controls.js";
+import { eventSection, requestSections } from "./details.js";
 import { TopologyModel, requestTitle } from "./model.js";
 import { Narration, describe, nodeName } from "./narration.js";
 import { TraceStream, sameOriginSocketURL } from "./stream.js";
@@ -44,9 +45,11 @@ function renderInspector(root, model, selection) {
       facts.push(["from", nodeName(request.from)], ["Audit-ID", request.id], ["path", `${request.method} ${request.path}`]);
       if (request.code !== null) facts.push(["answer", `${request.code} in ${((request.duration ?? 0) * 1000).toFixed(1)} ms`]);
       if (request.stoppedAt) facts.push(["refused at", `${request.stoppedAt}: ${request.reason}`]);
+      if (request.rbac && !request.rbac.allowed && request.rbac.message) facts.push(["client was told", request.rbac.message]);
       if (request.revisions.length) facts.push(["wrote revision", request.revisions.join(", ")]);
     }
     events = model.eventsOfRequest(selection.request);
+    if (request) body.append(...requestSections(request, events));
   } else if (selection.node) {
     const node = model.nodes.get(selection.node);
     title.textContent = `Node: ${nodeName(selection.node)}`;
@@ -73,6 +76,12 @@ function renderInspector(root, model, selection) {
       facts.push(["says", describe(event, model)]);
       events = [event];
       if (event.type === "scheduler.decision") body.append(schedulerTable(event));
+      const detail = eventSection(event);
+      if (detail) body.append(detail);
+      else if (event.type.startsWith("request.") && model.requests.has(event.id)) {
+        // A stage or an answer: show the gates of its request (why it was refused, at which step).
+        body.append(...requestSections(model.requests.get(event.id), model.eventsOfRequest(event.id)));
+      }
     }
   }
   if (facts.length) {

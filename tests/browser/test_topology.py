@@ -197,6 +197,86 @@ def test_a_refused_request_stops_at_its_stage_with_its_reason(
     assert "request.stage" in inspector and '"outcome": "deny"' in inspector
 
 
+RBAC_REFUSAL = {
+    "allowed": False,
+    "user": "ada",
+    "groups": ["system:authenticated"],
+    "verb": "list",
+    "resource": "secrets",
+    "namespace": "default",
+    "authorizer": "RBAC",
+    "reason": 'no RBAC rule lets ada list secrets in namespace "default"'
+    " (1 binding names the user or its groups; none of their rules fits)",
+    "considered": [
+        {
+            "binding": 'ClusterRoleBinding "system:basic-user"',
+            "role": 'ClusterRole "system:basic-user"',
+            "subject": 'Group "system:authenticated"',
+            "why": 'rule 1: verbs [create] do not include "list"',
+        }
+    ],
+    "message": 'secrets is forbidden: User "ada" cannot list resource "secrets" in API group ""'
+    ' in the namespace "default"',
+}
+
+
+def test_the_inspector_explains_rbac_admission_flow_control_and_audit(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    open_page(page, fake_socket, lab_page)
+    trace = Trace()
+    # A list of Secrets that RBAC refuses: flow control lets it through, then the authorizer says no.
+    secrets = "/api/v1/namespaces/default/secrets"
+    reason = str(RBAC_REFUSAL["reason"])
+    refused = trace.request(
+        "no", "user:ada", "GET", secrets, deny_at="authorization", detail=reason, code=403
+    )
+    at = next(i for i, e in enumerate(refused) if e.get("stage") == "authorization")
+    flow = {"id": "no", "frm": "user:ada", "to": "apiserver", "outcome": "dispatched",
+            "flowschema": "global-default", "priority_level": "global-default", "flow": "ada", "seats": 1,
+            "seats_in_use": 1, "concurrency_limit": 5, "waiting": 0, "queue": 7, "queue_length": 0,
+            "waited": 0.0}  # fmt: skip
+    rbac = {"id": "no", "frm": "user:ada", "to": "apiserver", **RBAC_REFUSAL}
+    extra = [trace.event("flowcontrol.decision", **flow), trace.event("rbac.decision", **rbac)]
+    refused[at:at] = extra
+    # A create that a mutating plugin patched, recorded by audit at level Metadata.
+    created = trace.request("ok", "user:admin", "POST", "/api/v1/namespaces/default/pods", revision=9)
+    patch = [{"op": "add", "path": "/spec/tolerations", "value": [{"key": "node.kubernetes.io/not-ready",
+              "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]},
+             {"op": "remove", "path": "/metadata/labels/stale"}]  # fmt: skip
+    step = {"id": "ok", "frm": "apiserver", "to": "apiserver", "plugin": "DefaultTolerationSeconds",
+            "phase": "mutating", "outcome": "pass", "patch": patch}  # fmt: skip
+    created.insert(7, trace.event("admission.step", **step))
+    created[-1]["audit"] = "Metadata"
+    events = sorted(refused + created, key=lambda e: e["seq"])
+    for seq, event in enumerate(events, start=1):  # renumber: the inserts came last
+        event["seq"] = seq
+    fake_socket.frame(events)
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {len(events)}")
+    # The refusal bounces at authorization, in red, with RBAC's reason on the diagram.
+    assert "Refused at authorization" in page.locator("svg.topology .refusal").text_content()
+    assert reason in page.locator("svg.topology .refusal").text_content()
+    # Its narration line, chosen with the keyboard, explains it: the binding considered and why not.
+    line = page.locator("li.narration-request-stage.deny button")
+    line.focus()
+    page.keyboard.press("Enter")
+    inspector = page.locator("[data-topology=inspector]")
+    rbac_box = inspector.locator("[data-detail=rbac]")
+    assert "✕ refused" in rbac_box.locator("h3").inner_text()
+    assert "verdict-deny" in (rbac_box.get_attribute("class") or "")
+    text = rbac_box.inner_text()
+    assert str(RBAC_REFUSAL["message"]) in text
+    assert 'ClusterRoleBinding "system:basic-user"' in text and 'verbs [create] do not include "list"' in text
+    flow_text = inspector.locator("[data-detail=flowcontrol]").inner_text()
+    assert "global-default" in flow_text and "1 of 5 in use" in flow_text
+    # The create: its admission patch as diff lines, and the audit level.
+    page.evaluate("() => window.kubelabTopology.select({request: 'ok'})")
+    diff = inspector.locator("[data-detail=admission] pre.patch-diff").inner_text()
+    assert "+ add /spec/tolerations" in diff and '"tolerationSeconds": 300' in diff
+    assert "- remove /metadata/labels/stale" in diff
+    assert "recorded at level Metadata" in inspector.locator("[data-detail=audit]").inner_text()
+
+
 def test_a_gap_asks_for_a_resync_and_nothing_is_shown_twice(
     page: Any, fake_socket: FakeServer, lab_page: str
 ) -> None:
@@ -304,5 +384,35 @@ def test_kubectl_run_shows_on_the_live_page(page: Any, tmp_path: Path) -> None:
             timeout=30_000,
         )
         assert page.locator("g.node[data-node^='kubelet:']").count() >= 1
+    finally:
+        lab.stop()
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("controlplane.consumers") is None,
+    reason="the trace websocket consumer (controlplane.consumers) has not landed yet",
+)
+def test_an_rbac_refusal_from_kubectl_is_explained_in_the_inspector(page: Any, tmp_path: Path) -> None:
+    from tests.support.lab import LiveLab
+
+    lab = LiveLab(tmp_path / "lab")
+    try:
+        page.goto(f"http://127.0.0.1:{lab.web}/lab/demo/")
+        page.wait_for_function("document.querySelector('[data-topology=status]').dataset.state === 'live'")
+        # The admin impersonates bob, whom no binding lets read Secrets.
+        result = lab.kubectl("--as", "bob", "get", "secrets", check=False)
+        assert result.returncode != 0 and "forbidden" in result.stderr
+        refusal = page.locator("li.narration-request-stage.deny", has_text="Refused at authorization")
+        refusal.first.wait_for(timeout=30_000)
+        refusal.first.locator("button").focus()
+        page.keyboard.press("Enter")
+        rbac_box = page.locator("[data-topology=inspector] [data-detail=rbac]")
+        rbac_box.wait_for()
+        text = rbac_box.inner_text()
+        assert "✕ refused" in text
+        assert 'User "bob" cannot list resource "secrets"' in text  # what kubectl was told
+        assert "system:authenticated" in text  # the bindings considered for bob's groups, and why not
+        assert "do not include" in text or "No binding names bob" in text
+        assert page.locator("svg.topology .refusal").text_content().startswith("✕ Refused at authorization")
     finally:
         lab.stop()
