@@ -202,7 +202,9 @@ export function requestSections(request, events) {
   if (flow.length) sections.push(flowcontrolSection(flow));
   for (const decision of rbac) sections.push(rbacSection(decision));
   if (admission.length) sections.push(admissionSection(admission));
-  return sections;
+  // A refusal's explanation first (then the gates in pipeline order): it is what the reader came for.
+  const refused = sections.filter((s) => s.classList.contains("verdict-deny"));
+  return [...refused, ...sections.filter((s) => !refused.includes(s))];
 }
 
 /** The section of one selected event, if it is one of these types. */

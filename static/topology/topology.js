@@ -11,6 +11,7 @@
 
 import { Controls, readHash, selectionKey, writeHash } from "./controls.js";
 import { eventSection, requestSections } from "./details.js";
+import { EtcdPanel } from "./etcd.js";
 import { TopologyModel, requestTitle } from "./model.js";
 import { Narration, describe, nodeName } from "./narration.js";
 import { TraceStream, sameOriginSocketURL } from "./stream.js";
@@ -155,8 +156,12 @@ export function start(root) {
   const view = new TopologyView(root.querySelector("svg.topology"), model, { onSelect: (s) => select(s) });
   const narration = new Narration(root.querySelector("[data-topology=narration]"), { onSelect: (s) => select(s) });
 
+  const etcdRoot = root.querySelector("[data-etcd=root]");
+  const etcd = etcdRoot && config.etcd ? new EtcdPanel(etcdRoot, { url: config.etcd }) : null;
+
   const play = (event) => {
     const changes = model.apply(event);
+    etcd?.noteEvent(event);
     view.handle(changes);
     narration.add(event, model);
     if (selection) {
@@ -168,6 +173,7 @@ export function start(root) {
   const skip = (events, { restoring }) => {
     if (!events.length) return;
     for (const event of events) view.handle(model.apply(event), { quiet: true });
+    etcd?.noteSkipped(events);
     const first = events[0].seq;
     const last = events[events.length - 1].seq;
     narration.note(
@@ -231,8 +237,9 @@ export function start(root) {
   renderInspector(inspector, model, selection);
   controls.update(0);
   stream.connect();
+  etcd?.load();
   // For the browser tests and the curious: the page's parts, on the console.
-  window.kubelabTopology = { model, view, timeline, stream, narration, select };
+  window.kubelabTopology = { model, view, timeline, stream, narration, select, etcd };
   return window.kubelabTopology;
 }
 
