@@ -76,6 +76,7 @@ export class EtcdPanel {
     this.form = root.querySelector("[data-etcd=at-form]");
     this.atInput = root.querySelector("[data-etcd=at]");
     this.liveButton = root.querySelector("[data-etcd=live]");
+    this.scrub = root.querySelector("[data-etcd=scrub]");
 
     this.filter?.addEventListener("input", () => this.render());
     this.form?.addEventListener("submit", (event) => {
@@ -84,6 +85,15 @@ export class EtcdPanel {
       if (Number.isInteger(revision) && revision > 0) this.showRevision(revision);
     });
     this.liveButton?.addEventListener("click", () => this.showRevision(null));
+    // The scrubber: from the compaction mark (the oldest readable revision) to the current one. It
+    // reads on `change` (released, or each arrow key), not on every pixel of a drag.
+    this.scrub?.addEventListener("input", () => {
+      if (this.atInput) this.atInput.value = this.scrub.value;
+    });
+    this.scrub?.addEventListener("change", () => {
+      const revision = Number(this.scrub.value);
+      this.showRevision(revision >= this.current ? null : revision);
+    });
     this.body?.addEventListener("keydown", (event) => this._arrowKeys(event));
   }
 
@@ -123,6 +133,7 @@ export class EtcdPanel {
     if (status === 410) {
       this.compacted = data.compacted ?? this.compacted;
       this.rows.clear();
+      this._renderMarks();
       this._say(
         `Revision ${this.pinned} is compacted: etcd keeps history only from revision ${data.compacted} on, ` +
           "so the store as it was then cannot be shown. Pick a later revision, or go back to live.",
@@ -263,6 +274,12 @@ export class EtcdPanel {
       : `showing revision ${this.revision} (where the diagram is)`;
     const compacted = this.compacted ? `history kept from revision ${this.compacted} (compacted below it)` : "never compacted";
     this.marks.textContent = `Current revision ${this.current} · ${shown} · ${compacted}`;
+    if (this.scrub) {
+      this.scrub.min = String(Math.max(1, this.compacted || 1));
+      this.scrub.max = String(Math.max(1, this.current));
+      if (document.activeElement !== this.scrub) this.scrub.value = String(this.pinned ?? this.current);
+      this.scrub.setAttribute("aria-valuetext", this.pinned ? `revision ${this.pinned}` : `live, revision ${this.current}`);
+    }
   }
 
   render() {

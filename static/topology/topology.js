@@ -25,7 +25,18 @@ const TIMING_NOTES = {
   upstream: "upstream: Kubernetes' default timers",
 };
 
-function renderInspector(root, model, selection) {
+/** The revision a selection names in the store (a write, a watch event, a request that wrote), or null. */
+function revisionOf(model, selection) {
+  if (selection?.request) return model.requests.get(selection.request)?.revisions.at(-1) ?? null;
+  if (typeof selection?.seq !== "number") return null;
+  const event = model.events.get(selection.seq);
+  if (!event || typeof event.revision !== "number") return null;
+  if (event.type === "watch.event" || event.type === "reconcile" || event.type === "scheduler.decision") return event.revision;
+  if (event.type === "store.txn" || event.type === "request.completed") return event.revision;
+  return null;
+}
+
+function renderInspector(root, model, selection, { showRevision } = {}) {
   const title = root.querySelector("[data-inspector=title]");
   const body = root.querySelector("[data-inspector=body]");
   body.replaceChildren();
@@ -84,6 +95,16 @@ function renderInspector(root, model, selection) {
         body.append(...requestSections(model.requests.get(event.id), model.eventsOfRequest(event.id)));
       }
     }
+  }
+  const revision = showRevision ? revisionOf(model, selection) : null;
+  if (revision) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.inspector = "show-revision";
+    button.textContent = `Show the store at revision ${revision}`;
+    button.title = "The etcd panel below reads every key as it was at this revision";
+    button.addEventListener("click", () => showRevision(revision));
+    body.prepend(button);
   }
   if (facts.length) {
     const list = document.createElement("dl");
@@ -144,20 +165,30 @@ export function start(root) {
   const timing = root.querySelector("[data-topology=timing]");
   const inspector = root.querySelector("[data-topology=inspector]");
 
+  const etcdRoot = root.querySelector("[data-etcd=root]");
+  const etcd = etcdRoot && config.etcd ? new EtcdPanel(etcdRoot, { url: config.etcd }) : null;
+  const inspectorActions = etcd
+    ? {
+        showRevision(revision) {
+          etcd.showRevision(revision);
+          etcdRoot.scrollIntoView({ block: "start", behavior: "auto" });
+          etcdRoot.querySelector("[data-etcd=message]")?.focus?.();
+        },
+      }
+    : {};
+
   const select = (next) => {
     selection = next && selectionKey(next) === selectionKey(selection) ? selection : next;
     const chain = selection ? model.chain(selection) : null;
     view.highlight(chain);
     narration.highlight(chain ? chain.seqs : new Set());
-    renderInspector(inspector, model, selection);
+    renderInspector(inspector, model, selection, inspectorActions);
     writeHash({ select: selection, paused: timeline.paused ? model.lastSeq : null });
   };
 
   const view = new TopologyView(root.querySelector("svg.topology"), model, { onSelect: (s) => select(s) });
   const narration = new Narration(root.querySelector("[data-topology=narration]"), { onSelect: (s) => select(s) });
 
-  const etcdRoot = root.querySelector("[data-etcd=root]");
-  const etcd = etcdRoot && config.etcd ? new EtcdPanel(etcdRoot, { url: config.etcd }) : null;
 
   const play = (event) => {
     const changes = model.apply(event);
@@ -234,7 +265,7 @@ export function start(root) {
       narration.note(text);
     },
   });
-  renderInspector(inspector, model, selection);
+  renderInspector(inspector, model, selection, inspectorActions);
   controls.update(0);
   stream.connect();
   etcd?.load();

@@ -365,6 +365,65 @@ def test_a_deep_link_restores_the_moment_and_the_selection(
     assert "Request: create pods" in page.locator("[data-topology=inspector]").inner_text()
 
 
+def test_the_etcd_panel_reads_the_keys_a_write_names_and_says_when_history_is_compacted(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    """The panel's side of /lab/<cluster>/etcd/, played by the test: what it asks, and when."""
+    asked: list[str] = []
+    row = {"key": "/registry/pods/default/web", "create_revision": 5, "mod_revision": 5, "version": 1,
+           "lease": 0, "value": {"form": "json", "bytes": 120}}  # fmt: skip
+
+    def answer(route: Any) -> None:
+        url = route.request.url
+        asked.append(url.split("/etcd/", 1)[1])
+        if "revision=3" in url:
+            body = {
+                "error": "revision 3 is compacted: the store keeps history from revision 4 on",
+                "compacted": 4,
+            }
+            route.fulfill(status=410, json=body)
+            return
+        keys = [row] if "key=" not in url else [{**row, "mod_revision": 9, "version": 2}]
+        body = {"cluster": "demo", "revision": 9 if "key=" in url else 8, "current_revision": 9,
+                "compacted": 4, "keys": keys, "more": False, "count": 1}  # fmt: skip
+        route.fulfill(status=200, json=body)
+
+    page.route("**/lab/demo/etcd/**", answer)
+    open_page(page, fake_socket, lab_page)
+    panel = page.locator("[data-etcd=root]")
+    panel.locator("tr[data-key='/registry/pods/default/web']").wait_for()
+    assert asked == [""]  # one list on load, then nothing until a write is played (no polling)
+    marks = panel.locator("[data-etcd=marks]").inner_text()
+    assert "history kept from revision 4" in marks
+    trace = Trace()
+    writes = [{"type": "PUT", "key": "/registry/pods/default/web"}]
+    write = trace.event(
+        "store.txn", id="r1", frm="apiserver", to="etcd", op="txn", revision=9, succeeded=True, writes=writes
+    )
+    read = trace.event("store.txn", frm="apiserver", to="etcd", op="range", key="/registry/pods/", revision=9)
+    fake_socket.frame([write, read])
+    page.wait_for_function(
+        "document.querySelector(\"tr[data-key='/registry/pods/default/web']\").cells[3].textContent === '2'"
+    )
+    assert asked[1:] == [
+        "?key=%2Fregistry%2Fpods%2Fdefault%2Fweb&revision=9"
+    ]  # the write's key at its revision
+    assert "updated at 9" in panel.locator("tr[data-key='/registry/pods/default/web']").inner_text()
+    # The inspector of the write offers the store as it was at that revision.
+    page.locator(f"li[data-seq='{write['seq']}'] button").click()
+    page.locator("[data-inspector=show-revision]").click()
+    page.wait_for_function("document.querySelector('[data-etcd=root]').dataset.mode === 'past'")
+    page.wait_for_function("document.querySelector('[data-etcd=message]').dataset.state === 'past'")
+    assert asked[-1] == "?revision=9"
+    # Back in time, past the compaction mark: said plainly, and nothing listed.
+    panel.locator("[data-etcd=at]").fill("3")
+    panel.locator("[data-etcd=at]").press("Enter")
+    page.wait_for_function("document.querySelector('[data-etcd=message]').dataset.state === 'compacted'")
+    message = panel.locator("[data-etcd=message]").inner_text()
+    assert "Revision 3 is compacted" in message and "from revision 4 on" in message
+    assert panel.locator("tr[data-key]").count() == 0
+
+
 @pytest.mark.skipif(
     importlib.util.find_spec("controlplane.consumers") is None,
     reason="the trace websocket consumer (controlplane.consumers) has not landed yet",
@@ -461,5 +520,28 @@ def test_the_etcd_panel_lists_keys_kubectl_wrote_and_secrets_as_ciphertext(page:
         assert base64.b64encode(password.encode()).decode() not in html
         marks = panel.locator("[data-etcd=marks]").inner_text()
         assert marks.startswith("Current revision ") and "never compacted" in marks
+        # Back in time: label the ConfigMap (version 2), then read the store at its first revision.
+        lab.kubectl("label", "configmap", "colours", "tone=warm")
+        page.wait_for_function(
+            "document.querySelector(\"tr[data-key='/registry/configmaps/default/colours']\")"
+            "?.cells[3].textContent === '2'",
+            timeout=30_000,
+        )
+        created = configmap.locator("td").nth(1).inner_text()
+        panel.locator("[data-etcd=at]").fill(created)
+        panel.locator("[data-etcd=at]").press("Enter")
+        message = panel.locator("[data-etcd=message]")
+        page.wait_for_function(
+            "document.querySelector('[data-etcd=message]').textContent.includes('as it was at revision')"
+        )
+        assert f"as it was at revision {created}" in message.inner_text()
+        assert configmap.locator("td").nth(3).inner_text() == "1"  # before the label
+        assert panel.locator("tr[data-key='/registry/secrets/default/db']").count() == 0  # not made yet
+        assert panel.get_attribute("data-mode") == "past"
+        panel.locator("[data-etcd=live]").click()
+        page.wait_for_function(
+            "document.querySelector(\"tr[data-key='/registry/secrets/default/db']\") !== null"
+        )
+        assert configmap.locator("td").nth(3).inner_text() == "2"
     finally:
         lab.stop()
