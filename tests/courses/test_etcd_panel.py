@@ -1,7 +1,9 @@
 """The etcd panel's view: the running lab's store, key by key, for whoever may watch the cluster.
 
-A started lab (no components), an admin writing through its real API server, and Django's async
-test client asking ``/lab/<cluster>/etcd/`` as the topology page does.
+A started lab (no components) and an admin writing through its real API server. An anonymous visitor
+asks ``/lab/<cluster>/etcd/`` through the whole Django stack (sessions, authentication); signed-in
+users are unsaved ``User`` objects handed to the view as the session would (no database, as in the
+trace consumer's tests).
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ from typing import Any
 import httpx
 import pytest
 from django.contrib.auth.models import User
-from django.test import AsyncClient
+from django.http import HttpResponse
+from django.test import AsyncClient, AsyncRequestFactory
 from pytest_django import Settings
 
 from controlplane.runtime import Lab, LabConfig, activate
 from courses.etcdpanel import CIPHERTEXT_PREVIEW, describe_value
-
-pytestmark = pytest.mark.django_db(transaction=True)
+from courses.views import etcd_keys
 
 #: A Secret's value: random, so that finding it anywhere in an answer cannot be a coincidence.
 PASSWORD = "s3cret-" + base64.b32encode(os.urandom(10)).decode()
@@ -52,11 +54,27 @@ async def api(lab: Lab, method: str, path: str, body: dict[str, Any] | None = No
         return await client.request(method, path, json=body, headers={"Authorization": f"Bearer {token}"})
 
 
-async def signed_in(username: str) -> AsyncClient:
-    user = await User.objects.acreate_user(username=username, password="x")
-    client = AsyncClient()
-    await client.aforce_login(user)
-    return client
+class SignedIn:
+    """Asks the view as a signed-in user, the way the session middleware would hand it over."""
+
+    def __init__(self, username: str) -> None:
+        self.user = User(username=username)
+
+    async def get(self, path: str, params: dict[str, str | list[str]] | None = None) -> HttpResponse:
+        request = AsyncRequestFactory().get(path, params or {})
+        user = self.user
+
+        async def auser() -> User:
+            return user
+
+        request.user = user
+        request.auser = auser
+        name = path.split("/")[2]
+        return await etcd_keys(request, name)
+
+
+def signed_in(username: str) -> SignedIn:
+    return SignedIn(username)
 
 
 def answer(response: Any) -> dict[str, Any]:
@@ -76,7 +94,7 @@ async def test_the_list_has_the_revisions_of_every_key_and_the_marks(lab: Lab) -
                         {"metadata": {"name": "colours"}, "data": {"sky": "blue"}})  # fmt: skip
     assert created.status_code == 201, created.text
     written = int(created.json()["metadata"]["resourceVersion"])
-    client = await signed_in("alice")
+    client = signed_in("alice")
     listed = answer(await client.get("/lab/demo/etcd/"))
     assert listed["cluster"] == "demo"
     assert listed["current_revision"] >= written and listed["revision"] >= written
@@ -97,7 +115,7 @@ async def test_a_secret_shows_its_ciphertext_and_never_its_plaintext(lab: Lab) -
     body = {"metadata": {"name": "db"}, "stringData": {"password": PASSWORD}}
     created = await api(lab, "POST", "/api/v1/namespaces/default/secrets", body)
     assert created.status_code == 201, created.text
-    client = await signed_in("alice")
+    client = signed_in("alice")
     key = "/registry/secrets/default/db"
     listed = await client.get("/lab/demo/etcd/")
     one = await client.get("/lab/demo/etcd/", {"key": key})
@@ -122,7 +140,7 @@ async def test_a_past_revision_is_read_until_it_is_compacted(lab: Lab) -> None:
     before = int(first.json()["metadata"]["resourceVersion"])
     changed = await api(lab, "PUT", f"{path}/c", {**first.json(), "data": {"v": "2"}})
     assert changed.status_code == 200, changed.text
-    client = await signed_in("alice")
+    client = signed_in("alice")
     key = "/registry/configmaps/default/c"
     then = answer(await client.get("/lab/demo/etcd/", {"key": key, "revision": str(before)}))
     assert then["revision"] == before and then["keys"][0]["value"]["json"]["data"] == {"v": "1"}
@@ -137,7 +155,7 @@ async def test_a_past_revision_is_read_until_it_is_compacted(lab: Lab) -> None:
 
 
 async def test_an_unknown_cluster_is_404_for_a_signed_in_user(lab: Lab) -> None:
-    client = await signed_in("bob")
+    client = signed_in("bob")
     assert (await client.get("/lab/nope/etcd/")).status_code == 404
 
 
