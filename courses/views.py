@@ -8,9 +8,14 @@ whole page.
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.views.decorators.http import require_GET
 
+from controlplane.consumers.access import may_view
+from controlplane.runtime import ClusterState, active_lab
+from controlplane.store.errors import Compacted, FutureRevision, InvalidRequest, UnknownCluster
+from courses.etcdpanel import read_key_states, read_keys
 from courses.selectors import cluster_summary, lab_summary
 
 
@@ -37,5 +42,62 @@ def cluster(request: HttpRequest, name: str) -> HttpResponse:
         "socket": f"/ws/lab/{summary.name}/trace/",
         # The profile this process starts clusters with; the stream's hello says which is in force.
         "timing": settings.KUBELAB_TIMING_PROFILE,
+        # The etcd panel's reads (``etcd_keys`` below).
+        "etcd": f"/lab/{summary.name}/etcd/",
     }
     return render(request, "courses/cluster.html", {"cluster": summary, "topology": topology})
+
+
+def _refusal(status: int, message: str, **fields: object) -> JsonResponse:
+    response = JsonResponse({"error": message, **fields}, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_GET
+async def etcd_keys(request: HttpRequest, name: str) -> JsonResponse:
+    """The etcd panel's reads (``courses.etcdpanel``), as JSON, for whoever may watch the cluster's trace.
+
+    ``?revision=N`` reads the store as it was at revision N (410 once compacted); ``?key=K`` (repeated)
+    answers only those keys, with their values; ``?prefix=P`` narrows the list (default ``/registry/``).
+    """
+    user = await request.auser()
+    if not may_view(user, name):
+        signed_in = user.is_authenticated
+        return _refusal(403, f"{'you may not' if signed_in else 'sign in to'} look into cluster {name!r}")
+    lab = active_lab()
+    try:
+        if lab is None:
+            raise UnknownCluster(name)
+        cluster = lab.cluster(name)
+    except UnknownCluster:
+        return _refusal(404, f"cluster {name!r} is not running in this process")
+    if cluster.state is not ClusterState.RUNNING:
+        return _refusal(503, f"cluster {name!r} is {cluster.state.value}")
+    revision_text = request.GET.get("revision", "")
+    if revision_text and not (revision_text.isdigit() and int(revision_text) > 0):
+        return _refusal(400, f"revision must be a positive integer, not {revision_text!r}")
+    revision = int(revision_text) if revision_text else None
+    keys = request.GET.getlist("key")
+    try:
+        if keys:
+            snapshot = await read_key_states(cluster.store, keys, revision=revision)
+        else:
+            snapshot = await read_keys(
+                cluster.store, prefix=request.GET.get("prefix", "/registry/"), revision=revision
+            )
+    except Compacted as error:
+        message = (
+            f"revision {error.revision} is compacted: the store keeps history from revision"
+            f" {error.compact_revision} on"
+        )
+        return _refusal(410, message, compacted=error.compact_revision)
+    except FutureRevision as error:
+        return _refusal(
+            400, f"revision {error.revision} is not written yet (current is {error.current_revision})"
+        )
+    except InvalidRequest as error:
+        return _refusal(400, str(error))
+    response = JsonResponse(snapshot.as_json(name))
+    response["Cache-Control"] = "no-store"
+    return response

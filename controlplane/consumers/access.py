@@ -9,7 +9,9 @@ written. So a socket may watch a cluster only if its user may see that cluster. 
 - an anonymous visitor may watch the demo cluster (``KUBELAB_DEMO_CLUSTER``) only, and only while
   ``KUBELAB_DEMO_ANONYMOUS`` is on (the default, so that ``make run`` shows it at once).
 
-``may_view`` is the one place that decides; the classrooms will extend it, and the consumer only asks.
+``may_view`` is the one place that decides; the classrooms will extend it, and the consumer only asks
+(so does the topology page's etcd panel, ``courses.views.etcd_keys``: who may watch a cluster may
+look into its store).
 It is asked before the cluster is looked up, so an anonymous visitor cannot find out which other
 clusters exist.
 """

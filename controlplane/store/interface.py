@@ -173,6 +173,21 @@ class Store(abc.ABC):
             self._trace_read("range", prefix, result)
         return result
 
+    async def inspect(
+        self,
+        prefix: str,
+        *,
+        start: str | None = None,
+        revision: int | None = None,
+        limit: int = 0,
+    ) -> RangeResult:
+        """``range`` for the lab's own inspection (the topology page's etcd panel, like ``etcdctl
+        get``): the same read, but neither traced nor measured, because it is not the API server's
+        read and must not be drawn or counted as one. The API server never calls it."""
+        mvcc.check_key(prefix, self.prefix)
+        begin = prefix if start is None or start < prefix else start
+        return await self._range(begin, mvcc.prefix_end(prefix), revision=revision, limit=limit)
+
     def _trace_read(self, op: str, key: str, result: RangeResult) -> None:
         self.trace.emit(
             "store.txn",

@@ -369,6 +369,7 @@ const HANDLERS = {
     this._learnSender(request, event, changes);
     request.code = event.code;
     request.duration = event.duration;
+    request.audit = typeof event.audit === "string" ? event.audit : null;
     if (typeof event.revision === "number") this._wrote(event.revision, request.id, event.seq);
     if (request.state !== "denied") request.state = event.code >= 400 ? "failed" : "done";
     const ok = event.code < 300;
@@ -387,6 +388,12 @@ const HANDLERS = {
   "rbac.decision"(event, changes) {
     const request = this._request(event);
     request.rbac = event;
+    changes.push({ kind: "note", id: request.id });
+  },
+
+  "flowcontrol.decision"(event, changes) {
+    const request = this._request(event);
+    (request.flowcontrol ||= []).push(event);
     changes.push({ kind: "note", id: request.id });
   },
 

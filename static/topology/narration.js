@@ -81,6 +81,14 @@ export function describe(event, model) {
       const reason = event.reason ? `: ${event.reason}` : "";
       return `${event.authorizer || "The authorizer"} ${verdict} ${event.user || from}${what ? ` to ${what}` : ""}${reason}.`;
     }
+    case "flowcontrol.decision": {
+      const level = event.priority_level ? ` at priority level ${event.priority_level}` : "";
+      const schema = event.flowschema ? ` (FlowSchema ${event.flowschema})` : "";
+      const waited = typeof event.waited === "number" && event.waited > 0 ? ` after waiting ${(event.waited * 1000).toFixed(1)} ms` : "";
+      const why = event.reason ? `: ${event.reason}` : "";
+      const verb = { queued: "queued", dispatched: "let through", rejected: "rejected (429)" }[event.outcome] || event.outcome;
+      return `Flow control ${verb} ${requestWords(event, model)}${level}${schema}${waited}${why}.`;
+    }
     case "admission.step": {
       const patch = Array.isArray(event.patch) && event.patch.length ? `, patching ${event.patch.length} field(s)` : "";
       const detail = event.detail ? `: ${event.detail}` : "";
@@ -129,6 +137,21 @@ export function describe(event, model) {
   }
 }
 
+/** Whether an event says a request was refused (a stage, RBAC, an admission plugin, flow control). */
+export function isRefusal(event) {
+  switch (event.type) {
+    case "request.stage":
+    case "admission.step":
+      return event.outcome === "deny";
+    case "rbac.decision":
+      return event.allowed === false;
+    case "flowcontrol.decision":
+      return event.outcome === "rejected";
+    default:
+      return false;
+  }
+}
+
 /** The narration log: `add` a line per event, `note` for the page's own news (gaps, summaries). */
 export class Narration {
   constructor(list, { limit = 300, onSelect } = {}) {
@@ -142,7 +165,7 @@ export class Narration {
     const item = document.createElement("li");
     item.dataset.seq = String(event.seq);
     item.className = `narration-${event.type.replace(".", "-")}`;
-    if (event.type === "request.stage" && event.outcome === "deny") item.classList.add("deny");
+    if (isRefusal(event)) item.classList.add("deny");
     const button = document.createElement("button");
     button.type = "button";
     button.className = "narration-line";

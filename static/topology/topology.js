@@ -10,6 +10,8 @@
 // server still holds and stops at that seq.
 
 import { Controls, readHash, selectionKey, writeHash } from "./controls.js";
+import { eventSection, requestSections } from "./details.js";
+import { EtcdPanel } from "./etcd.js";
 import { TopologyModel, requestTitle } from "./model.js";
 import { Narration, describe, nodeName } from "./narration.js";
 import { TraceStream, sameOriginSocketURL } from "./stream.js";
@@ -23,7 +25,18 @@ const TIMING_NOTES = {
   upstream: "upstream: Kubernetes' default timers",
 };
 
-function renderInspector(root, model, selection) {
+/** The revision a selection names in the store (a write, a watch event, a request that wrote), or null. */
+function revisionOf(model, selection) {
+  if (selection?.request) return model.requests.get(selection.request)?.revisions.at(-1) ?? null;
+  if (typeof selection?.seq !== "number") return null;
+  const event = model.events.get(selection.seq);
+  if (!event || typeof event.revision !== "number") return null;
+  if (event.type === "watch.event" || event.type === "reconcile" || event.type === "scheduler.decision") return event.revision;
+  if (event.type === "store.txn" || event.type === "request.completed") return event.revision;
+  return null;
+}
+
+function renderInspector(root, model, selection, { showRevision } = {}) {
   const title = root.querySelector("[data-inspector=title]");
   const body = root.querySelector("[data-inspector=body]");
   body.replaceChildren();
@@ -44,9 +57,11 @@ function renderInspector(root, model, selection) {
       facts.push(["from", nodeName(request.from)], ["Audit-ID", request.id], ["path", `${request.method} ${request.path}`]);
       if (request.code !== null) facts.push(["answer", `${request.code} in ${((request.duration ?? 0) * 1000).toFixed(1)} ms`]);
       if (request.stoppedAt) facts.push(["refused at", `${request.stoppedAt}: ${request.reason}`]);
+      if (request.rbac && !request.rbac.allowed && request.rbac.message) facts.push(["client was told", request.rbac.message]);
       if (request.revisions.length) facts.push(["wrote revision", request.revisions.join(", ")]);
     }
     events = model.eventsOfRequest(selection.request);
+    if (request) body.append(...requestSections(request, events));
   } else if (selection.node) {
     const node = model.nodes.get(selection.node);
     title.textContent = `Node: ${nodeName(selection.node)}`;
@@ -73,7 +88,23 @@ function renderInspector(root, model, selection) {
       facts.push(["says", describe(event, model)]);
       events = [event];
       if (event.type === "scheduler.decision") body.append(schedulerTable(event));
+      const detail = eventSection(event);
+      if (detail) body.append(detail);
+      else if (event.type.startsWith("request.") && model.requests.has(event.id)) {
+        // A stage or an answer: show the gates of its request (why it was refused, at which step).
+        body.append(...requestSections(model.requests.get(event.id), model.eventsOfRequest(event.id)));
+      }
     }
+  }
+  const revision = showRevision ? revisionOf(model, selection) : null;
+  if (revision) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.inspector = "show-revision";
+    button.textContent = `Show the store at revision ${revision}`;
+    button.title = "The etcd panel below reads every key as it was at this revision";
+    button.addEventListener("click", () => showRevision(revision));
+    body.prepend(button);
   }
   if (facts.length) {
     const list = document.createElement("dl");
@@ -134,20 +165,34 @@ export function start(root) {
   const timing = root.querySelector("[data-topology=timing]");
   const inspector = root.querySelector("[data-topology=inspector]");
 
+  const etcdRoot = root.querySelector("[data-etcd=root]");
+  const etcd = etcdRoot && config.etcd ? new EtcdPanel(etcdRoot, { url: config.etcd }) : null;
+  const inspectorActions = etcd
+    ? {
+        showRevision(revision) {
+          etcd.showRevision(revision);
+          etcdRoot.scrollIntoView({ block: "start", behavior: "auto" });
+          etcdRoot.querySelector("[data-etcd=message]")?.focus?.();
+        },
+      }
+    : {};
+
   const select = (next) => {
     selection = next && selectionKey(next) === selectionKey(selection) ? selection : next;
     const chain = selection ? model.chain(selection) : null;
     view.highlight(chain);
     narration.highlight(chain ? chain.seqs : new Set());
-    renderInspector(inspector, model, selection);
+    renderInspector(inspector, model, selection, inspectorActions);
     writeHash({ select: selection, paused: timeline.paused ? model.lastSeq : null });
   };
 
   const view = new TopologyView(root.querySelector("svg.topology"), model, { onSelect: (s) => select(s) });
   const narration = new Narration(root.querySelector("[data-topology=narration]"), { onSelect: (s) => select(s) });
 
+
   const play = (event) => {
     const changes = model.apply(event);
+    etcd?.noteEvent(event);
     view.handle(changes);
     narration.add(event, model);
     if (selection) {
@@ -159,6 +204,7 @@ export function start(root) {
   const skip = (events, { restoring }) => {
     if (!events.length) return;
     for (const event of events) view.handle(model.apply(event), { quiet: true });
+    etcd?.noteSkipped(events);
     const first = events[0].seq;
     const last = events[events.length - 1].seq;
     narration.note(
@@ -219,11 +265,12 @@ export function start(root) {
       narration.note(text);
     },
   });
-  renderInspector(inspector, model, selection);
+  renderInspector(inspector, model, selection, inspectorActions);
   controls.update(0);
   stream.connect();
+  etcd?.load();
   // For the browser tests and the curious: the page's parts, on the console.
-  window.kubelabTopology = { model, view, timeline, stream, narration, select };
+  window.kubelabTopology = { model, view, timeline, stream, narration, select, etcd };
   return window.kubelabTopology;
 }
 

@@ -7,6 +7,7 @@ a real lab (``manage.py runlab``) and kubectl, and watches the page show what ku
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 from collections.abc import Iterator
@@ -197,6 +198,86 @@ def test_a_refused_request_stops_at_its_stage_with_its_reason(
     assert "request.stage" in inspector and '"outcome": "deny"' in inspector
 
 
+RBAC_REFUSAL = {
+    "allowed": False,
+    "user": "ada",
+    "groups": ["system:authenticated"],
+    "verb": "list",
+    "resource": "secrets",
+    "namespace": "default",
+    "authorizer": "RBAC",
+    "reason": 'no RBAC rule lets ada list secrets in namespace "default"'
+    " (1 binding names the user or its groups; none of their rules fits)",
+    "considered": [
+        {
+            "binding": 'ClusterRoleBinding "system:basic-user"',
+            "role": 'ClusterRole "system:basic-user"',
+            "subject": 'Group "system:authenticated"',
+            "why": 'rule 1: verbs [create] do not include "list"',
+        }
+    ],
+    "message": 'secrets is forbidden: User "ada" cannot list resource "secrets" in API group ""'
+    ' in the namespace "default"',
+}
+
+
+def test_the_inspector_explains_rbac_admission_flow_control_and_audit(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    open_page(page, fake_socket, lab_page)
+    trace = Trace()
+    # A list of Secrets that RBAC refuses: flow control lets it through, then the authorizer says no.
+    secrets = "/api/v1/namespaces/default/secrets"
+    reason = str(RBAC_REFUSAL["reason"])
+    refused = trace.request(
+        "no", "user:ada", "GET", secrets, deny_at="authorization", detail=reason, code=403
+    )
+    at = next(i for i, e in enumerate(refused) if e.get("stage") == "authorization")
+    flow = {"id": "no", "frm": "user:ada", "to": "apiserver", "outcome": "dispatched",
+            "flowschema": "global-default", "priority_level": "global-default", "flow": "ada", "seats": 1,
+            "seats_in_use": 1, "concurrency_limit": 5, "waiting": 0, "queue": 7, "queue_length": 0,
+            "waited": 0.0}  # fmt: skip
+    rbac = {"id": "no", "frm": "user:ada", "to": "apiserver", **RBAC_REFUSAL}
+    extra = [trace.event("flowcontrol.decision", **flow), trace.event("rbac.decision", **rbac)]
+    refused[at:at] = extra
+    # A create that a mutating plugin patched, recorded by audit at level Metadata.
+    created = trace.request("ok", "user:admin", "POST", "/api/v1/namespaces/default/pods", revision=9)
+    patch = [{"op": "add", "path": "/spec/tolerations", "value": [{"key": "node.kubernetes.io/not-ready",
+              "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]},
+             {"op": "remove", "path": "/metadata/labels/stale"}]  # fmt: skip
+    step = {"id": "ok", "frm": "apiserver", "to": "apiserver", "plugin": "DefaultTolerationSeconds",
+            "phase": "mutating", "outcome": "pass", "patch": patch}  # fmt: skip
+    created.insert(7, trace.event("admission.step", **step))
+    created[-1]["audit"] = "Metadata"
+    events = sorted(refused + created, key=lambda e: e["seq"])
+    for seq, event in enumerate(events, start=1):  # renumber: the inserts came last
+        event["seq"] = seq
+    fake_socket.frame(events)
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {len(events)}")
+    # The refusal bounces at authorization, in red, with RBAC's reason on the diagram.
+    assert "Refused at authorization" in page.locator("svg.topology .refusal").text_content()
+    assert reason in page.locator("svg.topology .refusal").text_content()
+    # Its narration line, chosen with the keyboard, explains it: the binding considered and why not.
+    line = page.locator("li.narration-request-stage.deny button")
+    line.focus()
+    page.keyboard.press("Enter")
+    inspector = page.locator("[data-topology=inspector]")
+    rbac_box = inspector.locator("[data-detail=rbac]")
+    assert "✕ refused" in rbac_box.locator("h3").inner_text()
+    assert "verdict-deny" in (rbac_box.get_attribute("class") or "")
+    text = rbac_box.inner_text()
+    assert str(RBAC_REFUSAL["message"]) in text
+    assert 'ClusterRoleBinding "system:basic-user"' in text and 'verbs [create] do not include "list"' in text
+    flow_text = inspector.locator("[data-detail=flowcontrol]").inner_text()
+    assert "global-default" in flow_text and "1 of 5 in use" in flow_text
+    # The create: its admission patch as diff lines, and the audit level.
+    page.evaluate("() => window.kubelabTopology.select({request: 'ok'})")
+    diff = inspector.locator("[data-detail=admission] pre.patch-diff").inner_text()
+    assert "+ add /spec/tolerations" in diff and '"tolerationSeconds": 300' in diff
+    assert "- remove /metadata/labels/stale" in diff
+    assert "recorded at level Metadata" in inspector.locator("[data-detail=audit]").inner_text()
+
+
 def test_a_gap_asks_for_a_resync_and_nothing_is_shown_twice(
     page: Any, fake_socket: FakeServer, lab_page: str
 ) -> None:
@@ -284,6 +365,65 @@ def test_a_deep_link_restores_the_moment_and_the_selection(
     assert "Request: create pods" in page.locator("[data-topology=inspector]").inner_text()
 
 
+def test_the_etcd_panel_reads_the_keys_a_write_names_and_says_when_history_is_compacted(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    """The panel's side of /lab/<cluster>/etcd/, played by the test: what it asks, and when."""
+    asked: list[str] = []
+    row = {"key": "/registry/pods/default/web", "create_revision": 5, "mod_revision": 5, "version": 1,
+           "lease": 0, "value": {"form": "json", "bytes": 120}}  # fmt: skip
+
+    def answer(route: Any) -> None:
+        url = route.request.url
+        asked.append(url.split("/etcd/", 1)[1])
+        if "revision=3" in url:
+            body = {
+                "error": "revision 3 is compacted: the store keeps history from revision 4 on",
+                "compacted": 4,
+            }
+            route.fulfill(status=410, json=body)
+            return
+        keys = [row] if "key=" not in url else [{**row, "mod_revision": 9, "version": 2}]
+        body = {"cluster": "demo", "revision": 9 if "key=" in url else 8, "current_revision": 9,
+                "compacted": 4, "keys": keys, "more": False, "count": 1}  # fmt: skip
+        route.fulfill(status=200, json=body)
+
+    page.route("**/lab/demo/etcd/**", answer)
+    open_page(page, fake_socket, lab_page)
+    panel = page.locator("[data-etcd=root]")
+    panel.locator("tr[data-key='/registry/pods/default/web']").wait_for()
+    assert asked == [""]  # one list on load, then nothing until a write is played (no polling)
+    marks = panel.locator("[data-etcd=marks]").inner_text()
+    assert "history kept from revision 4" in marks
+    trace = Trace()
+    writes = [{"type": "PUT", "key": "/registry/pods/default/web"}]
+    write = trace.event(
+        "store.txn", id="r1", frm="apiserver", to="etcd", op="txn", revision=9, succeeded=True, writes=writes
+    )
+    read = trace.event("store.txn", frm="apiserver", to="etcd", op="range", key="/registry/pods/", revision=9)
+    fake_socket.frame([write, read])
+    page.wait_for_function(
+        "document.querySelector(\"tr[data-key='/registry/pods/default/web']\").cells[3].textContent === '2'"
+    )
+    assert asked[1:] == [
+        "?key=%2Fregistry%2Fpods%2Fdefault%2Fweb&revision=9"
+    ]  # the write's key at its revision
+    assert "updated at 9" in panel.locator("tr[data-key='/registry/pods/default/web']").inner_text()
+    # The inspector of the write offers the store as it was at that revision.
+    page.locator(f"li[data-seq='{write['seq']}'] button").click()
+    page.locator("[data-inspector=show-revision]").click()
+    page.wait_for_function("document.querySelector('[data-etcd=root]').dataset.mode === 'past'")
+    page.wait_for_function("document.querySelector('[data-etcd=message]').dataset.state === 'past'")
+    assert asked[-1] == "?revision=9"
+    # Back in time, past the compaction mark: said plainly, and nothing listed.
+    panel.locator("[data-etcd=at]").fill("3")
+    panel.locator("[data-etcd=at]").press("Enter")
+    page.wait_for_function("document.querySelector('[data-etcd=message]').dataset.state === 'compacted'")
+    message = panel.locator("[data-etcd=message]").inner_text()
+    assert "Revision 3 is compacted" in message and "from revision 4 on" in message
+    assert panel.locator("tr[data-key]").count() == 0
+
+
 @pytest.mark.skipif(
     importlib.util.find_spec("controlplane.consumers") is None,
     reason="the trace websocket consumer (controlplane.consumers) has not landed yet",
@@ -304,5 +444,104 @@ def test_kubectl_run_shows_on_the_live_page(page: Any, tmp_path: Path) -> None:
             timeout=30_000,
         )
         assert page.locator("g.node[data-node^='kubelet:']").count() >= 1
+    finally:
+        lab.stop()
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("controlplane.consumers") is None,
+    reason="the trace websocket consumer (controlplane.consumers) has not landed yet",
+)
+def test_an_rbac_refusal_from_kubectl_is_explained_in_the_inspector(page: Any, tmp_path: Path) -> None:
+    from tests.support.lab import LiveLab
+
+    lab = LiveLab(tmp_path / "lab")
+    try:
+        page.goto(f"http://127.0.0.1:{lab.web}/lab/demo/")
+        page.wait_for_function("document.querySelector('[data-topology=status]').dataset.state === 'live'")
+        # The admin impersonates bob, whom no binding lets read Secrets.
+        result = lab.kubectl("--as", "bob", "get", "secrets", check=False)
+        assert result.returncode != 0 and "forbidden" in result.stderr
+        refusal = page.locator("li.narration-request-stage.deny", has_text="Refused at authorization")
+        refusal.first.wait_for(timeout=30_000)
+        refusal.first.locator("button").focus()
+        page.keyboard.press("Enter")
+        rbac_box = page.locator("[data-topology=inspector] [data-detail=rbac]")
+        rbac_box.wait_for()
+        text = rbac_box.inner_text()
+        assert "✕ refused" in text
+        assert 'User "bob" cannot list resource "secrets"' in text  # what kubectl was told
+        assert "system:authenticated" in text  # the bindings considered for bob's groups, and why not
+        assert "do not include" in text or "No binding names bob" in text
+        assert page.locator("svg.topology .refusal").text_content().startswith("✕ Refused at authorization")
+    finally:
+        lab.stop()
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("controlplane.consumers") is None,
+    reason="the trace websocket consumer (controlplane.consumers) has not landed yet",
+)
+def test_the_etcd_panel_lists_keys_kubectl_wrote_and_secrets_as_ciphertext(page: Any, tmp_path: Path) -> None:
+    from tests.support.lab import LiveLab
+
+    password = "hunter2-" + tmp_path.name  # what must never reach the page
+    lab = LiveLab(tmp_path / "lab")
+    try:
+        page.goto(f"http://127.0.0.1:{lab.web}/lab/demo/")
+        page.wait_for_function("document.querySelector('[data-topology=status]').dataset.state === 'live'")
+        panel = page.locator("[data-etcd=root]")
+        panel.locator("button.etcd-key", has_text="/registry/namespaces/default").wait_for(timeout=30_000)
+        # Written after the page loaded: the row comes from the store.txn the diagram played.
+        lab.kubectl("create", "configmap", "colours", "--from-literal=sky=blue")
+        lab.kubectl("create", "secret", "generic", "db", f"--from-literal=password={password}")
+        configmap = panel.locator("tr[data-key='/registry/configmaps/default/colours']")
+        configmap.wait_for(timeout=30_000)
+        assert configmap.locator("td").nth(3).inner_text() == "1"  # version
+        assert "created at" in configmap.inner_text()
+        # Keyboard: focus the key, Enter shows its stored JSON.
+        configmap.locator("button").focus()
+        page.keyboard.press("Enter")
+        detail = panel.locator("[data-etcd=detail]")
+        detail.locator("pre").wait_for()
+        assert '"sky": "blue"' in detail.inner_text()
+        # Arrow keys move between keys.
+        page.keyboard.press("ArrowDown")
+        assert (
+            page.evaluate("() => document.activeElement.dataset.key") > "/registry/configmaps/default/colours"
+        )
+        secret = panel.locator("tr[data-key='/registry/secrets/default/db']")
+        secret.wait_for(timeout=30_000)
+        assert "encrypted (aescbc, key key1)" in secret.inner_text()
+        secret.locator("button").click()
+        detail.get_by_text("k8s:enc:aescbc:v1:key1:", exact=True).wait_for()
+        html = page.content()
+        assert password not in html
+        assert base64.b64encode(password.encode()).decode() not in html
+        marks = panel.locator("[data-etcd=marks]").inner_text()
+        assert marks.startswith("Current revision ") and "never compacted" in marks
+        # Back in time: label the ConfigMap (version 2), then read the store at its first revision.
+        lab.kubectl("label", "configmap", "colours", "tone=warm")
+        page.wait_for_function(
+            "document.querySelector(\"tr[data-key='/registry/configmaps/default/colours']\")"
+            "?.cells[3].textContent === '2'",
+            timeout=30_000,
+        )
+        created = configmap.locator("td").nth(1).inner_text()
+        panel.locator("[data-etcd=at]").fill(created)
+        panel.locator("[data-etcd=at]").press("Enter")
+        message = panel.locator("[data-etcd=message]")
+        page.wait_for_function(
+            "document.querySelector('[data-etcd=message]').textContent.includes('as it was at revision')"
+        )
+        assert f"as it was at revision {created}" in message.inner_text()
+        assert configmap.locator("td").nth(3).inner_text() == "1"  # before the label
+        assert panel.locator("tr[data-key='/registry/secrets/default/db']").count() == 0  # not made yet
+        assert panel.get_attribute("data-mode") == "past"
+        panel.locator("[data-etcd=live]").click()
+        page.wait_for_function(
+            "document.querySelector(\"tr[data-key='/registry/secrets/default/db']\") !== null"
+        )
+        assert configmap.locator("td").nth(3).inner_text() == "2"
     finally:
         lab.stop()

@@ -39,7 +39,12 @@ def test_the_demo_cluster_page_loads_the_topology(client: Client, demo: Path) ->
     page = response.content.decode()
     assert '<script type="module" src="/static/topology/topology.js"></script>' in page
     assert "/static/topology/topology.css" in page
-    assert _config(page) == {"cluster": "demo", "socket": "/ws/lab/demo/trace/", "timing": "classroom"}
+    assert _config(page) == {
+        "cluster": "demo",
+        "socket": "/ws/lab/demo/trace/",
+        "timing": "classroom",
+        "etcd": "/lab/demo/etcd/",
+    }
     assert '<svg class="topology' in page
     assert 'aria-live="polite"' in page  # the narration log
     assert 'data-control="animate"' in page  # the animation-off switch

@@ -7,6 +7,7 @@ from pathlib import Path
 from controlplane.store.interface import txn_operation
 from controlplane.store.kv import Compare, Delete, Get, Put, Txn
 from controlplane.store.sqlite import SqliteStore
+from controlplane.trace.bus import TraceBus
 
 KEY = "/registry/configmaps/default/web"
 
@@ -46,3 +47,28 @@ async def test_an_observer_is_told_every_request_and_its_duration(tmp_path: Path
         ("delete", KEY),
     ]
     assert all(seconds >= 0 for _, _, seconds in seen)
+
+
+async def test_inspect_reads_like_range_but_is_neither_traced_nor_measured(tmp_path: Path) -> None:
+    """The etcd panel's read (courses/etcdpanel.py) is the lab looking into etcd, not the API server."""
+    seen: list[str] = []
+
+    class Observer:
+        def observe(self, operation: str, key: str, seconds: float) -> None:
+            seen.append(operation)
+
+    bus = TraceBus("test", recording=True)
+    store = SqliteStore("test", path=tmp_path / "store.sqlite3", trace=bus)
+    await store.start()
+    try:
+        first = await store.create(KEY, b"{}")
+        await store.create(KEY + "2", b"{}")
+        store.observer = Observer()
+        before = bus.last_seq
+        inspected = await store.inspect("/registry/configmaps/", revision=first.mod_revision)
+        assert [kv.key for kv in inspected.kvs] == [KEY]
+        assert inspected == await store.range("/registry/configmaps/", revision=first.mod_revision)
+        assert bus.last_seq == before + 1  # only range's store.txn; inspect emitted none
+    finally:
+        await store.close()
+    assert seen == ["list"]

@@ -1,0 +1,415 @@
+// The etcd panel: the cluster's store as etcd holds it, key by key, beside the diagram.
+//
+// kube-apiserver keeps each object under a key (`/registry/pods/default/web`) in an MVCC store: one
+// revision counter for the cluster, bumped by every write, and per key its create revision, mod
+// revision and version. History is kept back to the compaction mark; older revisions are gone (410).
+// The panel lists the keys with those numbers, the current revision and the compaction mark, and shows
+// one key's stored bytes: JSON as JSON, an encrypted Secret as its `k8s:enc:aescbc:v1:key1:` prefix
+// and the start of its ciphertext. A Secret's plaintext never reaches the page: the server
+// (courses/etcdpanel.py) never sends it.
+//
+// Live, without polling: when the diagram plays a `store.txn` that wrote keys, the panel asks the
+// server for those keys *at that transaction's revision*, so it agrees with the moment the diagram
+// shows. Pinned to a past revision ("time travel"), it reads the whole store as it was then, and says
+// plainly when that revision is compacted away.
+
+const REFRESH_DELAY = 150; // ms: the keys of writes played close together are fetched together
+const MAX_KEYS_PER_FETCH = 100;
+const CHANGED_FOR = 6000; // ms a changed row stays marked
+
+function el(tag, { className, text } = {}) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** The keys a `store.txn` event wrote, with PUT/DELETE: `[{key, type}]` (none for a read or a failed txn). */
+export function writtenKeys(event) {
+  if (event?.type !== "store.txn" || event.succeeded === false) return [];
+  if (Array.isArray(event.writes)) return event.writes.filter((w) => w && typeof w.key === "string");
+  return [];
+}
+
+/** A stored value in a few words: `JSON, 412 B`, `encrypted (aescbc, key key1), 318 B`. */
+export function valueSummary(value) {
+  if (!value) return "";
+  switch (value.form) {
+    case "ciphertext":
+      return `encrypted (${value.provider}, key ${value.key_name}), ${value.bytes} B`;
+    case "hidden":
+      return `Secret, not encrypted, ${value.bytes} B: not shown`;
+    case "json":
+      return `JSON, ${value.bytes} B`;
+    default:
+      return `${value.bytes} B`;
+  }
+}
+
+export class EtcdPanel {
+  /**
+   * @param {HTMLElement} root the panel's section (see templates/courses/cluster.html)
+   * @param {{url: string, fetch?: typeof fetch, onShowRevision?: (revision) => void}} options
+   */
+  constructor(root, { url, fetch: fetcher, onShowRevision } = {}) {
+    this.root = root;
+    this.url = url;
+    this.fetch = fetcher || ((...args) => window.fetch(...args));
+    this.onShowRevision = onShowRevision;
+    this.rows = new Map(); // key -> row from the server
+    this.changed = new Map(); // key -> {what, revision, at}
+    this.revision = 0; // the revision the list shows
+    this.current = 0;
+    this.compacted = 0;
+    this.pinned = null; // a past revision the panel is pinned to, or null: live
+    this.selected = null;
+    this.pending = new Map(); // key -> revision of the latest played write to it
+    this.timer = null;
+    this.reloadAfter = false;
+    this.generation = 0; // answers to an older request than the last reload are dropped
+
+    this.marks = root.querySelector("[data-etcd=marks]");
+    this.message = root.querySelector("[data-etcd=message]");
+    this.filter = root.querySelector("[data-etcd=filter]");
+    this.body = root.querySelector("[data-etcd=keys]");
+    this.detail = root.querySelector("[data-etcd=detail]");
+    this.form = root.querySelector("[data-etcd=at-form]");
+    this.atInput = root.querySelector("[data-etcd=at]");
+    this.liveButton = root.querySelector("[data-etcd=live]");
+    this.scrub = root.querySelector("[data-etcd=scrub]");
+
+    this.filter?.addEventListener("input", () => this.render());
+    this.form?.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const revision = Number(this.atInput.value);
+      if (Number.isInteger(revision) && revision > 0) this.showRevision(revision);
+    });
+    this.liveButton?.addEventListener("click", () => this.showRevision(null));
+    // The scrubber: from the compaction mark (the oldest readable revision) to the current one. It
+    // reads on `change` (released, or each arrow key), not on every pixel of a drag.
+    this.scrub?.addEventListener("input", () => {
+      if (this.atInput) this.atInput.value = this.scrub.value;
+    });
+    this.scrub?.addEventListener("change", () => {
+      const revision = Number(this.scrub.value);
+      this.showRevision(revision >= this.current ? null : revision);
+    });
+    this.body?.addEventListener("keydown", (event) => this._arrowKeys(event));
+  }
+
+  // -- reading the server ----------------------------------------------------------------------------
+
+  async _get(params) {
+    const query = new URLSearchParams();
+    for (const [name, value] of params) query.append(name, String(value));
+    const search = query.toString();
+    const response = await this.fetch(`${this.url}${search ? `?${search}` : ""}`, {
+      credentials: "same-origin",
+      headers: { Accept: "application/json" },
+    });
+    let data = null;
+    try {
+      data = await response.json();
+    } catch {
+      data = { error: `the server answered ${response.status}` };
+    }
+    return { status: response.status, data };
+  }
+
+  /** Read the whole list (at the pinned revision, or now). */
+  async load() {
+    const generation = ++this.generation;
+    this.reloadAfter = false;
+    const params = this.pinned ? [["revision", this.pinned]] : [];
+    let answer;
+    try {
+      answer = await this._get(params);
+    } catch (error) {
+      this._say(`The store could not be read: ${error.message || error}.`, "error");
+      return;
+    }
+    if (generation !== this.generation) return;
+    const { status, data } = answer;
+    if (status === 410) {
+      this.compacted = data.compacted ?? this.compacted;
+      this.rows.clear();
+      this._renderMarks();
+      this._say(
+        `Revision ${this.pinned} is compacted: etcd keeps history only from revision ${data.compacted} on, ` +
+          "so the store as it was then cannot be shown. Pick a later revision, or go back to live.",
+        "compacted",
+      );
+      this.render();
+      return;
+    }
+    if (status !== 200) {
+      this._say(`The store cannot be read here: ${data?.error || `HTTP ${status}`}.`, "error");
+      return;
+    }
+    this.rows = new Map(data.keys.map((row) => [row.key, row]));
+    this._marks(data);
+    this._say(
+      this.pinned
+        ? `Showing the store as it was at revision ${data.revision} (now ${data.current_revision}); live writes wait until you go back to live.`
+        : `Live: each write the diagram plays updates its key here${data.more ? ` (only the first ${data.keys.length} of ${data.count} keys are listed)` : ""}.`,
+      this.pinned ? "past" : "live",
+    );
+    this.render();
+    if (this.selected) this._showKey(this.selected);
+  }
+
+  /** Fetch the given keys at `revision` and fold them into the list. */
+  async _refresh(keys, revision) {
+    const generation = this.generation;
+    const params = keys.map((key) => ["key", key]);
+    if (revision) params.push(["revision", revision]);
+    let answer;
+    try {
+      answer = await this._get(params);
+    } catch {
+      return;
+    }
+    if (generation !== this.generation || this.pinned) return;
+    let { status, data } = answer;
+    if (status === 410 && revision) {
+      ({ status, data } = await this._get(keys.map((key) => ["key", key])).catch(() => ({ status: 0 })));
+    }
+    if (status !== 200) return;
+    for (const row of data.keys) {
+      const known = this.rows.get(row.key);
+      if (known && known.mod_revision > row.mod_revision) continue; // never go back in time
+      this.rows.set(row.key, row);
+      this.changed.set(row.key, { what: known ? "updated" : "created", revision: row.mod_revision, at: Date.now() });
+      if (this.selected === row.key) this._renderDetail(row);
+    }
+    for (const key of data.absent || []) {
+      const known = this.rows.get(key);
+      if (known && known.mod_revision > data.revision) continue;
+      if (this.rows.delete(key)) this.changed.set(key, { what: "deleted", revision: data.revision, at: Date.now() });
+      if (this.selected === key) this._renderDetail(null, key);
+    }
+    this._marks(data);
+    this.render();
+  }
+
+  // -- following the diagram -------------------------------------------------------------------------
+
+  /** The diagram played `event`: a write refreshes its keys (batched), a compaction moves the mark. */
+  noteEvent(event) {
+    if (event?.type === "store.compact" && typeof event.revision === "number") {
+      this.compacted = Math.max(this.compacted, event.revision);
+      this._renderMarks();
+      return;
+    }
+    const written = writtenKeys(event);
+    if (!written.length) return;
+    if (typeof event.revision === "number") this.current = Math.max(this.current, event.revision);
+    if (this.pinned) {
+      this.reloadAfter = true;
+      this._renderMarks();
+      return;
+    }
+    for (const { key } of written) this.pending.set(key, event.revision);
+    this._schedule();
+  }
+
+  /** Many events applied at once (catching up): read the whole list again rather than key by key. */
+  noteSkipped(events) {
+    if (!events.some((event) => writtenKeys(event).length || event.type === "store.compact")) return;
+    this.pending.clear();
+    if (this.pinned) this.reloadAfter = true;
+    else this._schedule(true);
+  }
+
+  _schedule(full = false) {
+    if (full) this.reloadAfter = true;
+    if (this.timer) return;
+    this.timer = setTimeout(() => this._flush(), REFRESH_DELAY);
+  }
+
+  _flush() {
+    this.timer = null;
+    if (this.reloadAfter) {
+      this.pending.clear();
+      this.load();
+      return;
+    }
+    const batch = [...this.pending.entries()].slice(0, MAX_KEYS_PER_FETCH);
+    for (const [key] of batch) this.pending.delete(key);
+    if (batch.length) this._refresh(batch.map(([key]) => key), Math.max(...batch.map(([, r]) => r || 0)) || null);
+    if (this.pending.size) this._schedule();
+  }
+
+  /** Pin the panel to a past revision (null: back to live). */
+  showRevision(revision) {
+    this.pinned = revision;
+    this.pending.clear();
+    this.changed.clear();
+    if (this.atInput && revision) this.atInput.value = String(revision);
+    if (this.liveButton) this.liveButton.disabled = revision === null;
+    this.root.dataset.mode = revision ? "past" : "live";
+    this.onShowRevision?.(revision);
+    return this.load();
+  }
+
+  // -- drawing ---------------------------------------------------------------------------------------
+
+  _say(text, state) {
+    if (!this.message) return;
+    this.message.textContent = text;
+    this.message.dataset.state = state;
+  }
+
+  _marks(data) {
+    if (typeof data.revision === "number") this.revision = this.pinned ? data.revision : Math.max(this.revision, data.revision);
+    if (typeof data.current_revision === "number") this.current = Math.max(this.current, data.current_revision);
+    if (typeof data.compacted === "number") this.compacted = Math.max(this.compacted, data.compacted);
+    this._renderMarks();
+  }
+
+  _renderMarks() {
+    if (!this.marks) return;
+    const shown = this.pinned
+      ? `showing the store as it was at revision ${this.pinned}`
+      : `showing revision ${this.revision} (where the diagram is)`;
+    const compacted = this.compacted ? `history kept from revision ${this.compacted} (compacted below it)` : "never compacted";
+    this.marks.textContent = `Current revision ${this.current} · ${shown} · ${compacted}`;
+    if (this.scrub) {
+      this.scrub.min = String(Math.max(1, this.compacted || 1));
+      this.scrub.max = String(Math.max(1, this.current));
+      if (document.activeElement !== this.scrub) this.scrub.value = String(this.pinned ?? this.current);
+      this.scrub.setAttribute("aria-valuetext", this.pinned ? `revision ${this.pinned}` : `live, revision ${this.current}`);
+    }
+  }
+
+  render() {
+    if (!this.body) return;
+    const filter = (this.filter?.value || "").trim();
+    const now = Date.now();
+    for (const [key, change] of this.changed) if (now - change.at > CHANGED_FOR) this.changed.delete(key);
+    const rows = [...this.rows.values()].filter((row) => !filter || row.key.includes(filter));
+    rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const focusedKey = document.activeElement?.dataset?.key;
+    this.body.replaceChildren();
+    for (const row of rows) {
+      const tr = this.body.insertRow();
+      tr.dataset.key = row.key;
+      const change = this.changed.get(row.key);
+      if (change) tr.classList.add("changed");
+      if (row.key === this.selected) tr.classList.add("selected");
+      const keyCell = tr.insertCell();
+      const button = el("button", { className: "etcd-key", text: row.key });
+      button.type = "button";
+      button.dataset.key = row.key;
+      button.setAttribute("aria-pressed", String(row.key === this.selected));
+      button.addEventListener("click", () => this.select(row.key));
+      keyCell.append(button);
+      if (change) keyCell.append(el("span", { className: "etcd-change", text: ` ✱ ${change.what} at ${change.revision}` }));
+      tr.insertCell().textContent = String(row.create_revision);
+      tr.insertCell().textContent = String(row.mod_revision);
+      tr.insertCell().textContent = String(row.version);
+      tr.insertCell().textContent = valueSummary(row.value);
+    }
+    for (const [key, change] of this.changed) {
+      if (change.what !== "deleted" || (filter && !key.includes(filter))) continue;
+      const tr = this.body.insertRow();
+      tr.className = "deleted";
+      const cell = tr.insertCell();
+      cell.colSpan = 5;
+      cell.textContent = `✕ ${key} deleted at revision ${change.revision}`;
+    }
+    if (focusedKey) this.body.querySelector(`button[data-key="${CSS.escape(focusedKey)}"]`)?.focus();
+    const count = this.root.querySelector("[data-etcd=count]");
+    if (count) count.textContent = `${rows.length} of ${this.rows.size} keys`;
+  }
+
+  _arrowKeys(event) {
+    if (!["ArrowDown", "ArrowUp", "Home", "End"].includes(event.key)) return;
+    const buttons = [...this.body.querySelectorAll("button.etcd-key")];
+    if (!buttons.length) return;
+    const at = buttons.indexOf(document.activeElement);
+    let next = at;
+    if (event.key === "ArrowDown") next = Math.min(buttons.length - 1, at + 1);
+    else if (event.key === "ArrowUp") next = Math.max(0, at - 1);
+    else if (event.key === "Home") next = 0;
+    else next = buttons.length - 1;
+    buttons[next].focus();
+    event.preventDefault();
+  }
+
+  /** Select a key: its value (read at the revision the panel shows) in the detail area. */
+  select(key) {
+    this.selected = key;
+    this.render();
+    return this._showKey(key);
+  }
+
+  async _showKey(key) {
+    const revision = this.pinned || this.revision || null;
+    let answer;
+    try {
+      answer = await this._get([["key", key], ...(revision ? [["revision", revision]] : [])]);
+    } catch (error) {
+      this._renderDetail(null, key, `could not be read: ${error.message || error}`);
+      return;
+    }
+    if (this.selected !== key) return;
+    const { status, data } = answer;
+    if (status !== 200) {
+      this._renderDetail(null, key, data?.error || `HTTP ${status}`);
+      return;
+    }
+    this._renderDetail(data.keys[0] || null, key);
+  }
+
+  _renderDetail(row, key = row?.key, problem = "") {
+    if (!this.detail) return;
+    this.detail.replaceChildren();
+    const heading = el("h3", { text: key || "" });
+    this.detail.append(heading);
+    if (problem || !row) {
+      this.detail.append(el("p", { className: "muted", text: problem || "This key does not exist at this revision." }));
+      return;
+    }
+    const facts = el("dl");
+    for (const [term, value] of [
+      ["created at revision", row.create_revision],
+      ["last written at revision", row.mod_revision],
+      ["version (writes since created)", row.version],
+      ["lease", row.lease || "none"],
+      ["stored", valueSummary(row.value)],
+    ]) {
+      facts.append(el("dt", { text: term }), el("dd", { text: String(value) }));
+    }
+    this.detail.append(facts);
+    const value = row.value || {};
+    if (value.form === "ciphertext") {
+      this.detail.append(
+        el("p", {
+          text:
+            "Encrypted at rest: the API server wrote this prefix, then the IV and the ciphertext. " +
+            "Only the API server, holding the key, can read it; etcd and its backups cannot.",
+        }),
+      );
+      const cipher = el("dl", { className: "ciphertext" });
+      const more = value.truncated ? " …" : "";
+      for (const [term, text] of [
+        ["prefix", value.prefix],
+        [`first ${value.hex.length / 2} bytes, hex`, `${value.hex.replace(/(..)/g, "$1 ").trim()}${more}`],
+        ["the same, base64", `${value.base64}${more}`],
+      ]) {
+        cipher.append(el("dt", { text: term }), el("dd", { className: "mono", text }));
+      }
+      this.detail.append(cipher);
+    } else if (value.form === "hidden") {
+      this.detail.append(el("p", { text: value.why }));
+    } else if (value.form === "json" && ("json" in value || value.text)) {
+      const pre = el("pre", { text: value.text ?? JSON.stringify(value.json, null, 2) });
+      pre.tabIndex = 0;
+      pre.setAttribute("aria-label", `The value of ${row.key} as stored`);
+      this.detail.append(pre);
+    } else if (value.hex) {
+      this.detail.append(el("pre", { className: "mono", text: value.hex }));
+    }
+  }
+}
