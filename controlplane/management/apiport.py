@@ -28,6 +28,7 @@ header) can put one there, so a certificate cannot be claimed without the handsh
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
 from typing import Any
@@ -74,9 +75,31 @@ class ClientCertificateOptions(ssl.CertificateOptions):
         )
 
 
+#: Where a connection keeps its TLS extension once computed (its certificates do not change).
+_CACHED = "_kubelab_tls_extension"
+
+
 def tls_extension(transport: Any) -> dict[str, Any] | None:
-    """The ASGI TLS extension of a connection, or None if it is not TLS."""
-    if transport is None or not ISSLTransport.providedBy(transport):
+    """The ASGI TLS extension of a connection, or None if it is not TLS.
+
+    Computed once per connection: a client keeps its connection open for many requests, and encoding
+    its certificates as PEM for every one of them would cost more than serving a small GET.
+    """
+    if transport is None:
+        return None
+    cached = getattr(transport, _CACHED, None)
+    if cached is not None:
+        return dict(cached)
+    extension = _tls_extension(transport)
+    if extension is not None:
+        with contextlib.suppress(AttributeError):  # a transport with __slots__: computed each time
+            setattr(transport, _CACHED, extension)
+        return dict(extension)
+    return None
+
+
+def _tls_extension(transport: Any) -> dict[str, Any] | None:
+    if not ISSLTransport.providedBy(transport):
         return None
     connection = transport.getHandle()
     if not isinstance(connection, SSL.Connection):
