@@ -247,10 +247,14 @@ class Cluster:
         encryption_provider: str = DEFAULT_PROVIDER,
         encryption_reload_seconds: float = 1.0,
         admission: AdmissionOptions | None = None,
+        anonymous_auth: bool = False,
     ) -> None:
         self.name = check_cluster_name(name)
         #: Its API server's admission plugins (None: upstream's default set, see ``admission_options``).
         self.admission = admission
+        #: Whether requests without credentials are ``system:anonymous`` (``--anonymous-auth``) rather
+        #: than refused; a running cluster's ``apiserver.authenticator.anonymous`` switches it live.
+        self.anonymous_auth = anonymous_auth
         #: Its API server's flow control: API Priority and Fairness, or max-in-flight.
         self.flow_control = flow_control or FlowControlOptions()
         #: Where the audit policy comes from and how large the audit log may grow (``apiserver/audit``).
@@ -350,6 +354,7 @@ class Cluster:
                     self.pki.ca.certificate, clock=self.clock, is_revoked=self._revocations.is_revoked
                 ),
                 flow_control=self.flow_control,
+                anonymous=self.anonymous_auth,
                 metrics_registry=self.metrics,
                 auditor=auditor,
                 encryption=encryption_config.build(encryption),

@@ -120,6 +120,7 @@ class APIServer:
         kubelets: KubeletConnections | None = None,
         service_account_issuer: TokenIssuer | None = None,
         client_certificates: X509Authenticator | None = None,
+        anonymous: bool = False,
         flow_control: flowcontrol.FlowControlOptions | None = None,
         metrics_registry: MetricsRegistry | None = None,
         auditor: audit.Auditor | None = None,
@@ -153,6 +154,7 @@ class APIServer:
                 service_account_issuer, authentication.ClusterObjects(self.registries, self.caches), clock
             ),
             x509=client_certificates,
+            anonymous=anonymous,
         )
         #: The authorizers (Node, RBAC) over the caches, the bootstrap policy, the escalation checks.
         self.authorization = Authorization(resource_types, self.caches, self.registries)

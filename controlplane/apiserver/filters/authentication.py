@@ -60,7 +60,7 @@ from controlplane.apiserver.http import Request
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import Clock
-from controlplane.identity import AUTHENTICATED, UserInfo
+from controlplane.identity import ANONYMOUS, AUTHENTICATED, UNAUTHENTICATED, UserInfo
 from controlplane.serviceaccount import InvalidToken, TokenIssuer, check_bound_objects, check_times, intersect
 
 #: The people's token registry: a token to its user, or None.
@@ -202,8 +202,13 @@ class Authenticator:
         service_accounts: ServiceAccountTokenAuthenticator | None = None,
         api_audiences: Sequence[str] = (),
         x509: X509Authenticator | None = None,
+        anonymous: bool = False,
     ) -> None:
         self.tokens = tokens
+        #: ``--anonymous-auth``: a request with no credentials at all is ``system:anonymous`` in
+        #: ``system:unauthenticated`` (for RBAC to judge) instead of a 401. Off unless a cluster
+        #: switches it on for the lesson about it; a wrong credential is a 401 either way.
+        self.anonymous = anonymous
         self.service_accounts = service_accounts
         self.x509 = x509
         if not api_audiences and service_accounts is not None:
@@ -262,6 +267,12 @@ async def authenticate(request: Request, authenticator: Authenticator) -> Authen
         else:
             reasons.append(result.error)
     if user is None:
+        if authenticator.anonymous and not reasons and not token:
+            # Upstream's union authenticator: nobody claimed the request, so it is anonymous
+            # (k8s.io/apiserver pkg/authentication/request/anonymous).
+            return Authenticated(
+                UserInfo.create(ANONYMOUS, groups=[UNAUTHENTICATED]), "anonymous: no credentials"
+            )
         raise Unauthenticated(reasons)
     if AUTHENTICATED not in user.groups:
         user = user.with_groups(AUTHENTICATED)
