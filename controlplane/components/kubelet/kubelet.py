@@ -207,6 +207,12 @@ class PodIPAllocator:
 # -- one pod ------------------------------------------------------------------------------------------
 
 
+#: A projected token's lifetime when its volume names none (``expirationSeconds``' default), and the
+#: part of it after which the kubelet fetches a new one (upstream's token manager: 80%).
+DEFAULT_TOKEN_SECONDS = 3600
+TOKEN_REFRESH_FRACTION = 0.8
+
+
 @dataclass
 class PodWorker:
     """What the kubelet keeps for one pod (upstream's pod worker): its lifecycle and what it wrote."""
@@ -218,6 +224,10 @@ class PodWorker:
     written: Object | None = None
     #: The final delete (grace 0, uid precondition) was sent.
     deleted: bool = False
+    #: The ServiceAccount tokens of its projected volumes, by volume name (see ``_project_tokens``),
+    #: and when (cluster time) they are due to be fetched again; None: not fetched yet.
+    tokens: dict[str, str] = field(default_factory=dict)
+    tokens_due: float | None = None
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -743,6 +753,8 @@ class Kubelet:
         if worker is None:
             worker = self.workers[uid] = self._new_worker(uid, pod, now)
         worker.pod = pod
+        if not deleting:
+            await self._project_tokens(worker, now)
         lifecycle = worker.lifecycle
         changes: list[Change] = []
         if deleting and lifecycle.terminating_at is None:
@@ -754,6 +766,67 @@ class Kubelet:
             await self._write_status(worker, now, full=full)
         if deleting and lifecycle.terminal and not worker.deleted:
             await self._finish_deletion(worker)
+
+    async def _project_tokens(self, worker: PodWorker, now: float) -> None:
+        """The token manager: fetch each projected ``serviceAccountToken`` of the pod through TokenRequest.
+
+        A token is bound to the pod (deleting the pod invalidates it), with the audience and lifetime the
+        volume asks for (upstream's ``kube-api-access-*`` volume: the API server's audience, 3607 s). As
+        upstream's kubelet (``pkg/kubelet/token/token_manager.go``), it is fetched again once 80% of its
+        lifetime has passed. A token that cannot be fetched is a ``FailedMount`` Warning and is retried
+        at the next sync; the simulated containers run on regardless.
+        """
+        if worker.tokens_due is not None and now < worker.tokens_due:
+            return
+        pod = worker.pod
+        meta = _meta(pod)
+        spec: Mapping[str, Any] = pod.get("spec") or {}
+        account = str(spec.get("serviceAccountName") or "default")
+        due: float | None = None
+        for volume in spec.get("volumes") or []:
+            for source in (
+                ((volume.get("projected") or {}).get("sources") or []) if isinstance(volume, dict) else []
+            ):
+                wanted = source.get("serviceAccountToken") if isinstance(source, dict) else None
+                if not isinstance(wanted, dict):
+                    continue
+                seconds = int(wanted.get("expirationSeconds") or DEFAULT_TOKEN_SECONDS)
+                request = {
+                    "apiVersion": "authentication.k8s.io/v1",
+                    "kind": "TokenRequest",
+                    "spec": {
+                        "audiences": [wanted["audience"]] if wanted.get("audience") else [],
+                        "expirationSeconds": seconds,
+                        "boundObjectRef": {
+                            "kind": "Pod",
+                            "apiVersion": "v1",
+                            "name": meta.get("name"),
+                            "uid": meta.get("uid"),
+                        },
+                    },
+                }
+                namespace = str(meta.get("namespace") or "default")
+                try:
+                    answer = await self._accounts(namespace).request("POST", account, "token", body=request)
+                    token = str(answer.json()["status"]["token"])
+                except (APIError, TransportError, ValueError, KeyError, TypeError) as error:
+                    self._record(
+                        pod,
+                        "Warning",
+                        "FailedMount",
+                        f'MountVolume.SetUp failed for volume "{volume.get("name")}" : '
+                        f"failed to fetch token: {error}",
+                    )
+                    due = now  # try again at the next sync
+                    continue
+                worker.tokens[str(volume.get("name"))] = token
+                refresh = now + TOKEN_REFRESH_FRACTION * seconds
+                due = refresh if due is None else min(due, refresh)
+        worker.tokens_due = due if due is not None else float("inf")
+
+    def _accounts(self, namespace: str) -> ResourceClient:
+        assert self._client is not None
+        return self._client.resource("", "v1", "serviceaccounts", namespace)
 
     async def _write_status(self, worker: PodWorker, now: float, *, full: bool) -> None:
         """``status_manager``: patch ``pods/<name>/status`` when the computed status changed."""
