@@ -36,6 +36,7 @@ from controlplane.apiserver.authz.policy import Authorization
 from controlplane.apiserver.encryption.config import ResourceTransformers
 from controlplane.apiserver.filters import audit, authentication, authorization, flowcontrol, impersonation
 from controlplane.apiserver.filters.x509 import X509Authenticator
+from controlplane.apiserver.flowcontrol.metrics import FlowControlMetrics
 from controlplane.apiserver.handlers import discovery, finalize, resources, watch
 from controlplane.apiserver.http import (
     Accept,
@@ -174,6 +175,8 @@ class APIServer:
         self.metrics = APIServerMetrics.for_server(self.metrics_registry, store, resource_types, self.caches)
         #: Records who did what (None: no audit policy, nothing is recorded).
         self.auditor = auditor
+        # Flow control's counts as upstream's apiserver_flowcontrol_* series.
+        self.metrics_registry.register(FlowControlMetrics(self.flow_control.snapshot))
         #: The admission chain (``admission/``) and the client that calls its webhooks.
         self.admission_options = admission_options or AdmissionOptions()
         self.admission, self.webhook_client = build_admission(

@@ -160,3 +160,20 @@ def test_verbs_and_scopes_as_upstream_cleans_them(
     info = parse(method, path, query)
     assert clean_scope(info) == scope
     assert reported_verb(method, scope, query, "", info) == verb
+
+
+async def test_flow_control_reports_its_levels_and_what_it_dispatched(api: API) -> None:
+    await api.client.post(CMS, json={"kind": "ConfigMap", "metadata": {"name": "seen"}})
+    families = await scrape(api)
+    limits = {
+        s.labels["priority_level"]: s.value
+        for s in families["apiserver_flowcontrol_nominal_limit_seats"].samples
+    }
+    assert limits["exempt"] == 0 and limits["global-default"] > 0
+    executing = families["apiserver_flowcontrol_current_executing_requests"]
+    assert executing.type == "gauge" and {s.labels["priority_level"] for s in executing.samples} >= {
+        "workload-low"
+    }
+    dispatched = families["apiserver_flowcontrol_dispatched_requests"]
+    assert dispatched.type == "counter"
+    assert sum(s.value for s in dispatched.samples if s.name.endswith("_total")) >= 1
