@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -36,15 +35,13 @@ from controlplane.api.resources import ResourceType
 from controlplane.apiserver.encryption import config, rotation
 from controlplane.apiserver.encryption.clusterfile import EncryptionConfigFile
 from controlplane.identity import SYSTEM_MASTERS
+from controlplane.management import labcommand
 from controlplane.management.commands.runlab import parse_address
 from controlplane.pki import ServingPKI
 from controlplane.runtime import (
-    InvalidClusterName,
-    check_cluster_name,
     cluster_dir,
     is_served,
     is_sqlite,
-    known_clusters,
 )
 from controlplane.store import KeyValue
 from controlplane.store.factory import open_store, store_path
@@ -79,18 +76,8 @@ class Command(BaseCommand):
         parser.add_argument("--data-dir", metavar="DIR", help="the lab's data directory (default: settings)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        data_dir: Path = settings.KUBELAB_DATA_DIR
-        if options["data_dir"] and Path(options["data_dir"]).expanduser().resolve() != data_dir:
-            raise CommandError(
-                f"--data-dir {options['data_dir']} differs from the settings' data directory {data_dir}: "
-                "pass it on the manage.py command line or set KUBELAB_DATA_DIR"
-            )
-        try:
-            name = check_cluster_name(options["cluster"])
-        except InvalidClusterName as error:
-            raise CommandError(str(error)) from error
-        if name not in known_clusters(data_dir, store_url=settings.KUBELAB_STORE):
-            raise CommandError(f"unknown cluster {name!r} in {data_dir}")
+        data_dir = labcommand.data_dir(options["data_dir"])
+        name = labcommand.known_cluster(data_dir, options["cluster"])
         self.data_dir, self.name, self.options = data_dir, name, options
         self.directory = cluster_dir(data_dir, name)
         self.file = EncryptionConfigFile(self.directory)

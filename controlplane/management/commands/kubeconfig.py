@@ -52,6 +52,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from controlplane.identity import SYSTEM_MASTERS
+from controlplane.management import labcommand
 from controlplane.management.commands.runlab import parse_address
 from controlplane.pki import (
     ClusterPKI,
@@ -61,7 +62,7 @@ from controlplane.pki import (
     normalize_hosts,
     read_serving_certificate,
 )
-from controlplane.runtime import InvalidClusterName, check_cluster_name, cluster_dir, known_clusters
+from controlplane.runtime import cluster_dir
 from controlplane.tokens import TokenRegistry
 
 #: The user every cluster has as its administrator.
@@ -163,17 +164,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        data_dir: Path = settings.KUBELAB_DATA_DIR
-        if options["data_dir"] and Path(options["data_dir"]).expanduser().resolve() != data_dir:
-            raise CommandError(
-                f"--data-dir {options['data_dir']} differs from the settings' data directory {data_dir}: "
-                "pass it on the manage.py command line or set KUBELAB_DATA_DIR"
-            )
-        name: str = options["cluster"]
+        data_dir = labcommand.data_dir(options["data_dir"])
         user: str = options["user"].strip()
         if not user:
             raise CommandError("--user must not be empty")
-        self._check_cluster(data_dir, name)
+        name = labcommand.known_cluster(data_dir, options["cluster"])
         groups = list(dict.fromkeys([*default_groups(user), *options["group"]]))
         try:
             base = options["server"] or parse_address(settings.KUBELAB_API_ADDRESS).url("https")
@@ -201,20 +196,6 @@ class Command(BaseCommand):
         )
         self.stdout.write(yaml.safe_dump(document, sort_keys=False, default_flow_style=False), ending="")
         self._warn_about_the_certificate(data_dir, server)
-
-    def _check_cluster(self, data_dir: Path, name: str) -> None:
-        try:
-            check_cluster_name(name)
-        except InvalidClusterName as error:
-            raise CommandError(str(error)) from error
-        known = known_clusters(data_dir, store_url=settings.KUBELAB_STORE)
-        if name not in known:
-            if known:
-                raise CommandError(f"unknown cluster {name!r}: the lab in {data_dir} has {', '.join(known)}")
-            raise CommandError(
-                f"unknown cluster {name!r}: the lab in {data_dir} has no clusters yet "
-                "(start it once with `manage.py runlab`, which creates the demo cluster)"
-            )
 
     def _warn_about_the_certificate(self, data_dir: Path, server: str) -> None:
         """Say so (on stderr) if the API port's current certificate does not name the server's host."""

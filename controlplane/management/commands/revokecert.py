@@ -23,11 +23,11 @@ from typing import Any
 
 import yaml
 from cryptography import x509
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from controlplane.management import labcommand
 from controlplane.revocation import RevocationList, format_serial, parse_serial
-from controlplane.runtime import InvalidClusterName, check_cluster_name, cluster_dir, known_clusters
+from controlplane.runtime import cluster_dir
 
 
 def certificate_of_kubeconfig(document: Any) -> bytes:
@@ -66,18 +66,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        data_dir: Path = settings.KUBELAB_DATA_DIR
-        if options["data_dir"] and Path(options["data_dir"]).expanduser().resolve() != data_dir:
-            raise CommandError(
-                f"--data-dir {options['data_dir']} differs from the settings' data directory {data_dir}: "
-                "pass it on the manage.py command line or set KUBELAB_DATA_DIR"
-            )
-        try:
-            name = check_cluster_name(options["cluster"])
-        except InvalidClusterName as error:
-            raise CommandError(str(error)) from error
-        if name not in known_clusters(data_dir, store_url=settings.KUBELAB_STORE):
-            raise CommandError(f"unknown cluster {name!r} in {data_dir}")
+        data_dir = labcommand.data_dir(options["data_dir"])
+        name = labcommand.known_cluster(data_dir, options["cluster"])
         try:
             revocations = RevocationList.load(cluster_dir(data_dir, name))
         except RuntimeError as error:

@@ -47,6 +47,7 @@ from django.db import connections
 
 from controlplane.apiserver.audit.config import AuditSettings
 from controlplane.apiserver.filters.flowcontrol import FlowControlOptions
+from controlplane.management import labcommand
 from controlplane.pki import WILDCARD_HOSTS, PKIError, ServingPKI
 from controlplane.runtime import Lab, LabConfig, activate, tune_garbage_collector
 from controlplane.store.compaction import RetentionPolicy
@@ -309,14 +310,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        data_dir: Path = settings.KUBELAB_DATA_DIR
-        if options["data_dir"] and Path(options["data_dir"]).expanduser().resolve() != data_dir:
-            # manage.py turns --data-dir into KUBELAB_DATA_DIR before the settings load; a caller that
-            # bypasses it (call_command) would move the stores but not Django's database.
-            raise CommandError(
-                f"--data-dir {options['data_dir']} differs from the settings' data directory {data_dir}: "
-                "pass it on the manage.py command line or set KUBELAB_DATA_DIR"
-            )
+        data_dir = labcommand.data_dir(options["data_dir"])
         web: Address = options["web"]
         api: Address = options["api"]
         if web.port == api.port and (web.host == api.host or {web.host, api.host} & WILDCARD_HOSTS):
