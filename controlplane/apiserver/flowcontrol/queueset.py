@@ -128,6 +128,11 @@ class QueueSet:
         self.current_r = 0.0
         self._last = now
         self._robin = -1
+        # Kept as requests come and go, so that no step scans every queue: the seats held or asked
+        # for in queues, the queues that are not idle, and the indices of those with requests waiting.
+        self._queued_seats = 0
+        self._busy = 0
+        self._nonempty: set[int] = set()
         self._configure(queuing)
 
     # -- configuration ---------------------------------------------------------------------------
@@ -178,15 +183,9 @@ class QueueSet:
 
     def _virtual_time_ratio(self) -> float:
         """``min(seats asked for, seats) / busy queues`` (``getVirtualTimeRatioLocked``)."""
-        busy = 0
-        asked = 0
-        for queue in self.queues:
-            asked += queue.seats_in_use + queue.waiting_seats
-            if not queue.idle:
-                busy += 1
-        if busy == 0:
+        if self._busy == 0:
             return 0.0
-        return min(asked, self.concurrency_limit) / busy
+        return min(self._queued_seats, self.concurrency_limit) / self._busy
 
     # -- requests --------------------------------------------------------------------------------
 
@@ -213,8 +212,11 @@ class QueueSet:
             return request
         if queue.idle:
             queue.next_dispatch_r = self.current_r  # a queue that wakes up starts at the present
+            self._busy += 1
         queue.waiting.append(request)
         queue.waiting_seats += request.seats
+        self._queued_seats += request.seats
+        self._nonempty.add(queue.index)
         self.waiting += 1
         self._dispatch_as_much_as_possible(now)
         return request
@@ -231,6 +233,9 @@ class QueueSet:
         if queue is not None:
             queue.seats_in_use -= request.seats
             queue.executing -= 1
+            self._queued_seats -= request.seats
+            if queue.idle:
+                self._busy -= 1
             # Correct the estimate: the request took (now - dispatched), not ESTIMATED_SERVICE_SECONDS.
             queue.next_dispatch_r -= request.seats * (ESTIMATED_SERVICE_SECONDS - (now - request.dispatched))
             self._bound(queue)
@@ -247,6 +252,11 @@ class QueueSet:
         if queue is not None:
             queue.waiting.remove(request)
             queue.waiting_seats -= request.seats
+            self._queued_seats -= request.seats
+            if not queue.waiting:
+                self._nonempty.discard(queue.index)
+            if queue.idle:
+                self._busy -= 1
         self.waiting -= 1
         request.state, request.reason = State.REJECTED, reason
         # The head of its queue may have changed, and with it the next dispatch.
@@ -287,6 +297,8 @@ class QueueSet:
             assert queue is not None
             queue.waiting.popleft()
             queue.waiting_seats -= request.seats
+            if not queue.waiting:
+                self._nonempty.discard(queue.index)
             self.waiting -= 1
             queue.next_dispatch_r += request.work
             self._execute(request, now)
@@ -297,28 +309,24 @@ class QueueSet:
     def _next_to_dispatch(self) -> Request | None:
         """The head request that would finish first in virtual time, if it fits in the free seats.
 
-        (``findDispatchQueueToBoundLocked``.) Queues are scanned round robin from the one after the
-        last chosen, so that ties go to another queue next time.
+        (``findDispatchQueueToBoundLocked``.) Queues are considered round robin from the one after the
+        last chosen, so that ties go to another queue next time; only those with requests waiting.
         """
+        count = len(self.queues)
+        robin = self._robin
         best: Queue | None = None
         best_finish = 0.0
-        best_index = -1
-        count = len(self.queues)
-        index = self._robin
-        for _ in range(count):
-            index = (index + 1) % count
+        for index in sorted(self._nonempty, key=lambda i: (i - robin - 1) % count):
             queue = self.queues[index]
-            if not queue.waiting:
-                continue
             finish = queue.next_dispatch_r + queue.waiting[0].work
             if best is None or finish < best_finish:
-                best, best_finish, best_index = queue, finish, index
+                best, best_finish = queue, finish
         if best is None:
             return None
         head = best.waiting[0]
         if not self._can_accommodate(head.seats):
             return None
-        self._robin = best_index
+        self._robin = best.index
         return head
 
     def _bound(self, queue: Queue) -> None:
@@ -331,9 +339,10 @@ class QueueSet:
         request.dispatched = now
         self.seats_in_use += request.seats
         self.executing += 1
-        if request.queue is not None:
-            request.queue.seats_in_use += request.seats
-            request.queue.executing += 1
+        queue = request.queue
+        if queue is not None:  # it waited in this queue, so the queue is already counted as busy
+            queue.seats_in_use += request.seats
+            queue.executing += 1
 
     # -- reading ---------------------------------------------------------------------------------
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from controlplane.apiserver.flowcontrol.queueset import (
     CANCELLED,
     CONCURRENCY_LIMIT,
     QUEUE_FULL,
     QueueSet,
     QueuingConfig,
+    Request,
     State,
 )
 
@@ -152,3 +156,39 @@ def test_fewer_queues_keep_their_waiting_requests_until_they_drain() -> None:
         served.append(current)
     assert sorted(map(id, served)) == sorted(map(id, queued))
     assert len(qs.queues) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["start", "finish", "cancel", "reconfigure"]), st.integers(0, 40))))
+def test_the_running_counts_agree_with_the_queues_after_any_sequence(steps: list[tuple[str, int]]) -> None:
+    """Virtual time and dispatch use counts kept step by step, not a scan of every queue: after any
+    sequence of arrivals, completions, cancellations and edits they must equal what a scan finds."""
+    qs = QueueSet(3, QueuingConfig(queues=6, hand_size=2, queue_length_limit=4))
+    executing: list[Request] = []
+    waiting: list[Request] = []
+    now = 0.0
+    for op, n in steps:
+        now += 0.01
+        if op == "start":
+            request = qs.start(n, 1 + n % 3, now)
+            (executing if request.state is State.EXECUTING else waiting).append(request)
+        elif op == "finish" and executing:
+            dispatched = qs.finish(executing.pop(n % len(executing)), now)
+        elif op == "cancel" and waiting:
+            dispatched = qs.cancel(waiting.pop(n % len(waiting)), CANCELLED, now)
+        elif op == "reconfigure":
+            dispatched = qs.reconfigure(
+                1 + n % 5, QueuingConfig(queues=1 + n % 7, hand_size=1, queue_length_limit=4), now
+            )
+        else:
+            continue
+        if op != "start":
+            for request in dispatched:
+                waiting.remove(request)
+                executing.append(request)
+        assert qs._busy == sum(1 for q in qs.queues if not q.idle), "busy queues miscounted"
+        assert qs._queued_seats == sum(q.seats_in_use + q.waiting_seats for q in qs.queues), (
+            "seats miscounted"
+        )
+        assert qs._nonempty == {q.index for q in qs.queues if q.waiting}, "queues with waiters miscounted"
+        assert qs.waiting == len(waiting)
