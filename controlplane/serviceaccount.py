@@ -52,7 +52,6 @@ import binascii
 import datetime as dt
 import hashlib
 import json
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -62,6 +61,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from controlplane.identity import SERVICE_ACCOUNTS, UserInfo, service_account_user
+from controlplane.uids import new_uid
 
 #: kubeadm's ``--service-account-issuer``: the cluster's in-cluster DNS name for the API server.
 DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
@@ -269,7 +269,7 @@ def new_claims(
         issued_at=issued,
         not_before=issued,
         expires=issued + expiration_seconds,
-        jti=jti or str(uuid.uuid4()),
+        jti=jti or new_uid(),
         namespace=namespace,
         service_account=ObjectRef(name, str(meta.get("uid", ""))),
         pod=_ref(pod),

@@ -30,7 +30,6 @@ import hmac
 import json
 import logging
 import secrets
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ from typing import Any
 from controlplane.clusterfiles import FileSignature, file_signature, read_json, utc_now
 from controlplane.identity import UserInfo
 from controlplane.pki import locked, write_atomic
+from controlplane.uids import new_uid
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ class TokenRegistry:
             entries, _ = self._read()
             if uid is None:
                 uid = next((e.user.uid for e in entries if e.user.username == user and e.user.uid), None)
-            info = UserInfo.create(user, uid=uid or str(uuid.uuid4()), groups=groups)
+            info = UserInfo.create(user, uid=uid or new_uid(), groups=groups)
             issued = self._now().astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             entries.append(TokenEntry(token_hash(token), info, issued))
             self._write(entries)

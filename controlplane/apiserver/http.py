@@ -16,7 +16,6 @@ trace events: the client's own ``Audit-ID`` request header when it sent a usable
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from controlplane.api import serializer
 from controlplane.apiserver import errors, protobuf
 from controlplane.apiserver.requestinfo import RequestInfo
 from controlplane.identity import UserInfo
+from controlplane.uids import new_uid
 
 if TYPE_CHECKING:
     from controlplane.apiserver.filters.audit import AuditContext
@@ -95,7 +95,7 @@ class Request:
     query: dict[str, str]
     headers: dict[str, str]
     receive: Receive
-    audit_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    audit_id: str = field(default_factory=lambda: new_uid())
     info: RequestInfo | None = None
     user: UserInfo | None = None
     body: bytes | None = None
@@ -127,8 +127,9 @@ class Request:
         usable (``audit_id_from_header``), else a new UUID, as upstream's ``WithAuditInit`` does."""
         raw_query = scope.get("query_string", b"").decode("latin-1")
         query: dict[str, str] = {}
-        for key, value in parse_qsl(raw_query, keep_blank_values=True):
-            query[key] = value
+        if raw_query:
+            for key, value in parse_qsl(raw_query, keep_blank_values=True):
+                query[key] = value
         raw = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
         headers = dict(raw)
         audit_id = audit_id_from_header(headers.get("audit-id"))

@@ -9,8 +9,7 @@ Audit-ID does: ``stage("validation", "deny", "spec.containers: Required value")`
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextvars import ContextVar
 
 #: The stages of the pipeline, in upstream's order (the diagram draws them as a strip).
@@ -38,10 +37,22 @@ def stage(name: str, outcome: str, detail: str = "") -> None:
         reporter(name, outcome, detail)
 
 
-@contextlib.contextmanager
-def reporting(reporter: Reporter) -> Iterator[None]:
-    token = _reporter.set(reporter)
-    try:
-        yield
-    finally:
-        _reporter.reset(token)
+class _Reporting:
+    """The context manager of ``reporting`` (a class: it is entered for every request)."""
+
+    __slots__ = ("_reporter", "_token")
+
+    def __init__(self, reporter: Reporter | None) -> None:
+        self._reporter = reporter
+
+    def __enter__(self) -> None:
+        self._token = _reporter.set(self._reporter)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _reporter.reset(self._token)
+
+
+def reporting(reporter: Reporter | None) -> _Reporting:
+    """``with reporting(reporter):`` every ``stage`` reported inside goes to ``reporter`` (None: nowhere,
+    when nobody watches the trace)."""
+    return _Reporting(reporter)

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -66,6 +65,7 @@ from controlplane.store import (
     Txn,
     TxnResult,
 )
+from controlplane.uids import new_uid
 
 Object = dict[str, Any]
 #: Records a write in ``metadata.managedFields``: (live object or None on create, new object) -> new object.
@@ -282,7 +282,7 @@ class Registry:
         meta.pop("deletionTimestamp", None)
         meta.pop("deletionGracePeriodSeconds", None)
         meta.pop("selfLink", None)
-        meta["uid"] = str(uuid.uuid4())
+        meta["uid"] = new_uid()
         meta["creationTimestamp"] = timestamp(self.clock)
         # Upstream's order: defaults while decoding, mutating admission, PrepareForCreate and
         # validation (BeforeCreate), validating admission, storage.

@@ -339,7 +339,13 @@ class APIServer:
             self._received(request)
             return await self._public(request, send)
 
-        with pipeline.reporting(lambda name, outcome, detail: self._stage(request, name, outcome, detail)):
+        # The stages are trace events only: with nobody watching, no stage is reported at all.
+        reporter = (
+            (lambda name, outcome, detail: self._stage(request, name, outcome, detail))
+            if self.trace.enabled
+            else None
+        )
+        with pipeline.reporting(reporter):
             try:
                 authenticated = await authentication.authenticate(request, self.authenticator)
             except authentication.Unauthenticated as refused:

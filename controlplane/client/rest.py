@@ -44,7 +44,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -62,6 +61,7 @@ from controlplane.client.ratelimit import RateLimiter
 from controlplane.client.transport import build_http_client
 from controlplane.client.watch import EventType, MalformedEvent, WatchEvent, decode_event, raise_for_error
 from controlplane.trace import note_request
+from controlplane.uids import new_uid
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ URL_CACHE_SIZE = 4096
 
 def new_audit_id() -> str:
     """A fresh Audit-ID, as the API server would make one (a UUID)."""
-    return str(uuid.uuid4())
+    return new_uid()
 
 
 def _with_audit_id(headers: Mapping[str, str] | None) -> dict[str, str]:

@@ -24,8 +24,6 @@ patch the webhook made. Upstream: apiserver ``pkg/admission/plugin/webhook/mutat
 
 from __future__ import annotations
 
-import uuid
-
 from controlplane.api.patch.errors import PatchError
 from controlplane.api.patch.jsonpatch import apply_json_patch
 from controlplane.apiserver import errors
@@ -41,6 +39,7 @@ from controlplane.apiserver.admission.webhook import (
     matches,
 )
 from controlplane.apiserver.admission.webhookclient import Configurations, WebhookClient, call
+from controlplane.uids import new_uid
 
 PLUGIN = "MutatingAdmissionWebhook"
 
@@ -79,7 +78,7 @@ class MutatingWebhooks:
                 self.tracer.step(hook.name, "mutating", "deny", detail=error.message, to=hook.node)
                 raise error
             try:
-                verdict = await call(self.client, hook, current, str(uuid.uuid4()))
+                verdict = await call(self.client, hook, current, new_uid())
             except CallFailed as failure:
                 outcome = "pass" if hook.fails_open else "deny"
                 policy = "failurePolicy Ignore" if hook.fails_open else "failurePolicy Fail"

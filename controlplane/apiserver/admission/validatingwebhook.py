@@ -13,7 +13,6 @@ Upstream: apiserver ``pkg/admission/plugin/webhook/validating/dispatcher.go``.
 from __future__ import annotations
 
 import asyncio
-import uuid
 
 from controlplane.apiserver import errors
 from controlplane.apiserver.admission.attributes import Attributes, Object, labels_of
@@ -28,6 +27,7 @@ from controlplane.apiserver.admission.webhook import (
     matches,
 )
 from controlplane.apiserver.admission.webhookclient import Configurations, WebhookClient, call
+from controlplane.uids import new_uid
 
 PLUGIN = "ValidatingAdmissionWebhook"
 
@@ -66,7 +66,7 @@ class ValidatingWebhooks:
 
     async def _one(self, hook: Webhook, a: Attributes, scope: Scope) -> errors.StatusError | None:
         try:
-            verdict = await call(self.client, hook, a, str(uuid.uuid4()))
+            verdict = await call(self.client, hook, a, new_uid())
         except CallFailed as failure:
             outcome = "pass" if hook.fails_open else "deny"
             policy = "failurePolicy Ignore" if hook.fails_open else "failurePolicy Fail"

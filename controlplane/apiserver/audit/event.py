@@ -32,6 +32,7 @@ Upstream: ``k8s.io/apiserver/pkg/apis/audit/v1/types.go`` (the shape), ``pkg/aud
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -66,9 +67,27 @@ MAX_USER_AGENT = 1024
 USER_AGENT_TRUNCATED = "...TRUNCATED"
 
 
+#: The last whole second ``timestamp`` formatted, and its text: events come many to a second.
+_last_second: tuple[int, str] = (-1, "")
+
+
 def timestamp(seconds: float) -> str:
-    """A ``metav1.MicroTime``: RFC 3339 with microseconds, in UTC."""
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """A ``metav1.MicroTime``: RFC 3339 with microseconds, in UTC.
+
+    The microseconds are rounded as ``datetime.fromtimestamp`` rounds them; the date and time of day
+    are formatted once per second.
+    """
+    global _last_second
+    fraction, whole = math.modf(seconds)
+    micros = round(fraction * 1e6)
+    if micros >= 1_000_000 or micros < 0:  # rounded up into the next second, or before 1970
+        return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    second, text = _last_second
+    if second != whole:
+        second = int(whole)
+        text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _last_second = (second, text)
+    return f"{text}.{micros:06d}Z"
 
 
 def user_agent(value: str) -> str:

@@ -187,8 +187,11 @@ def attributes(request: Request, user: UserInfo | None) -> Attributes:
 
 def source_ips(request: Request) -> list[str]:
     """``X-Forwarded-For``, then ``X-Real-Ip``, then the connection's address (``utilnet.SourceIPs``)."""
-    ips = [ip.strip() for ip in request.headers.get("x-forwarded-for", "").split(",") if ip.strip()]
-    if real := request.headers.get("x-real-ip", "").strip():
+    headers = request.headers
+    if "x-forwarded-for" not in headers and "x-real-ip" not in headers:  # the usual case
+        return [request.client_host] if request.client_host else []
+    ips = [ip.strip() for ip in headers.get("x-forwarded-for", "").split(",") if ip.strip()]
+    if real := headers.get("x-real-ip", "").strip():
         ips.append(real)
     if request.client_host:
         ips.append(request.client_host)

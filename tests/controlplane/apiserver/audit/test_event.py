@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import base64
 import json
+from datetime import UTC, datetime
 from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from controlplane.apiserver.audit.event import (
     PendingEvent,
@@ -216,3 +220,15 @@ def test_accepted_one_line_json_bodies_are_copied_as_they_are() -> None:
         )
     )
     assert spread.count(b"\n") == 1 and json.loads(spread)["requestObject"] == {"kind": "ConfigMap"}
+
+
+@given(
+    st.floats(min_value=0, max_value=4e9, allow_nan=False)
+    | st.integers(1_700_000_000, 1_700_000_009).map(lambda s: s + 0.9999995)
+)
+def test_a_timestamp_reads_as_datetime_formats_it(seconds: float) -> None:
+    """``timestamp`` formats each second once and adds the microseconds: the text must not differ from
+    datetime's, rounding included (a fraction that rounds up to the next second)."""
+    expected = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    assert timestamp(seconds) == expected
+    assert timestamp(seconds) == expected  # from the cached second too
