@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import AsyncClient, Client
 from pytest_django import Settings
 
@@ -80,7 +81,9 @@ async def test_a_running_lab_shows_its_clusters_running(async_client: AsyncClien
         await lab.stop()
 
 
-def test_cluster_pages(client: Client, data_dir: Path) -> None:
+def test_cluster_pages(client: Client, data_dir: Path, db: None) -> None:
     (data_dir / CLUSTER_LIST_FILE).write_text(json.dumps({"clusters": ["demo"]}))
     assert client.get("/lab/demo/").status_code == 200
+    assert client.get("/lab/nope/").status_code == 403  # anonymous visitors cannot probe for names
+    client.force_login(User.objects.create_user("root", is_staff=True))
     assert client.get("/lab/nope/").status_code == 404
