@@ -31,6 +31,7 @@ that exists from one that does not.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -96,10 +97,10 @@ def viewer_of(user: AbstractBaseUser | AnonymousUser | None) -> Viewer:
     return Viewer(signed_in=True, staff=staff)
 
 
-def classroom_of(cluster: str, *, user_id: int | str) -> tuple[str | None, bool, bool]:
-    """The slug of the classroom owning ``cluster`` (None: none), and whether the user teaches it, attends it.
+def classrooms_of(clusters: Iterable[str], *, user_id: int | str) -> dict[str, tuple[str, bool, bool]]:
+    """For each of ``clusters`` owned by a classroom: its slug, and whether the user teaches it, attends it.
 
-    One query: the cluster's row, with two EXISTS subqueries on the classroom's membership tables.
+    One query: the clusters' rows, with two EXISTS subqueries on the classroom's membership tables.
     """
     instructors = Classroom.instructors.through.objects.filter(
         classroom_id=OuterRef("classroom_id"), user_id=user_id
@@ -107,16 +108,26 @@ def classroom_of(cluster: str, *, user_id: int | str) -> tuple[str | None, bool,
     students = Classroom.students.through.objects.filter(
         classroom_id=OuterRef("classroom_id"), user_id=user_id
     )
-    row = (
-        ClassroomCluster.objects.filter(cluster=cluster)
+    rows = (
+        ClassroomCluster.objects.filter(cluster__in=list(clusters))
         .annotate(teaches=Exists(instructors), attends=Exists(students))
-        .values_list("classroom__slug", "teaches", "attends")
-        .first()
+        .values_list("cluster", "classroom__slug", "teaches", "attends")
     )
-    if row is None:
-        return None, False, False
-    slug, teaches, attends = row
-    return slug, teaches, attends
+    return {cluster: (slug, teaches, attends) for cluster, slug, teaches, attends in rows}
+
+
+def classroom_of(cluster: str, *, user_id: int | str) -> tuple[str | None, bool, bool]:
+    """The slug of the classroom owning ``cluster`` (None: none); whether the user teaches it, attends it."""
+    return classrooms_of([cluster], user_id=user_id).get(cluster, (None, False, False))
+
+
+def _member(owner: str, teaches: bool, attends: bool) -> Viewer:
+    """A signed-in viewer as the owning classroom sees them."""
+    return Viewer(
+        signed_in=True,
+        teaches=frozenset({owner}) if teaches else frozenset(),
+        attends=frozenset({owner}) if attends else frozenset(),
+    )
 
 
 def user_may_view(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
@@ -124,21 +135,30 @@ def user_may_view(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -
 
     Synchronous, and it may read the database: from async code, await ``auser_may_view``.
     """
+    return bool(clusters_visible_to(user, [cluster]))
+
+
+def clusters_visible_to(user: AbstractBaseUser | AnonymousUser | None, clusters: Iterable[str]) -> list[str]:
+    """Those of ``clusters`` that ``user`` may see, in their order, with at most one query.
+
+    The landing page lists only these, so that nobody learns from it which other clusters exist.
+    """
+    names = list(clusters)
     demo: str = settings.KUBELAB_DEMO_CLUSTER
+    demo_anonymous = bool(settings.KUBELAB_DEMO_ANONYMOUS)
     viewer = viewer_of(user)
-    owner = None
+    asked = [name for name in names if depends_on_classrooms(viewer, name, demo=demo)]
+    rows: dict[str, tuple[str, bool, bool]] = {}
     # A user without a primary key (never saved) belongs to no classroom: nothing to read.
-    if user is not None and user.pk is not None and depends_on_classrooms(viewer, cluster, demo=demo):
-        owner, teaches, attends = classroom_of(cluster, user_id=user.pk)
-        if owner is not None:
-            viewer = Viewer(
-                signed_in=True,
-                teaches=frozenset({owner}) if teaches else frozenset(),
-                attends=frozenset({owner}) if attends else frozenset(),
-            )
-    return may_view(
-        viewer, cluster, owner=owner, demo=demo, demo_anonymous=bool(settings.KUBELAB_DEMO_ANONYMOUS)
-    )
+    if asked and user is not None and user.pk is not None:
+        rows = classrooms_of(asked, user_id=user.pk)
+    visible = []
+    for name in names:
+        owner, teaches, attends = rows.get(name, (None, False, False))
+        seen_as = _member(owner, teaches, attends) if owner is not None else viewer
+        if may_view(seen_as, name, owner=owner, demo=demo, demo_anonymous=demo_anonymous):
+            visible.append(name)
+    return visible
 
 
 async def auser_may_view(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
@@ -152,6 +172,8 @@ __all__ = [
     "Viewer",
     "auser_may_view",
     "classroom_of",
+    "classrooms_of",
+    "clusters_visible_to",
     "depends_on_classrooms",
     "may_view",
     "user_may_view",

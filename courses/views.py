@@ -11,6 +11,8 @@ whether the cluster exists or not.
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -18,7 +20,7 @@ from django.views.decorators.http import require_GET
 
 from controlplane.runtime import ClusterState, active_lab
 from controlplane.store.errors import Compacted, FutureRevision, InvalidRequest, UnknownCluster
-from courses.access import auser_may_view, user_may_view
+from courses.access import auser_may_view, clusters_visible_to, user_may_view
 from courses.etcdpanel import read_key_states, read_keys
 from courses.selectors import cluster_summary, lab_summary
 
@@ -30,6 +32,9 @@ def _is_htmx(request: HttpRequest) -> bool:
 def landing(request: HttpRequest) -> HttpResponse:
     """What Kubelab is, and the clusters of the lab."""
     lab = lab_summary(data_dir=settings.KUBELAB_DATA_DIR, store_url=settings.KUBELAB_STORE)
+    # Only the clusters this visitor may watch: the list must not tell anyone which others exist.
+    visible = set(clusters_visible_to(request.user, [c.name for c in lab.clusters]))
+    lab = dataclasses.replace(lab, clusters=tuple(c for c in lab.clusters if c.name in visible))
     context = {"lab": lab, "demo_cluster": settings.KUBELAB_DEMO_CLUSTER}
     template = "courses/_clusters.html" if _is_htmx(request) else "courses/landing.html"
     return render(request, template, context)
