@@ -19,7 +19,7 @@ These reads are the lab's own look into the store, like ``etcdctl``, not the API
 server never made (and a read prompted by a ``store.txn`` event cannot make another one).
 
 Everything here but ``read_keys`` and ``read_key_states`` is pure; the view (``courses.views``) is a
-thin adapter that checks access (``controlplane.consumers.access.may_view``, the trace socket's rule).
+thin adapter that checks access (``courses.access``, the trace socket's rule).
 """
 
 from __future__ import annotations

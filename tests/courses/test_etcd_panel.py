@@ -2,8 +2,8 @@
 
 A started lab (no components) and an admin writing through its real API server. An anonymous visitor
 asks ``/lab/<cluster>/etcd/`` through the whole Django stack (sessions, authentication); signed-in
-users are unsaved ``User`` objects handed to the view as the session would (no database, as in the
-trace consumer's tests).
+users are ``User`` objects handed to the view as the session would: unsaved (no database) for the
+demo cluster, saved into classrooms for the test of who may look into a classroom's cluster.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pytest_django import Settings
 from controlplane.runtime import Lab, LabConfig, activate
 from courses.etcdpanel import CIPHERTEXT_PREVIEW, describe_value
 from courses.views import etcd_keys
+from tests.support.classrooms import committed_classrooms
 
 #: A Secret's value: random, so that finding it anywhere in an answer cannot be a coincidence.
 PASSWORD = "s3cret-" + base64.b32encode(os.urandom(10)).decode()
@@ -57,8 +58,8 @@ async def api(lab: Lab, method: str, path: str, body: dict[str, Any] | None = No
 class SignedIn:
     """Asks the view as a signed-in user, the way the session middleware would hand it over."""
 
-    def __init__(self, username: str) -> None:
-        self.user = User(username=username)
+    def __init__(self, user: User) -> None:
+        self.user = user
 
     async def get(self, path: str, params: dict[str, str | list[str]] | None = None) -> HttpResponse:
         request = AsyncRequestFactory().get(path, params or {})
@@ -73,8 +74,9 @@ class SignedIn:
         return await etcd_keys(request, name)
 
 
-def signed_in(username: str) -> SignedIn:
-    return SignedIn(username)
+def signed_in(username: str, *, staff: bool = False) -> SignedIn:
+    """A user who is in no classroom (never saved): sees the demo cluster, and every cluster if staff."""
+    return SignedIn(User(username=username, is_staff=staff))
 
 
 def answer(response: Any) -> dict[str, Any]:
@@ -154,9 +156,33 @@ async def test_a_past_revision_is_read_until_it_is_compacted(lab: Lab) -> None:
     assert bad.status_code == 400
 
 
-async def test_an_unknown_cluster_is_404_for_a_signed_in_user(lab: Lab) -> None:
-    client = signed_in("bob")
-    assert (await client.get("/lab/nope/etcd/")).status_code == 404
+async def test_an_unknown_cluster_is_404_for_staff_and_403_for_others(lab: Lab) -> None:
+    assert (await signed_in("root", staff=True).get("/lab/nope/etcd/")).status_code == 404
+    refused = await signed_in("bob").get("/lab/nope/etcd/")  # nobody else may probe for names
+    assert (refused.status_code, answer(refused)) == (403, {"error": "you may not look into cluster 'nope'"})
+
+
+@pytest.fixture
+async def classrooms(transactional_db: None) -> AsyncIterator[dict[str, User]]:
+    """Saved users in classrooms (tests/support/classrooms.py), committed: the view reads them in a
+    worker thread. alice attends k8s-101, which owns team-a; dave attends k8s-201."""
+    async with committed_classrooms() as users:
+        yield users
+
+
+async def test_only_the_classroom_of_a_cluster_looks_into_its_store(
+    lab: Lab, classrooms: dict[str, User]
+) -> None:
+    await lab.create_cluster("team-a")
+    listed = await SignedIn(classrooms["alice"]).get("/lab/team-a/etcd/")
+    assert listed.status_code == 200, listed.content
+    assert answer(listed)["cluster"] == "team-a"
+    assert "/registry/namespaces/default" in {row["key"] for row in answer(listed)["keys"]}
+    refused = await SignedIn(classrooms["dave"]).get("/lab/team-a/etcd/")
+    assert (refused.status_code, answer(refused)) == (
+        403,
+        {"error": "you may not look into cluster 'team-a'"},
+    )
 
 
 def test_an_unencrypted_secret_shows_its_size_only() -> None:
