@@ -69,7 +69,16 @@ def test_an_unknown_cluster_has_no_page(client: Client, demo: Path) -> None:
     assert client.get("/lab/nope/").status_code == 404
 
 
-MODULES = ["topology.js", "stream.js", "model.js", "view.js", "narration.js", "controls.js", "timeline.js"]
+MODULES = [
+    "topology.js",
+    "stream.js",
+    "model.js",
+    "view.js",
+    "narration.js",
+    "controls.js",
+    "timeline.js",
+    "rewind.js",
+]
 
 
 @pytest.mark.parametrize("module", MODULES)
