@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET
 from controlplane.runtime import ClusterState, active_lab
 from controlplane.store.errors import Compacted, FutureRevision, InvalidRequest, UnknownCluster
 from courses.access import auser_may_view, clusters_visible_to, user_may_view
-from courses.etcdpanel import read_key_states, read_keys
+from courses.etcdpanel import DiagramObjects, StoreSnapshot, read_diagram_objects, read_key_states, read_keys
 from courses.selectors import cluster_summary, lab_summary
 
 
@@ -71,7 +71,8 @@ async def etcd_keys(request: HttpRequest, name: str) -> JsonResponse:
     """The etcd panel's reads (``courses.etcdpanel``), as JSON, for whoever may watch the cluster's trace.
 
     ``?revision=N`` reads the store as it was at revision N (410 once compacted); ``?key=K`` (repeated)
-    answers only those keys, with their values; ``?prefix=P`` narrows the list (default ``/registry/``).
+    answers only those keys, with their values; ``?prefix=P`` narrows the list (default ``/registry/``);
+    ``?objects=diagram`` answers the Nodes and Pods decoded for the rewound diagram instead of keys.
     """
     user = await request.auser()
     if not await auser_may_view(user, name):
@@ -91,8 +92,11 @@ async def etcd_keys(request: HttpRequest, name: str) -> JsonResponse:
         return _refusal(400, f"revision must be a positive integer, not {revision_text!r}")
     revision = int(revision_text) if revision_text else None
     keys = request.GET.getlist("key")
+    snapshot: StoreSnapshot | DiagramObjects
     try:
-        if keys:
+        if request.GET.get("objects") == "diagram":
+            snapshot = await read_diagram_objects(cluster.store, revision=revision)
+        elif keys:
             snapshot = await read_key_states(cluster.store, keys, revision=revision)
         else:
             snapshot = await read_keys(

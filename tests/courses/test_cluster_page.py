@@ -105,7 +105,16 @@ def test_an_unknown_cluster_has_no_page(staff_client: Client, demo: Path) -> Non
     assert staff_client.get("/lab/nope/").status_code == 404
 
 
-MODULES = ["topology.js", "stream.js", "model.js", "view.js", "narration.js", "controls.js", "timeline.js"]
+MODULES = [
+    "topology.js",
+    "stream.js",
+    "model.js",
+    "view.js",
+    "narration.js",
+    "controls.js",
+    "timeline.js",
+    "rewind.js",
+]
 
 
 @pytest.mark.parametrize("module", MODULES)

@@ -23,7 +23,8 @@ from django.test import AsyncClient, AsyncRequestFactory
 from pytest_django import Settings
 
 from controlplane.runtime import Lab, LabConfig, activate
-from courses.etcdpanel import CIPHERTEXT_PREVIEW, describe_value
+from controlplane.store.kv import KeyValue
+from courses.etcdpanel import CIPHERTEXT_PREVIEW, describe_value, node_summary, pod_summary
 from courses.views import etcd_keys
 from tests.support.classrooms import committed_classrooms
 
@@ -194,3 +195,64 @@ def test_an_unencrypted_secret_shows_its_size_only() -> None:
     assert base64.b64encode(b"plain").decode() not in json.dumps(described)
     configmap = describe_value("/registry/configmaps/default/c", b'{"data": {"a": "b"}}', with_json=True)
     assert configmap == {"form": "json", "bytes": 20, "json": {"data": {"a": "b"}}}
+
+
+async def test_the_diagram_objects_are_the_nodes_and_pods_stored_at_a_revision(lab: Lab) -> None:
+    """The rewound diagram's read: a pod's node and phase at each revision, gone after its delete."""
+    node = {"metadata": {"name": "node-1"},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}}  # fmt: skip
+    assert (await api(lab, "POST", "/api/v1/nodes", node)).status_code == 201
+    pods = "/api/v1/namespaces/default/pods"
+    spec = {"nodeName": "node-1", "containers": [{"name": "c", "image": "nginx"}]}
+    created = await api(lab, "POST", pods, {"metadata": {"name": "web"}, "spec": spec})
+    assert created.status_code == 201, created.text
+    at_create = int(created.json()["metadata"]["resourceVersion"])
+    running = {**created.json(), "status": {"phase": "Running"}}
+    updated = await api(lab, "PUT", f"{pods}/web/status", running)
+    assert updated.status_code == 200, updated.text
+    at_running = int(updated.json()["metadata"]["resourceVersion"])
+    secret = {"metadata": {"name": "db"}, "stringData": {"password": PASSWORD}}
+    assert (await api(lab, "POST", "/api/v1/namespaces/default/secrets", secret)).status_code == 201
+    deleted = await api(lab, "DELETE", f"{pods}/web?gracePeriodSeconds=0")
+    assert deleted.status_code == 200, deleted.text
+    client = signed_in("alice")
+
+    async def objects(revision: int | None = None) -> dict[str, Any]:
+        params: dict[str, str | list[str]] = {"objects": "diagram"}
+        if revision:
+            params["revision"] = str(revision)
+        response = await client.get("/lab/demo/etcd/", params)
+        assert response.status_code == 200, response.content
+        assert PASSWORD not in response.content.decode(), "a Secret's plaintext reached the page"
+        return answer(response)
+
+    then = await objects(at_create)
+    assert then["revision"] == at_create and then["current_revision"] > at_running
+    web = {"namespace": "default", "name": "web", "node": "node-1", "phase": "Pending", "deleting": False,
+           "mod_revision": at_create}  # fmt: skip
+    assert then["objects"]["pods"] == [web]
+    assert [n["name"] for n in then["objects"]["nodes"]] == ["node-1"]
+    assert then["objects"]["nodes"][0]["ready"] == "True"
+    assert then["objects"]["unreadable"] == 0
+    later = await objects(at_running)
+    assert later["objects"]["pods"] == [{**web, "phase": "Running", "mod_revision": at_running}]
+    now = await objects()
+    assert now["objects"]["pods"] == [], "the deleted pod is still drawn now"
+    future = await client.get("/lab/demo/etcd/", {"objects": "diagram", "revision": str(now["revision"] + 5)})
+    assert future.status_code == 400 and "not written yet" in answer(future)["error"]
+    assert set(now) == {"cluster", "revision", "current_revision", "compacted", "objects"}
+    store = lab.cluster("demo").store
+    await store.compact(await store.current_revision())
+    gone = await client.get("/lab/demo/etcd/", {"objects": "diagram", "revision": str(at_create)})
+    assert gone.status_code == 410 and answer(gone)["compacted"] > at_create
+
+
+def test_a_stored_object_that_cannot_be_decoded_is_not_summarised() -> None:
+    encrypted = KeyValue("/registry/pods/default/web", b"k8s:enc:aescbc:v1:key1:\x00\x01", 3, 3, 1)
+    assert pod_summary(encrypted) is None
+    assert node_summary(KeyValue("/registry/minions/n", b"not json", 4, 4, 1)) is None
+    bare = pod_summary(KeyValue("/registry/pods/kube-system/dns", b"{}", 5, 6, 2))
+    assert bare == {"namespace": "kube-system", "name": "dns", "node": "", "phase": "Pending",
+                    "deleting": False, "mod_revision": 6}  # fmt: skip
+    cordoned = node_summary(KeyValue("/registry/minions/n", b'{"spec": {"unschedulable": true}}', 4, 4, 1))
+    assert cordoned == {"name": "n", "ready": None, "unschedulable": True, "mod_revision": 4}
