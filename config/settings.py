@@ -294,8 +294,13 @@ KUBELAB_MAX_MUTATING_REQUESTS_INFLIGHT: int = _env_count("KUBELAB_MAX_MUTATING_R
 KUBELAB_DEMO_CLUSTER = os.environ.get("KUBELAB_DEMO_CLUSTER", "demo").strip()
 #: Whether visitors who have not signed in may watch the demo cluster's live trace (and only that
 #: cluster's): on by default, so that a local ``make run`` shows the topology at once; turn it off on
-#: a shared server. See controlplane/consumers/access.py.
+#: a shared server. See courses/access.py.
 KUBELAB_DEMO_ANONYMOUS = _env_bool("KUBELAB_DEMO_ANONYMOUS", True)
+#: Who may see a cluster (its trace socket, topology page and etcd panel): the dotted path of a
+#: function ``(user, cluster name) -> bool``. The rule is the classrooms' (courses/access.py); the
+#: trace socket's layer may not import the web app, so it is handed the rule by this name
+#: (controlplane/consumers/access.py). A Django setting, not an environment variable.
+KUBELAB_CLUSTER_ACCESS = "courses.access.user_may_view"
 #: How fast the clusters' timers run: ``classroom`` (upstream's ratios, five times faster) or
 #: ``upstream`` (Kubernetes' defaults); see controlplane/timing.py.
 KUBELAB_TIMING_PROFILE = _env_choice("KUBELAB_TIMING_PROFILE", "classroom", ("classroom", "upstream"))

@@ -18,8 +18,14 @@ These reads are the lab's own look into the store, like ``etcdctl``, not the API
 ``Store.inspect``, which is neither traced nor measured, so the diagram does not draw a read the API
 server never made (and a read prompted by a ``store.txn`` event cannot make another one).
 
-Everything here but ``read_keys`` and ``read_key_states`` is pure; the view (``courses.views``) is a
-thin adapter that checks access (``controlplane.consumers.access.may_view``, the trace socket's rule).
+The same reads rewind the topology diagram (``read_diagram_objects``): the Nodes and Pods stored at a
+revision, decoded to the few fields the diagram draws (which nodes exist and whether they are Ready;
+each pod's node, phase and whether it is being deleted), so the page can show the cluster as it was at
+that revision rather than guess it from the trace. Only those two resources are read: never a Secret.
+
+Everything here but ``read_keys``, ``read_key_states`` and ``read_diagram_objects`` is pure; the view
+(``courses.views``) is a thin adapter that checks access (``courses.access``, the trace socket's
+rule).
 """
 
 from __future__ import annotations
@@ -49,6 +55,9 @@ MAX_JSON_BYTES = 256 * 1024
 _ENCRYPTED = re.compile(rb"^k8s:enc:([a-z0-9]+):v1:([^:]*):")
 #: A key that holds (or may hold) a Secret: errs on the side of hiding, as trace redaction does.
 _SECRET_KEY = re.compile(r"(^|/)secrets(/|$)")
+#: Where kube-apiserver keeps the objects the diagram draws (Nodes are "minions" in etcd, for history).
+NODES_PREFIX = "/registry/minions/"
+PODS_PREFIX = "/registry/pods/"
 
 
 def is_secret_key(key: str) -> bool:
@@ -178,3 +187,120 @@ async def read_key_states(store: Store, keys: list[str], *, revision: int | None
             absent.append(key)
     current, compacted = await _marks(store)
     return StoreSnapshot(revision, current, compacted, rows, count=len(rows), absent=tuple(absent))
+
+
+def _stored_object(value: bytes) -> dict[str, Any] | None:
+    """A stored value as a JSON object, or None when it is not one (encrypted at rest, or damaged)."""
+    if value[:1] != b"{":
+        return None
+    try:
+        decoded = json.loads(value)
+    except ValueError:
+        return None
+    return decoded if isinstance(decoded, dict) else None
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def node_summary(kv: KeyValue) -> dict[str, Any] | None:
+    """What the diagram draws of a stored Node: its name, its Ready condition and whether it is cordoned.
+
+    ``{"name": "node-1", "ready": "True", "unschedulable": false, "mod_revision": 7}``; ``ready`` is the
+    Ready condition's status (``"True"``, ``"False"``, ``"Unknown"``) or None when the node has none yet.
+    None for a value that is not a JSON object.
+    """
+    stored = _stored_object(kv.value)
+    if stored is None:
+        return None
+    metadata, spec, status = (_mapping(stored.get(part)) for part in ("metadata", "spec", "status"))
+    conditions = status.get("conditions")
+    ready = next(
+        (
+            condition.get("status")
+            for condition in (conditions if isinstance(conditions, list) else [])
+            if isinstance(condition, dict) and condition.get("type") == "Ready"
+        ),
+        None,
+    )
+    return {
+        "name": str(metadata.get("name") or kv.key.rsplit("/", 1)[-1]),
+        "ready": ready if isinstance(ready, str) else None,
+        "unschedulable": bool(spec.get("unschedulable")),
+        "mod_revision": kv.mod_revision,
+    }
+
+
+def pod_summary(kv: KeyValue) -> dict[str, Any] | None:
+    """What the diagram draws of a stored Pod: where it is bound, its phase, whether it is being deleted.
+
+    ``{"namespace": "default", "name": "web", "node": "node-1", "phase": "Running", "deleting": false,
+    "mod_revision": 41}``; ``node`` is empty while the pod is not scheduled. None for a value that is not
+    a JSON object.
+    """
+    stored = _stored_object(kv.value)
+    if stored is None:
+        return None
+    metadata, spec, status = (_mapping(stored.get(part)) for part in ("metadata", "spec", "status"))
+    parts = kv.key.split("/")  # /registry/pods/<namespace>/<name>
+    return {
+        "namespace": str(metadata.get("namespace") or (parts[3] if len(parts) > 4 else "")),
+        "name": str(metadata.get("name") or parts[-1]),
+        "node": str(spec.get("nodeName") or ""),
+        "phase": str(status.get("phase") or "Pending"),
+        "deleting": bool(metadata.get("deletionTimestamp")),
+        "mod_revision": kv.mod_revision,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class DiagramObjects:
+    """The Nodes and Pods stored at one revision, as the rewound diagram draws them."""
+
+    revision: int
+    current_revision: int
+    compacted: int
+    nodes: list[dict[str, Any]]
+    pods: list[dict[str, Any]]
+    unreadable: int = 0
+    more: bool = False
+
+    def as_json(self, cluster: str) -> dict[str, Any]:
+        return {
+            "cluster": cluster,
+            "revision": self.revision,
+            "current_revision": self.current_revision,
+            "compacted": self.compacted,
+            "objects": {
+                "nodes": self.nodes,
+                "pods": self.pods,
+                "unreadable": self.unreadable,
+                "more": self.more,
+            },
+        }
+
+
+async def read_diagram_objects(store: Store, *, revision: int | None = None) -> DiagramObjects:
+    """The Nodes and Pods at ``revision`` (default: now), decoded for the diagram (``node_summary``,
+    ``pod_summary``). A value that cannot be decoded (encrypted at rest) is counted in ``unreadable``.
+
+    Raises the store's ``Compacted`` or ``FutureRevision``, like ``read_keys``.
+    """
+    if revision is None:
+        revision = await store.current_revision()
+    nodes = await store.inspect(NODES_PREFIX, revision=revision, limit=MAX_KEYS)
+    pods = await store.inspect(PODS_PREFIX, revision=revision, limit=MAX_KEYS)
+    node_rows = [node_summary(kv) for kv in nodes.kvs]
+    pod_rows = [pod_summary(kv) for kv in pods.kvs]
+    unreadable = sum(row is None for row in node_rows + pod_rows)
+    current, compacted = await _marks(store)
+    return DiagramObjects(
+        revision=revision,
+        current_revision=current,
+        compacted=compacted,
+        nodes=[row for row in node_rows if row is not None],
+        pods=[row for row in pod_rows if row is not None],
+        unreadable=unreadable,
+        more=nodes.more or pods.more,
+    )

@@ -34,6 +34,7 @@ print(json.dumps({
     "retain_seconds": s.KUBELAB_STORE_RETAIN_SECONDS,
     "demo": s.KUBELAB_DEMO_CLUSTER,
     "demo_anonymous": s.KUBELAB_DEMO_ANONYMOUS,
+    "cluster_access": s.KUBELAB_CLUSTER_ACCESS,
     "timing": s.KUBELAB_TIMING_PROFILE,
     "nodes": s.KUBELAB_NODES,
     "components": list(s.KUBELAB_COMPONENTS),
@@ -80,6 +81,7 @@ def test_defaults_are_the_embedded_lab(tmp_path: Path) -> None:
     assert s["store"] == "sqlite"
     assert s["demo"] == "demo"
     assert s["demo_anonymous"] is True
+    assert s["cluster_access"] == "courses.access.user_may_view"
     assert s["debug"] is False
     assert "127.0.0.1" in s["allowed_hosts"]
     assert s["retain_revisions"] is None and s["retain_seconds"] is None

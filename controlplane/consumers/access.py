@@ -1,41 +1,53 @@
-"""Access: who may watch a cluster's trace.
+"""Access: the trace socket asks the web app who may watch a cluster.
 
 The trace shows everything a cluster does: who asked for what, what RBAC decided, which keys were
-written. So a socket may watch a cluster only if its user may see that cluster. For now:
+written. So a socket may watch a cluster only if its user may see that cluster, and who may see
+which cluster is the classrooms' business: staff see every cluster, instructors and students those
+of their classrooms, everyone signed in the demo cluster, anonymous visitors the demo cluster while
+``KUBELAB_DEMO_ANONYMOUS`` is on. That rule lives in the web app, ``courses.access``, next to the
+classrooms it reads.
 
-- staff and superusers may watch every cluster;
-- any signed-in user may watch every cluster (classrooms come later: then a student sees the
-  clusters of their classroom, an instructor those of the classrooms they teach);
-- an anonymous visitor may watch the demo cluster (``KUBELAB_DEMO_CLUSTER``) only, and only while
-  ``KUBELAB_DEMO_ANONYMOUS`` is on (the default, so that ``make run`` shows it at once).
+The consumers' layer lies below the web app and may not import it (the layers contract in
+pyproject.toml), so the rule is handed down by name, as Django hands down its authentication
+backends: ``settings.KUBELAB_CLUSTER_ACCESS`` is the dotted path of a function ``(user, cluster name)
+-> bool`` (``"courses.access.user_may_view"``). It may read the database, so ``may_view`` calls it
+through ``database_sync_to_async``: the consumer runs on the event loop, where Django's ORM must not.
 
-``may_view`` is the one place that decides; the classrooms will extend it, and the consumer only asks
-(so does the topology page's etcd panel, ``courses.views.etcd_keys``: who may watch a cluster may
-look into its store).
-It is asked before the cluster is looked up, so an anonymous visitor cannot find out which other
-clusters exist.
+The consumer asks before it looks the cluster up, so that an anonymous visitor cannot find out which
+other clusters exist.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from channels.db import database_sync_to_async
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
     from django.contrib.auth.models import AnonymousUser
 
+#: ``(user or None, cluster name) -> may the user see the cluster``; synchronous, may read the database.
+AccessRule = Callable[[Any, str], bool]
 
-def may_view(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
+
+def access_rule() -> AccessRule:
+    """The function ``settings.KUBELAB_CLUSTER_ACCESS`` names; without one, nobody may watch anything."""
+    path = getattr(settings, "KUBELAB_CLUSTER_ACCESS", "")
+    if not path:
+        raise ImproperlyConfigured("KUBELAB_CLUSTER_ACCESS must name the function that decides who may watch")
+    rule: AccessRule = import_string(path)
+    return rule
+
+
+async def may_view(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
     """Whether ``user`` (None: nobody signed in) may watch the trace of the cluster named ``cluster``."""
-    if user is not None and user.is_authenticated:
-        if getattr(user, "is_staff", False) or getattr(user, "is_superuser", False):
-            return True
-        # The classroom hook: until classrooms own clusters, every signed-in user may watch any.
-        return True
-    demo: str = settings.KUBELAB_DEMO_CLUSTER
-    return bool(settings.KUBELAB_DEMO_ANONYMOUS) and bool(demo) and cluster == demo
+    allowed = await database_sync_to_async(access_rule())(user, cluster)
+    return allowed is True
 
 
-__all__ = ["may_view"]
+__all__ = ["AccessRule", "access_rule", "may_view"]

@@ -101,7 +101,7 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         self.cluster_name = name = str(self.scope["url_route"]["kwargs"]["cluster"])
         user = self.scope.get("user")
         await self.accept()
-        if not may_view(user, name):
+        if not await may_view(user, name):
             signed_in = user is not None and user.is_authenticated
             reason = "you may not watch" if signed_in else "sign in to watch"
             await self._refuse(FORBIDDEN, f"{reason} cluster {name!r}")

@@ -1,14 +1,20 @@
-// The controls: pause/resume, step, speed (log scale), animation on/off, and their keyboard keys;
-// and the deep link in the URL hash (`#select=request:<id>&paused=<seq>`), read on load and kept
-// up to date with history.replaceState (no new history entry per click).
+// The controls: pause/resume, step, speed (log scale), animation on/off, rewinding the diagram to a
+// store revision (a scrubber from the compaction mark to now, a revision field, "Back to live"), and
+// their keyboard keys; and the deep link in the URL hash (`#select=request:<id>&paused=<seq>`, or
+// `#revision=<R>` for the cluster as it was at revision R), read on load and kept up to date with
+// history.replaceState (no new history entry per click).
 
 import { MAX_SPEED_EXP, MIN_SPEED_EXP, speedLabel, speedOf } from "./timeline.js";
 
-/** Parse the hash: {select: {request|node|seq|watch}, paused: number|null}. */
+/** Parse the hash: {select: {request|node|seq|watch}, paused: number|null, revision: number|null}. */
 export function readHash(hash = window.location.hash) {
   const params = new URLSearchParams(String(hash).replace(/^#/, ""));
-  const paused = params.has("paused") ? Number(params.get("paused")) : null;
-  return { select: parseSelection(params.get("select")), paused: Number.isFinite(paused) ? paused : null };
+  const number = (name) => {
+    const value = params.has(name) ? Number(params.get(name)) : NaN;
+    return Number.isInteger(value) && value >= 0 ? value : null;
+  };
+  const revision = number("revision");
+  return { select: parseSelection(params.get("select")), paused: number("paused"), revision: revision || null };
 }
 
 export function parseSelection(value) {
@@ -33,11 +39,12 @@ export function selectionKey(selection) {
   return "";
 }
 
-export function writeHash({ select, paused }) {
+export function writeHash({ select, paused, revision = null }) {
   const params = new URLSearchParams();
   const key = selectionKey(select);
   if (key) params.set("select", key);
-  if (typeof paused === "number") params.set("paused", String(paused));
+  if (typeof revision === "number") params.set("revision", String(revision));
+  else if (typeof paused === "number") params.set("paused", String(paused));
   const hash = params.toString();
   const url = `${window.location.pathname}${window.location.search}${hash ? `#${hash}` : ""}`;
   window.history.replaceState(null, "", url);
@@ -46,7 +53,9 @@ export function writeHash({ select, paused }) {
 export class Controls {
   /**
    * @param {HTMLElement} root the controls' container
-   * @param {{timeline, setAnimate: (on) => void, clearSelection: () => void}} target
+   * @param {{timeline, setAnimate: (on) => void, clearSelection: () => void, setSpeed?: (speed) => void,
+   *   rewind?: {show: (revision) => void, back: () => void, revision: number|null}}} target
+   *   `timeline` is the one the buttons drive: the live one, or the rewound history's
    */
   constructor(root, target) {
     this.root = root;
@@ -58,6 +67,12 @@ export class Controls {
     this.animateInput = root.querySelector("[data-control=animate]");
     this.buffered = root.querySelector("[data-control=buffered]");
     this.position = root.querySelector("[data-control=position]");
+    this.rewindForm = root.querySelector("[data-rewind=form]");
+    this.rewindScrub = root.querySelector("[data-rewind=scrub]");
+    this.rewindAt = root.querySelector("[data-rewind=at]");
+    this.liveButton = root.querySelector("[data-rewind=live]");
+    this.banner = root.querySelector("[data-rewind=banner]");
+    this.marks = { current: 0, compacted: 0 };
 
     this.speedInput.min = String(MIN_SPEED_EXP);
     this.speedInput.max = String(MAX_SPEED_EXP);
@@ -74,7 +89,62 @@ export class Controls {
     });
     target.setAnimate(this.animateInput.checked);
     this._speed();
+    this.rewindForm?.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const revision = Number(this.rewindAt.value);
+      if (Number.isInteger(revision) && revision > 0) target.rewind?.show(revision);
+      else this.say("error", "A revision is a whole number from 1 up.");
+    });
+    // The scrubber reads on `change` (released, or each arrow key), not on every pixel of a drag; its
+    // right end is now.
+    this.rewindScrub?.addEventListener("input", () => {
+      this.rewindAt.value = this.rewindScrub.value;
+    });
+    this.rewindScrub?.addEventListener("change", () => {
+      const revision = Number(this.rewindScrub.value);
+      if (revision >= this.marks.current) target.rewind?.back();
+      else target.rewind?.show(revision);
+    });
+    this.liveButton?.addEventListener("click", () => target.rewind?.back());
     document.addEventListener("keydown", (event) => this._key(event));
+  }
+
+  /** The store's marks, from whatever read them last: the scrubber runs from `compacted` to `current`. */
+  setMarks({ current, compacted }) {
+    if (typeof current === "number") this.marks.current = Math.max(this.marks.current, current);
+    if (typeof compacted === "number") this.marks.compacted = Math.max(this.marks.compacted, compacted);
+    this._renderScrub();
+  }
+
+  _renderScrub() {
+    if (!this.rewindScrub) return;
+    const revision = this.target.rewind?.revision ?? null;
+    const { current, compacted } = this.marks;
+    this.rewindScrub.min = String(Math.max(1, compacted || 1));
+    this.rewindScrub.max = String(Math.max(1, current, revision ?? 0));
+    if (document.activeElement !== this.rewindScrub) this.rewindScrub.value = String(revision ?? current);
+    this.rewindScrub.setAttribute(
+      "aria-valuetext",
+      revision === null ? `live, revision ${current}` : `revision ${revision}, not now (now ${current})`,
+    );
+    if (this.liveButton) this.liveButton.disabled = revision === null;
+  }
+
+  /** The rewind's banner: what the diagram shows (`live`, `past`, `loading`, `compacted`, `error`). */
+  say(state, text) {
+    if (!this.banner) return;
+    this.banner.dataset.state = state;
+    this.banner.textContent = text;
+  }
+
+  rewindBy(delta) {
+    const rewind = this.target.rewind;
+    if (!rewind) return;
+    const from = rewind.revision ?? this.marks.current;
+    const to = from + delta;
+    if (to >= this.marks.current && delta > 0) rewind.back();
+    else if (to >= Math.max(1, this.marks.compacted)) rewind.show(to);
+    else this.say("compacted", `Revision ${to} is not kept: etcd keeps history only from revision ${this.marks.compacted} on.`);
   }
 
   togglePause() {
@@ -92,7 +162,8 @@ export class Controls {
     const speed = speedOf(this.speedInput.value);
     this.speedOutput.textContent = speedLabel(speed);
     this.speedInput.setAttribute("aria-valuetext", `${speedLabel(speed)} speed`);
-    this.target.timeline.setSpeed(speed);
+    if (this.target.setSpeed) this.target.setSpeed(speed);
+    else this.target.timeline.setSpeed(speed);
   }
 
   nudgeSpeed(delta) {
@@ -101,15 +172,25 @@ export class Controls {
     this._speed();
   }
 
-  /** Reflect the timeline's state: pause button, step availability, buffer size, position. */
-  update(lastSeq) {
+  /**
+   * Reflect the timeline's state: pause button, step availability, buffer size, position. Rewound,
+   * `liveWaiting` is how many live events wait meanwhile (the timeline is then the history's).
+   */
+  update(lastSeq, { liveWaiting = null } = {}) {
     const { timeline } = this.target;
     this.pauseButton.setAttribute("aria-pressed", String(timeline.paused));
     this.pauseButton.textContent = timeline.paused ? "Resume" : "Pause";
     this.stepButton.disabled = timeline.paused && timeline.queue.length === 0;
     const waiting = timeline.queue.length;
-    this.buffered.textContent = waiting ? `${waiting} event${waiting === 1 ? "" : "s"} waiting` : "no events waiting";
-    this.position.textContent = lastSeq ? `at event #${lastSeq}` : "no events yet";
+    const plural = (n, what) => `${n} ${what}${n === 1 ? "" : "s"}`;
+    if (liveWaiting === null) {
+      this.buffered.textContent = waiting ? `${plural(waiting, "event")} waiting` : "no events waiting";
+      this.position.textContent = lastSeq ? `at event #${lastSeq}` : "no events yet";
+    } else {
+      this.buffered.textContent = `${plural(waiting, "recorded event")} after it · ${plural(liveWaiting, "live event")} waiting`;
+      this.position.textContent = `rewound: at event #${lastSeq}`;
+    }
+    this._renderScrub();
   }
 
   _key(event) {
@@ -139,6 +220,15 @@ export class Controls {
         break;
       case "Escape":
         this.target.clearSelection();
+        break;
+      case "[":
+        this.rewindBy(-1);
+        break;
+      case "]":
+        this.rewindBy(1);
+        break;
+      case "l":
+        this.target.rewind?.back();
         break;
       default:
         return;

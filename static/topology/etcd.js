@@ -11,7 +11,8 @@
 // Live, without polling: when the diagram plays a `store.txn` that wrote keys, the panel asks the
 // server for those keys *at that transaction's revision*, so it agrees with the moment the diagram
 // shows. Pinned to a past revision ("time travel"), it reads the whole store as it was then, and says
-// plainly when that revision is compacted away.
+// plainly when that revision is compacted away. Pinning it (its scrubber, its revision field, or the
+// inspector's button) rewinds the whole page, the diagram too (rewind.js), and rewinding the page pins it.
 
 const REFRESH_DELAY = 150; // ms: the keys of writes played close together are fetched together
 const MAX_KEYS_PER_FETCH = 100;
@@ -22,6 +23,27 @@ function el(tag, { className, text } = {}) {
   if (className) node.className = className;
   if (text !== undefined) node.textContent = text;
   return node;
+}
+
+/**
+ * GET `url` with `params` (`[[name, value], ...]`) as JSON, with the page's session: `{status, data}`,
+ * `data` saying the status in `error` when the answer is not JSON. A network failure throws.
+ */
+export async function readJSON(fetcher, url, params = []) {
+  const query = new URLSearchParams();
+  for (const [name, value] of params) query.append(name, String(value));
+  const search = query.toString();
+  const response = await fetcher(`${url}${search ? `?${search}` : ""}`, {
+    credentials: "same-origin",
+    headers: { Accept: "application/json" },
+  });
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = { error: `the server answered ${response.status}` };
+  }
+  return { status: response.status, data };
 }
 
 /** The keys a `store.txn` event wrote, with PUT/DELETE: `[{key, type}]` (none for a read or a failed txn). */
@@ -49,13 +71,17 @@ export function valueSummary(value) {
 export class EtcdPanel {
   /**
    * @param {HTMLElement} root the panel's section (see templates/courses/cluster.html)
-   * @param {{url: string, fetch?: typeof fetch, onShowRevision?: (revision) => void}} options
+   * @param {{url: string, fetch?: typeof fetch, onShowRevision?: (revision) => void,
+   *   onMarks?: ({current, compacted}) => void}} options
+   *   onShowRevision: the panel was pinned to a revision (null: live) by its own controls;
+   *   onMarks: it learnt the store's current revision or compaction mark
    */
-  constructor(root, { url, fetch: fetcher, onShowRevision } = {}) {
+  constructor(root, { url, fetch: fetcher, onShowRevision, onMarks } = {}) {
     this.root = root;
     this.url = url;
     this.fetch = fetcher || ((...args) => window.fetch(...args));
     this.onShowRevision = onShowRevision;
+    this.onMarks = onMarks;
     this.rows = new Map(); // key -> row from the server
     this.changed = new Map(); // key -> {what, revision, at}
     this.revision = 0; // the revision the list shows
@@ -100,20 +126,7 @@ export class EtcdPanel {
   // -- reading the server ----------------------------------------------------------------------------
 
   async _get(params) {
-    const query = new URLSearchParams();
-    for (const [name, value] of params) query.append(name, String(value));
-    const search = query.toString();
-    const response = await this.fetch(`${this.url}${search ? `?${search}` : ""}`, {
-      credentials: "same-origin",
-      headers: { Accept: "application/json" },
-    });
-    let data = null;
-    try {
-      data = await response.json();
-    } catch {
-      data = { error: `the server answered ${response.status}` };
-    }
-    return { status: response.status, data };
+    return readJSON(this.fetch, this.url, params);
   }
 
   /** Read the whole list (at the pinned revision, or now). */
@@ -240,15 +253,15 @@ export class EtcdPanel {
     if (this.pending.size) this._schedule();
   }
 
-  /** Pin the panel to a past revision (null: back to live). */
-  showRevision(revision) {
+  /** Pin the panel to a past revision (null: back to live); `notify: false` when the page asked. */
+  showRevision(revision, { notify = true } = {}) {
     this.pinned = revision;
     this.pending.clear();
     this.changed.clear();
     if (this.atInput && revision) this.atInput.value = String(revision);
     if (this.liveButton) this.liveButton.disabled = revision === null;
     this.root.dataset.mode = revision ? "past" : "live";
-    this.onShowRevision?.(revision);
+    if (notify) this.onShowRevision?.(revision);
     return this.load();
   }
 
@@ -268,6 +281,7 @@ export class EtcdPanel {
   }
 
   _renderMarks() {
+    this.onMarks?.({ current: this.current, compacted: this.compacted });
     if (!this.marks) return;
     const shown = this.pinned
       ? `showing the store as it was at revision ${this.pinned}`

@@ -15,6 +15,11 @@
 // - an index of recent events by seq, by request and by store revision, for the inspector and for
 //   the causal chain (request -> revision it wrote -> watch events of that revision -> the work they
 //   queued -> the requests that work made ...).
+//
+// Rewinding (static/topology/rewind.js): `applySnapshot(answer)` folds in what the store held at one
+// revision (its Nodes and Pods, read by the server at that revision): the pods on each node become the
+// store's, so "the cluster at revision R" is the trace replayed up to R's write plus the store at R,
+// never a guess. `replayed(events, seq)` builds that model from recorded events.
 
 /** The API server's pipeline stages, in order (schema.PIPELINE_STAGES). */
 export const STAGES = [
@@ -90,6 +95,23 @@ function isWrite(event) {
   return (event.op === "txn" || event.op === "put" || event.op === "delete") && event.succeeded !== false;
 }
 
+/** Did this trace event write to the store (a committed `store.txn` with writes)? */
+export function isStoreWrite(event) {
+  if (event?.type !== "store.txn" || typeof event.revision !== "number" || event.succeeded === false) return false;
+  return Array.isArray(event.writes) ? event.writes.length > 0 : isWrite(event);
+}
+
+/**
+ * How the diagram draws a pod the store holds: `terminating` (being deleted), `running`, `scheduled`
+ * (bound to a node, not running yet), `succeeded`, `failed`; the live trace adds `assigned` (its
+ * kubelet was told).
+ */
+export function storedPodState(pod) {
+  if (pod.deleting) return "terminating";
+  const phase = String(pod.phase || "Pending").toLowerCase();
+  return phase === "pending" ? "scheduled" : phase;
+}
+
 export class TopologyModel {
   constructor({ maxEvents = 5000, maxRequests = 2000 } = {}) {
     this.maxEvents = maxEvents;
@@ -105,6 +127,7 @@ export class TopologyModel {
     this.events = new Map();
     this.revision = 0;
     this.compacted = 0;
+    this.storeRevision = null; // the revision applySnapshot last read the store at (rewound), or null
     // Causality indexes (see docs/trace.md, "Causality").
     this.writerOfRevision = new Map(); // revision -> request id
     this.seqsOfRevision = new Map(); // revision -> [seq] (watch events, work) that name it
@@ -238,6 +261,51 @@ export class TopologyModel {
     }
   }
 
+  /**
+   * Fold in the store as it was at one revision: `answer` is the server's `?objects=diagram` reply
+   * (courses/etcdpanel.py) with `revision`, `compacted` and `objects: {nodes, pods}`. Each stored Node
+   * has its kubelet's box (with its Ready condition and whether it is cordoned); the pods on every
+   * node become exactly the stored ones. Returns the changes for the view.
+   */
+  applySnapshot(answer) {
+    const changes = [];
+    const objects = answer?.objects || {};
+    const at = { seq: this.lastSeq };
+    const stored = new Map(); // kubelet id -> Map(key -> pod)
+    for (const node of objects.nodes || []) {
+      const kubelet = this.ensureNode(`kubelet:${node.name}`, at, changes);
+      kubelet.stored = { ready: node.ready ?? null, unschedulable: Boolean(node.unschedulable) };
+      stored.set(kubelet.id, new Map());
+      changes.push({ kind: "state", id: kubelet.id });
+    }
+    for (const node of this.nodes.values()) {
+      if (node.kind === "kubelet" && !stored.has(node.id)) {
+        node.stored = { missing: true };
+        changes.push({ kind: "state", id: node.id });
+      }
+    }
+    for (const pod of objects.pods || []) {
+      if (!pod.node) continue; // not scheduled: no node to draw it on (as live)
+      const id = `kubelet:${pod.node}`;
+      this.ensureNode(id, at, changes);
+      if (!stored.has(id)) stored.set(id, new Map());
+      const key = `${pod.namespace}/${pod.name}`;
+      stored.get(id).set(key, { key, name: pod.name, state: storedPodState(pod), phase: pod.phase });
+    }
+    for (const node of this.nodes.values()) {
+      if (node.kind !== "kubelet") continue;
+      const pods = stored.get(node.id) || new Map();
+      const same = pods.size === node.pods.size && [...pods].every(([key, pod]) => node.pods.get(key)?.state === pod.state);
+      node.pods = pods;
+      if (!same) changes.push({ kind: "pods", id: node.id });
+    }
+    if (typeof answer?.revision === "number") this.revision = answer.revision;
+    if (typeof answer?.compacted === "number") this.compacted = Math.max(this.compacted, answer.compacted);
+    this.storeRevision = answer?.revision ?? null;
+    changes.push({ kind: "store", revision: this.revision, write: false });
+    return changes;
+  }
+
   /** Every event index of one request, oldest first. */
   eventsOfRequest(id) {
     const request = this.requests.get(id);
@@ -330,6 +398,19 @@ export class TopologyModel {
       if (event.type === "reconcile" || event.type === "scheduler.decision") work.push(event);
     }
   }
+}
+
+/**
+ * A new model with `events` (oldest first) applied up to and including `seq`: the diagram at that
+ * moment, as far as the trace says (the page's rewind adds the store's objects with applySnapshot).
+ */
+export function replayed(events, seq, options) {
+  const model = new TopologyModel(options);
+  for (const event of events) {
+    if (event.seq > seq) break;
+    model.apply(event);
+  }
+  return model;
 }
 
 const HANDLERS = {

@@ -4,6 +4,8 @@
 // be seen. The timeline plays one event per step, `BASE_DELAY / speed` apart, a little faster while a
 // backlog builds up, and skips ahead (applying without animation, saying so in the narration) when the
 // backlog passes `MAX_BACKLOG`. Paused, events keep arriving into the buffer and `step()` plays one.
+// The page's rewind (rewind.js) plays recorded history with a second timeline that never skips
+// (`maxBacklog: Infinity`): everything after the revision it rewound to, one event per step.
 
 export const BASE_DELAY = 140; // ms per event at speed 1
 export const MAX_BACKLOG = 1500; // events; past this the timeline skips ahead
@@ -26,8 +28,9 @@ export class Timeline {
    * @param {{play: (event, options) => void, skip: (events) => void, changed: () => void}} sinks
    *   play one event (animated or not); apply many at once while skipping; report buffer/pause changes
    */
-  constructor(sinks, { paused = false, speed = 1 } = {}) {
+  constructor(sinks, { paused = false, speed = 1, maxBacklog = MAX_BACKLOG } = {}) {
     this.sinks = sinks;
+    this.maxBacklog = maxBacklog;
     this.queue = [];
     this.paused = paused;
     this.speed = speed;
@@ -88,8 +91,16 @@ export class Timeline {
     return event;
   }
 
+  /** Stop for good: no timer left behind, nothing more played. */
+  stop() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.paused = true;
+    this.queue = [];
+  }
+
   delay() {
-    const backlog = this.queue.length;
+    const backlog = Number.isFinite(this.maxBacklog) ? this.queue.length : 0;
     return BASE_DELAY / this.speed / (1 + backlog / 25);
   }
 
@@ -100,7 +111,7 @@ export class Timeline {
   _tick() {
     this.timer = null;
     if (this.paused) return;
-    if (this.queue.length > MAX_BACKLOG) {
+    if (this.queue.length > this.maxBacklog) {
       this.sinks.skip(this.queue.splice(0, this.queue.length - KEEP_AFTER_SKIP), { restoring: false });
     }
     // Below ~8 ms a step, play several events per tick instead of flooding the timer queue.

@@ -8,15 +8,20 @@
 // On load the page asks for recent history (BACKLOG events) and applies it at once without animation,
 // so the nodes that already exist are drawn; a deep link (`#paused=<seq>`) asks for everything the
 // server still holds and stops at that seq.
+//
+// Rewound (rewind.js: the scrubber, a revision, the etcd panel, or `#revision=<R>`), the view draws
+// another model, the cluster as it was at store revision R, and the controls drive its replay; the
+// live model waits aside while live events queue, until "Back to live".
 
 import { Controls, readHash, selectionKey, writeHash } from "./controls.js";
 import { eventSection, requestSections } from "./details.js";
 import { EtcdPanel } from "./etcd.js";
 import { TopologyModel, requestTitle } from "./model.js";
 import { Narration, describe, nodeName } from "./narration.js";
+import { Rewind } from "./rewind.js";
 import { TraceStream, sameOriginSocketURL } from "./stream.js";
 import { BASE_DELAY, Timeline } from "./timeline.js";
-import { TopologyView } from "./view.js";
+import { TopologyView, storedNodeWords } from "./view.js";
 
 const BACKLOG = 1500;
 
@@ -67,6 +72,7 @@ function renderInspector(root, model, selection, { showRevision } = {}) {
     title.textContent = `Node: ${nodeName(selection.node)}`;
     if (node) {
       if (node.state) facts.push(["state", node.state]);
+      if (node.stored) facts.push([`Node object at revision ${model.storeRevision}`, storedNodeWords(node.stored)]);
       if (node.pods.size) facts.push(["pods", [...node.pods.values()].map((p) => `${p.key} (${p.state})`).join(", ")]);
       if (node.controllers.size) facts.push(["controllers", [...node.controllers].join(", ")]);
       if (selection.node === "etcd") facts.push(["revision", String(model.revision)], ["compacted below", String(model.compacted || "–")]);
@@ -101,8 +107,8 @@ function renderInspector(root, model, selection, { showRevision } = {}) {
     const button = document.createElement("button");
     button.type = "button";
     button.dataset.inspector = "show-revision";
-    button.textContent = `Show the store at revision ${revision}`;
-    button.title = "The etcd panel below reads every key as it was at this revision";
+    button.textContent = `Rewind to revision ${revision}`;
+    button.title = "The diagram and the etcd panel show the cluster as it was at this revision";
     button.addEventListener("click", () => showRevision(revision));
     body.prepend(button);
   }
@@ -158,52 +164,78 @@ function schedulerTable(event) {
 
 export function start(root) {
   const config = JSON.parse(root.querySelector("#topology-config").textContent);
-  const model = new TopologyModel();
+  const model = new TopologyModel(); // the live model (kept aside, untouched, while rewound)
   const hash = readHash();
   let selection = hash.select;
   const status = root.querySelector("[data-topology=status]");
   const timing = root.querySelector("[data-topology=timing]");
   const inspector = root.querySelector("[data-topology=inspector]");
+  let rewind = null;
+  let controls = null;
+  /** The model the view draws: the rewound one, or the live one. */
+  const shown = () => rewind?.model ?? model;
 
   const etcdRoot = root.querySelector("[data-etcd=root]");
-  const etcd = etcdRoot && config.etcd ? new EtcdPanel(etcdRoot, { url: config.etcd }) : null;
-  const inspectorActions = etcd
+  const etcd =
+    etcdRoot && config.etcd
+      ? new EtcdPanel(etcdRoot, {
+          url: config.etcd,
+          // The panel's own scrubber, revision field and "Back to live" rewind the whole page.
+          onShowRevision: (revision) => (revision === null ? rewind.back() : rewind.show(revision)),
+          onMarks: (marks) => controls?.setMarks(marks),
+        })
+      : null;
+  const inspectorActions = config.etcd
     ? {
         showRevision(revision) {
-          etcd.showRevision(revision);
-          etcdRoot.scrollIntoView({ block: "start", behavior: "auto" });
-          etcdRoot.querySelector("[data-etcd=message]")?.focus?.();
+          if (etcd) etcd.showRevision(revision);
+          else rewind.show(revision);
+          root.querySelector("[data-rewind=banner]")?.scrollIntoView({ block: "nearest", behavior: "auto" });
         },
       }
     : {};
 
+  const updateHash = () =>
+    writeHash({
+      select: selection,
+      paused: timeline.paused ? model.lastSeq : null,
+      revision: rewind?.active ? rewind.revision : null,
+    });
+
   const select = (next) => {
     selection = next && selectionKey(next) === selectionKey(selection) ? selection : next;
-    const chain = selection ? model.chain(selection) : null;
+    const chain = selection ? shown().chain(selection) : null;
     view.highlight(chain);
     narration.highlight(chain ? chain.seqs : new Set());
-    renderInspector(inspector, model, selection, inspectorActions);
-    writeHash({ select: selection, paused: timeline.paused ? model.lastSeq : null });
+    renderInspector(inspector, shown(), selection, inspectorActions);
+    updateHash();
   };
 
   const view = new TopologyView(root.querySelector("svg.topology"), model, { onSelect: (s) => select(s) });
   const narration = new Narration(root.querySelector("[data-topology=narration]"), { onSelect: (s) => select(s) });
 
 
-  const play = (event) => {
-    const changes = model.apply(event);
-    etcd?.noteEvent(event);
+  // One event played into a model the view draws (the live one, or the rewound one replaying history).
+  const show = (event, shownModel, changes) => {
     view.handle(changes);
-    narration.add(event, model);
+    narration.add(event, shownModel);
     if (selection) {
-      const chain = model.chain(selection);
+      const chain = shownModel.chain(selection);
       view.highlight(chain);
       if (chain.seqs.has(event.seq)) narration.highlight(chain.seqs);
     }
   };
+  const play = (event) => {
+    const changes = model.apply(event);
+    etcd?.noteEvent(event);
+    if (!rewind.active) show(event, model, changes);
+  };
   const skip = (events, { restoring }) => {
     if (!events.length) return;
-    for (const event of events) view.handle(model.apply(event), { quiet: true });
+    for (const event of events) {
+      const changes = model.apply(event);
+      if (!rewind.active) view.handle(changes, { quiet: true });
+    }
     etcd?.noteSkipped(events);
     const first = events[0].seq;
     const last = events[events.length - 1].seq;
@@ -213,32 +245,83 @@ export function start(root) {
         : `Skipped ahead ${events.length} events (#${first}–#${last}) to keep up; pause to follow each one.`,
     );
   };
-  const timeline = new Timeline({
-    play,
-    skip,
-    changed: () => {
-      controls?.update(model.lastSeq);
-      view.setDuration(timeline.delay());
+  const changed = () => {
+    if (rewind?.active) controls?.update(rewind.model.lastSeq, { liveWaiting: timeline.queue.length });
+    else controls?.update(model.lastSeq);
+    controls?.setMarks({ current: model.revision, compacted: model.compacted });
+    view.setDuration((rewind?.active ? rewind.timeline : timeline).delay());
+  };
+  const timeline = new Timeline({ play, skip, changed });
+  rewind = new Rewind({
+    url: config.etcd,
+    live: { model, timeline },
+    hooks: {
+      draw(rewound) {
+        view.setModel(rewound ?? model);
+        root.dataset.mode = rewound ? "past" : "live";
+        if (!rewound) view.setPast(null);
+        if (!rewound && etcd?.pinned) etcd.showRevision(null, { notify: false });
+        select(selection);
+      },
+      shown(revision) {
+        view.setPast(revision);
+        if (etcd && etcd.pinned !== revision) etcd.showRevision(revision, { notify: false });
+        controls?.setMarks({ current: rewind.current });
+        updateHash();
+      },
+      play: show,
+      apply: (changes) => view.handle(changes, { quiet: true }),
+      note: (text) => narration.note(text),
+      say: (state, text) => controls?.say(state, text),
+      changed,
     },
   });
-  let controls = null;
   controls = new Controls(root.querySelector("[data-topology=controls]"), {
-    timeline,
+    // The buttons drive the rewound history while rewound, else the live timeline.
+    get timeline() {
+      return rewind.active ? rewind.timeline : timeline;
+    },
+    setSpeed(speed) {
+      timeline.setSpeed(speed);
+      rewind.timeline?.setSpeed(speed);
+    },
+    rewind: {
+      show: (revision) => rewind.show(revision),
+      back: () => rewind.back(),
+      get revision() {
+        return rewind.active ? rewind.revision : null;
+      },
+    },
     setAnimate: (on) => view.setAnimate(on),
     clearSelection: () => select(null),
   });
-  const pauseButton = root.querySelector("[data-control=pause]");
-  pauseButton.addEventListener("click", () => writeHash({ select: selection, paused: timeline.paused ? model.lastSeq : null }));
-  root.querySelector("[data-control=step]").addEventListener("click", () =>
-    writeHash({ select: selection, paused: model.lastSeq }),
-  );
+  root.querySelector("[data-control=pause]").addEventListener("click", updateHash);
+  root.querySelector("[data-control=step]").addEventListener("click", updateHash);
   view.setDuration(BASE_DELAY);
+  // A deep link to a revision (`#revision=<R>`): everything the server holds is applied at once,
+  // then the page rewinds to R. Back to live then plays on.
+  let rewindTo = null;
+  let rewindAfter = 0;
+  const rewindWhenCaughtUp = () => {
+    if (rewindTo === null || model.lastSeq < rewindAfter) return;
+    const revision = rewindTo;
+    rewindTo = null;
+    rewind.show(revision, { liveWasPaused: false });
+  };
 
   const stream = new TraceStream(sameOriginSocketURL(config.socket), {
     onHello(hello) {
       const profile = hello.timing || config.timing;
       timing.textContent = TIMING_NOTES[profile] || profile;
       timing.dataset.profile = profile;
+      if (hash.revision !== null) {
+        rewindTo = hash.revision;
+        rewindAfter = typeof hello.last_seq === "number" ? hello.last_seq : 0;
+        hash.revision = null;
+        timeline.pauseAt(rewindAfter);
+        rewindWhenCaughtUp();
+        return 0; // everything the server holds: the trace up to the revision, and after it
+      }
       if (hash.paused !== null) {
         timeline.pauseAt(hash.paused);
         return 0; // everything the server holds, up to the linked moment
@@ -249,6 +332,7 @@ export function start(root) {
     },
     onEvents(events) {
       timeline.push(events);
+      rewindWhenCaughtUp();
       if (hash.paused !== null && model.lastSeq >= hash.paused && selection) {
         select(selection);
         hash.paused = null;
@@ -270,7 +354,7 @@ export function start(root) {
   stream.connect();
   etcd?.load();
   // For the browser tests and the curious: the page's parts, on the console.
-  window.kubelabTopology = { model, view, timeline, stream, narration, select, etcd };
+  window.kubelabTopology = { model, view, timeline, stream, narration, select, etcd, rewind, shown };
   return window.kubelabTopology;
 }
 

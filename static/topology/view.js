@@ -10,6 +10,10 @@
 // moves through the stages as `request.stage` events arrive and lights each one; a refused request
 // turns red, shows "✕" and its reason, and bounces back. Watches are dashed standing lines that pulse
 // per event. With animation off (or prefers-reduced-motion), the same states show without movement.
+//
+// `setModel(model)` draws another model from scratch (the page's rewind swaps in the cluster as it
+// was at a revision, and back); nodes keep the places they had, so nothing jumps. `setPast(revision)`
+// says in the diagram itself, in words, that it shows that revision and not now.
 
 import { STAGES, STAGE_NAMES, parseNodeId, requestTitle } from "./model.js";
 import { nodeName } from "./narration.js";
@@ -52,6 +56,14 @@ export const VERB_SHORT = {
   deletecollection: "DELETE*",
 };
 
+/** A node's Node object as the store held it (rewound only): `Ready`, `NotReady, cordoned` ... */
+export function storedNodeWords(stored) {
+  if (!stored) return "";
+  if (stored.missing) return "no Node object";
+  const ready = { True: "Ready", False: "NotReady", Unknown: "Ready unknown" }[stored.ready] || "no Ready condition";
+  return stored.unschedulable ? `${ready}, cordoned` : ready;
+}
+
 function lane(id) {
   let hash = 0;
   for (const char of String(id)) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
@@ -78,6 +90,38 @@ export class TopologyView {
       packets: el("g", { class: "layer-packets", "aria-label": "requests in flight" }, svg),
     };
     this._drawSkeleton();
+    this.pastText = text(svg, WIDTH / 2, 16, "", { class: "past-label", "text-anchor": "middle", "data-view": "past" });
+  }
+
+  /**
+   * Draw `model` instead of the one drawn now, from scratch: its nodes (each where it was before),
+   * pods, controllers, states, watch lines and etcd's revision. Packets in flight are dropped.
+   */
+  setModel(model) {
+    this.model = model;
+    for (const id of [...this.packetElements.keys()]) this._removePacket(id);
+    for (const edge of this.watchEdges.values()) edge.group.remove();
+    this.watchEdges.clear();
+    for (const [id, group] of [...this.nodeElements]) {
+      if (id === "apiserver" || id === "etcd") continue;
+      group.remove();
+      this.nodeElements.delete(id);
+    }
+    this.nodeElements.get("etcd").classList.toggle("unseen", !model.nodes.has("etcd"));
+    this.refusal.textContent = "";
+    for (const cell of this.stageCells.values()) cell.classList.remove("denied-here", "flash");
+    for (const id of model.nodes.keys()) this.drawNode(id);
+    for (const watch of model.watches.keys()) this._watchEdge(watch);
+    this._drawRevision();
+    this.highlight(this.selected);
+  }
+
+  /** Say in the diagram that it shows store revision `revision`, not now (null: live, say nothing). */
+  setPast(revision) {
+    const past = typeof revision === "number";
+    this.svg.classList.toggle("past", past);
+    this.pastText.textContent = past ? `⏪ Revision ${revision}: the cluster as it was then, not now` : "";
+    this._drawRevision();
   }
 
   setAnimate(animate) {
@@ -223,8 +267,10 @@ export class TopologyView {
     const node = this.model.nodes.get(id);
     if (!group || !node || !group.stateText) return;
     const faults = node.faults?.size ? ` ⚠ ${[...node.faults].join(", ")}` : "";
-    group.stateText.textContent = `${node.state || ""}${faults}`;
-    group.setAttribute("aria-label", `${nodeName(id)}${node.state ? `, ${node.state}` : ""}${faults}`);
+    const stored = storedNodeWords(node.stored);
+    const words = [node.state, stored].filter(Boolean).join(" · ");
+    group.stateText.textContent = `${words}${faults}`;
+    group.setAttribute("aria-label", `${nodeName(id)}${words ? `, ${words}` : ""}${faults}`);
   }
 
   _drawPods(id) {
@@ -297,7 +343,7 @@ export class TopologyView {
           else this._packetEnd(change.id);
           break;
         case "store":
-          this.revisionText.textContent = `revision ${this.model.revision}${this.model.compacted ? ` (compacted < ${this.model.compacted})` : ""}`;
+          this._drawRevision();
           if (!quiet && change.write !== false) this._flash(this.nodeElements.get("etcd"));
           break;
         case "watch-open":
@@ -322,6 +368,14 @@ export class TopologyView {
           break;
       }
     }
+  }
+
+  _drawRevision() {
+    const { revision, compacted } = this.model;
+    const then = this.svg.classList.contains("past") ? " (then)" : "";
+    this.revisionText.textContent = revision
+      ? `revision ${revision}${then}${compacted ? ` (compacted < ${compacted})` : ""}`
+      : "revision –";
   }
 
   _flash(element) {
@@ -406,7 +460,8 @@ export class TopologyView {
     setTimeout(() => {
       this._moveTo(group, group.origin.x, group.origin.y, this.animate);
       group.classList.add("leaving");
-      setTimeout(() => this._removePacket(id), this.animate ? this.duration * 2 : this.duration * 4);
+      const gone = () => this.packetElements.get(id) === group && this._removePacket(id);
+      setTimeout(gone, this.animate ? this.duration * 2 : this.duration * 4);
     }, hold);
   }
 

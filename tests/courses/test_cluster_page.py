@@ -1,4 +1,8 @@
-"""The cluster page: the live topology's markup, its script and the trace stream it connects to."""
+"""The cluster page: the live topology's markup, its script and the trace stream it connects to.
+
+The page is for those who may see the cluster (courses/access.py): the demo cluster for anyone while
+``KUBELAB_DEMO_ANONYMOUS`` is on, a classroom's cluster for its people and staff.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
 from django.test import Client
 from pytest_django import Settings
 
 from controlplane.runtime import CLUSTER_LIST_FILE, activate
+from courses.models import Classroom
 
 
 @pytest.fixture
@@ -52,9 +58,39 @@ def test_the_demo_cluster_page_loads_the_topology(client: Client, demo: Path) ->
     assert "Timing profile:" in page
 
 
-def test_each_cluster_streams_its_own_trace(client: Client, demo: Path) -> None:
-    page = client.get("/lab/team-a/").content.decode()
+@pytest.fixture
+def staff_client(client: Client, db: None) -> Client:
+    client.force_login(User.objects.create_user("root", is_staff=True))
+    return client
+
+
+def test_each_cluster_streams_its_own_trace(staff_client: Client, demo: Path) -> None:
+    page = staff_client.get("/lab/team-a/").content.decode()
     assert _config(page)["socket"] == "/ws/lab/team-a/trace/"
+
+
+def test_a_classroom_s_cluster_is_shown_to_its_people_only(client: Client, demo: Path, db: None) -> None:
+    alice, dave = User.objects.create_user("alice"), User.objects.create_user("dave")
+    classroom = Classroom.objects.create(name="Kubernetes 101", slug="k8s-101")
+    classroom.students.add(alice)
+    classroom.clusters.create(cluster="team-a")
+    client.force_login(alice)
+    assert client.get("/lab/team-a/").status_code == 200
+    client.force_login(dave)
+    refused = client.get("/lab/team-a/")
+    assert refused.status_code == 403
+    assert "You may not watch cluster &#x27;team-a&#x27;." in refused.content.decode()
+    assert "/ws/lab/team-a/trace/" not in refused.content.decode()
+    assert client.get("/lab/demo/").status_code == 200  # the demo cluster is everyone's
+
+
+def test_anonymous_visitors_see_the_demo_page_only(client: Client, demo: Path, settings: Settings) -> None:
+    for name in ("team-a", "nope"):  # whether the cluster exists or not
+        refused = client.get(f"/lab/{name}/")
+        assert refused.status_code == 403
+        assert f"Sign in to watch cluster &#x27;{name}&#x27;." in refused.content.decode()
+    settings.KUBELAB_DEMO_ANONYMOUS = False
+    assert client.get("/lab/demo/").status_code == 403
 
 
 def test_the_timing_profile_of_the_settings_is_shown_before_the_stream_says(
@@ -65,11 +101,20 @@ def test_the_timing_profile_of_the_settings_is_shown_before_the_stream_says(
     assert 'data-profile="upstream">upstream</strong>' in page
 
 
-def test_an_unknown_cluster_has_no_page(client: Client, demo: Path) -> None:
-    assert client.get("/lab/nope/").status_code == 404
+def test_an_unknown_cluster_has_no_page(staff_client: Client, demo: Path) -> None:
+    assert staff_client.get("/lab/nope/").status_code == 404
 
 
-MODULES = ["topology.js", "stream.js", "model.js", "view.js", "narration.js", "controls.js", "timeline.js"]
+MODULES = [
+    "topology.js",
+    "stream.js",
+    "model.js",
+    "view.js",
+    "narration.js",
+    "controls.js",
+    "timeline.js",
+    "rewind.js",
+]
 
 
 @pytest.mark.parametrize("module", MODULES)

@@ -2,8 +2,8 @@
 
 A started lab (no components) and an admin writing through its real API server. An anonymous visitor
 asks ``/lab/<cluster>/etcd/`` through the whole Django stack (sessions, authentication); signed-in
-users are unsaved ``User`` objects handed to the view as the session would (no database, as in the
-trace consumer's tests).
+users are ``User`` objects handed to the view as the session would: unsaved (no database) for the
+demo cluster, saved into classrooms for the test of who may look into a classroom's cluster.
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ from django.test import AsyncClient, AsyncRequestFactory
 from pytest_django import Settings
 
 from controlplane.runtime import Lab, LabConfig, activate
-from courses.etcdpanel import CIPHERTEXT_PREVIEW, describe_value
+from controlplane.store.kv import KeyValue
+from courses.etcdpanel import CIPHERTEXT_PREVIEW, describe_value, node_summary, pod_summary
 from courses.views import etcd_keys
+from tests.support.classrooms import committed_classrooms
 
 #: A Secret's value: random, so that finding it anywhere in an answer cannot be a coincidence.
 PASSWORD = "s3cret-" + base64.b32encode(os.urandom(10)).decode()
@@ -57,8 +59,8 @@ async def api(lab: Lab, method: str, path: str, body: dict[str, Any] | None = No
 class SignedIn:
     """Asks the view as a signed-in user, the way the session middleware would hand it over."""
 
-    def __init__(self, username: str) -> None:
-        self.user = User(username=username)
+    def __init__(self, user: User) -> None:
+        self.user = user
 
     async def get(self, path: str, params: dict[str, str | list[str]] | None = None) -> HttpResponse:
         request = AsyncRequestFactory().get(path, params or {})
@@ -73,8 +75,9 @@ class SignedIn:
         return await etcd_keys(request, name)
 
 
-def signed_in(username: str) -> SignedIn:
-    return SignedIn(username)
+def signed_in(username: str, *, staff: bool = False) -> SignedIn:
+    """A user who is in no classroom (never saved): sees the demo cluster, and every cluster if staff."""
+    return SignedIn(User(username=username, is_staff=staff))
 
 
 def answer(response: Any) -> dict[str, Any]:
@@ -154,9 +157,33 @@ async def test_a_past_revision_is_read_until_it_is_compacted(lab: Lab) -> None:
     assert bad.status_code == 400
 
 
-async def test_an_unknown_cluster_is_404_for_a_signed_in_user(lab: Lab) -> None:
-    client = signed_in("bob")
-    assert (await client.get("/lab/nope/etcd/")).status_code == 404
+async def test_an_unknown_cluster_is_404_for_staff_and_403_for_others(lab: Lab) -> None:
+    assert (await signed_in("root", staff=True).get("/lab/nope/etcd/")).status_code == 404
+    refused = await signed_in("bob").get("/lab/nope/etcd/")  # nobody else may probe for names
+    assert (refused.status_code, answer(refused)) == (403, {"error": "you may not look into cluster 'nope'"})
+
+
+@pytest.fixture
+async def classrooms(transactional_db: None) -> AsyncIterator[dict[str, User]]:
+    """Saved users in classrooms (tests/support/classrooms.py), committed: the view reads them in a
+    worker thread. alice attends k8s-101, which owns team-a; dave attends k8s-201."""
+    async with committed_classrooms() as users:
+        yield users
+
+
+async def test_only_the_classroom_of_a_cluster_looks_into_its_store(
+    lab: Lab, classrooms: dict[str, User]
+) -> None:
+    await lab.create_cluster("team-a")
+    listed = await SignedIn(classrooms["alice"]).get("/lab/team-a/etcd/")
+    assert listed.status_code == 200, listed.content
+    assert answer(listed)["cluster"] == "team-a"
+    assert "/registry/namespaces/default" in {row["key"] for row in answer(listed)["keys"]}
+    refused = await SignedIn(classrooms["dave"]).get("/lab/team-a/etcd/")
+    assert (refused.status_code, answer(refused)) == (
+        403,
+        {"error": "you may not look into cluster 'team-a'"},
+    )
 
 
 def test_an_unencrypted_secret_shows_its_size_only() -> None:
@@ -168,3 +195,64 @@ def test_an_unencrypted_secret_shows_its_size_only() -> None:
     assert base64.b64encode(b"plain").decode() not in json.dumps(described)
     configmap = describe_value("/registry/configmaps/default/c", b'{"data": {"a": "b"}}', with_json=True)
     assert configmap == {"form": "json", "bytes": 20, "json": {"data": {"a": "b"}}}
+
+
+async def test_the_diagram_objects_are_the_nodes_and_pods_stored_at_a_revision(lab: Lab) -> None:
+    """The rewound diagram's read: a pod's node and phase at each revision, gone after its delete."""
+    node = {"metadata": {"name": "node-1"},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}}  # fmt: skip
+    assert (await api(lab, "POST", "/api/v1/nodes", node)).status_code == 201
+    pods = "/api/v1/namespaces/default/pods"
+    spec = {"nodeName": "node-1", "containers": [{"name": "c", "image": "nginx"}]}
+    created = await api(lab, "POST", pods, {"metadata": {"name": "web"}, "spec": spec})
+    assert created.status_code == 201, created.text
+    at_create = int(created.json()["metadata"]["resourceVersion"])
+    running = {**created.json(), "status": {"phase": "Running"}}
+    updated = await api(lab, "PUT", f"{pods}/web/status", running)
+    assert updated.status_code == 200, updated.text
+    at_running = int(updated.json()["metadata"]["resourceVersion"])
+    secret = {"metadata": {"name": "db"}, "stringData": {"password": PASSWORD}}
+    assert (await api(lab, "POST", "/api/v1/namespaces/default/secrets", secret)).status_code == 201
+    deleted = await api(lab, "DELETE", f"{pods}/web?gracePeriodSeconds=0")
+    assert deleted.status_code == 200, deleted.text
+    client = signed_in("alice")
+
+    async def objects(revision: int | None = None) -> dict[str, Any]:
+        params: dict[str, str | list[str]] = {"objects": "diagram"}
+        if revision:
+            params["revision"] = str(revision)
+        response = await client.get("/lab/demo/etcd/", params)
+        assert response.status_code == 200, response.content
+        assert PASSWORD not in response.content.decode(), "a Secret's plaintext reached the page"
+        return answer(response)
+
+    then = await objects(at_create)
+    assert then["revision"] == at_create and then["current_revision"] > at_running
+    web = {"namespace": "default", "name": "web", "node": "node-1", "phase": "Pending", "deleting": False,
+           "mod_revision": at_create}  # fmt: skip
+    assert then["objects"]["pods"] == [web]
+    assert [n["name"] for n in then["objects"]["nodes"]] == ["node-1"]
+    assert then["objects"]["nodes"][0]["ready"] == "True"
+    assert then["objects"]["unreadable"] == 0
+    later = await objects(at_running)
+    assert later["objects"]["pods"] == [{**web, "phase": "Running", "mod_revision": at_running}]
+    now = await objects()
+    assert now["objects"]["pods"] == [], "the deleted pod is still drawn now"
+    future = await client.get("/lab/demo/etcd/", {"objects": "diagram", "revision": str(now["revision"] + 5)})
+    assert future.status_code == 400 and "not written yet" in answer(future)["error"]
+    assert set(now) == {"cluster", "revision", "current_revision", "compacted", "objects"}
+    store = lab.cluster("demo").store
+    await store.compact(await store.current_revision())
+    gone = await client.get("/lab/demo/etcd/", {"objects": "diagram", "revision": str(at_create)})
+    assert gone.status_code == 410 and answer(gone)["compacted"] > at_create
+
+
+def test_a_stored_object_that_cannot_be_decoded_is_not_summarised() -> None:
+    encrypted = KeyValue("/registry/pods/default/web", b"k8s:enc:aescbc:v1:key1:\x00\x01", 3, 3, 1)
+    assert pod_summary(encrypted) is None
+    assert node_summary(KeyValue("/registry/minions/n", b"not json", 4, 4, 1)) is None
+    bare = pod_summary(KeyValue("/registry/pods/kube-system/dns", b"{}", 5, 6, 2))
+    assert bare == {"namespace": "kube-system", "name": "dns", "node": "", "phase": "Pending",
+                    "deleting": False, "mod_revision": 6}  # fmt: skip
+    cordoned = node_summary(KeyValue("/registry/minions/n", b'{"spec": {"unschedulable": true}}', 4, 4, 1))
+    assert cordoned == {"name": "n", "ready": None, "unschedulable": True, "mod_revision": 4}

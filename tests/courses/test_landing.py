@@ -7,10 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import AsyncClient, Client
 from pytest_django import Settings
 
 from controlplane.runtime import CLUSTER_LIST_FILE, Lab, LabConfig, activate
+from tests.support.classrooms import make_classrooms
 
 
 @pytest.fixture
@@ -37,8 +39,9 @@ def test_landing_page_explains_kubelab(client: Client, data_dir: Path) -> None:
     assert "No clusters yet" in page
 
 
-def test_landing_page_lists_the_clusters_of_the_data_dir(client: Client, data_dir: Path) -> None:
+def test_landing_page_lists_the_clusters_of_the_data_dir(client: Client, data_dir: Path, db: None) -> None:
     (data_dir / CLUSTER_LIST_FILE).write_text(json.dumps({"clusters": ["demo", "team-a"]}))
+    client.force_login(User.objects.create_user("teacher", is_staff=True))
     page = client.get("/").content.decode()
     assert '<a href="/lab/demo/">demo</a>' in page
     assert '<a href="/lab/team-a/">team-a</a>' in page
@@ -80,7 +83,24 @@ async def test_a_running_lab_shows_its_clusters_running(async_client: AsyncClien
         await lab.stop()
 
 
-def test_cluster_pages(client: Client, data_dir: Path) -> None:
+def test_cluster_pages(client: Client, data_dir: Path, db: None) -> None:
     (data_dir / CLUSTER_LIST_FILE).write_text(json.dumps({"clusters": ["demo"]}))
     assert client.get("/lab/demo/").status_code == 200
+    assert client.get("/lab/nope/").status_code == 403  # anonymous visitors cannot probe for names
+    client.force_login(User.objects.create_user("root", is_staff=True))
     assert client.get("/lab/nope/").status_code == 404
+
+
+def test_the_list_shows_only_the_clusters_the_visitor_may_watch(
+    client: Client, data_dir: Path, db: None
+) -> None:
+    (data_dir / CLUSTER_LIST_FILE).write_text(json.dumps({"clusters": ["demo", "team-a", "team-b", "loose"]}))
+    users = make_classrooms()
+    anonymous = client.get("/").content.decode()
+    assert "/lab/demo/" in anonymous
+    assert "/lab/team-a/" not in anonymous, "an anonymous visitor learnt that a classroom's cluster exists"
+    client.force_login(users["alice"])  # attends the classroom owning team-a
+    student = client.get("/").content.decode()
+    assert "/lab/demo/" in student and "/lab/team-a/" in student
+    assert "/lab/team-b/" not in student, "a student was shown another classroom's cluster"
+    assert "/lab/loose/" not in student, "a student was shown a cluster of no classroom"

@@ -26,6 +26,7 @@ from config.asgi import application
 from controlplane.consumers.trace import TraceConsumer
 from controlplane.runtime import Cluster, Lab, LabConfig, activate
 from controlplane.trace.bus import TraceBus
+from tests.support.classrooms import committed_classrooms
 
 TIMEOUT = 5  # seconds a test waits for one message before failing (never spent when things work)
 
@@ -197,13 +198,57 @@ async def test_anonymous_visitors_may_watch_only_the_demo_cluster(lab: Lab, sett
     await close(communicator)
 
 
-async def test_signed_in_users_may_watch_any_cluster(lab: Lab) -> None:
+async def test_a_foreign_origin_is_refused_at_the_handshake(lab: Lab) -> None:
+    """Another site's page cannot open the socket with the visitor's session cookie (ALLOWED_HOSTS)."""
+    for origin in (b"http://evil.example", b"http://localhost.evil.example"):
+        communicator = WebsocketCommunicator(
+            application, "/ws/lab/demo/trace/", headers=[(b"origin", origin)]
+        )
+        connected, _ = await communicator.connect(timeout=TIMEOUT)
+        assert not connected, f"a socket from {origin.decode()} was accepted"
+        await close(communicator)
+    communicator = WebsocketCommunicator(application, "/ws/lab/demo/trace/")  # no Origin at all
+    connected, _ = await communicator.connect(timeout=TIMEOUT)
+    assert not connected
+    await close(communicator)
+
+
+@pytest.fixture
+async def classrooms(transactional_db: None) -> AsyncIterator[dict[str, User]]:
+    """Saved users in classrooms (tests/support/classrooms.py), committed: the consumer reads them
+    in a worker thread. alice attends and bob teaches k8s-101, which owns team-a; dave attends k8s-201."""
+    async with committed_classrooms() as users:
+        yield users
+
+
+async def test_the_people_of_a_cluster_s_classroom_may_watch_it(
+    lab: Lab, classrooms: dict[str, User]
+) -> None:
     await lab.create_cluster("team-a")
-    for user in (student(), staff()):
+    for user in (classrooms["alice"], classrooms["bob"], staff()):
         communicator = socket("team-a", user)
         hello = await open_socket(communicator)
-        assert hello["cluster"] == "team-a"
+        assert hello["cluster"] == "team-a", f"{user.username} was not let in"
         await close(communicator)
+
+
+async def test_a_student_of_another_classroom_is_refused(lab: Lab, classrooms: dict[str, User]) -> None:
+    await lab.create_cluster("team-a")
+    for cluster in ("team-a", "no-such-cluster"):  # refused alike: no probing for names either
+        communicator = socket(cluster, classrooms["dave"])
+        connected, _ = await communicator.connect(timeout=TIMEOUT)
+        assert connected
+        assert await receive(communicator) == {
+            "type": "error",
+            "code": 4403,
+            "message": f"you may not watch cluster {cluster!r}",
+        }
+        assert (await communicator.receive_output(timeout=TIMEOUT))["code"] == 4403
+        await close(communicator)
+    # The demo cluster is everyone's.
+    communicator = socket("demo", classrooms["dave"])
+    assert (await open_socket(communicator))["cluster"] == "demo"
+    await close(communicator)
 
 
 async def test_an_unknown_cluster_is_closed_with_4404(lab: Lab) -> None:

@@ -1,0 +1,234 @@
+// Rewind: the diagram as the cluster was at an earlier store revision, and replaying from there.
+//
+// etcd keeps every revision back to its compaction mark (MVCC), so "the cluster at revision R" is
+// read, not guessed. Two sources, each for what it knows:
+// - the store at R: the server reads the Nodes and Pods stored at R
+//   (`/lab/<cluster>/etcd/?objects=diagram&revision=R`, courses/etcdpanel.py): which nodes exist and
+//   whether they are Ready, which pods exist, on which node, in which phase;
+// - the trace up to R: every write is a `store.txn` event naming the revision it wrote, so the page
+//   replays the events it holds up to the one that wrote R, for what only the trace knows: the
+//   components and their state, the watch lines, the controllers that have worked, the requests.
+// The model at R is that replay with the store's objects folded in (`TopologyModel.applySnapshot`):
+// the pods drawn are exactly the store's.
+//
+// While rewound the live diagram waits, as when paused: its model is kept aside untouched and new
+// events queue in its timeline. The recorded events after R wait in a second timeline, so pause, step
+// and speed replay history from R one event at a time; each write replayed reads the store again at
+// its revision. "Back to live" draws the live model again and lets the waiting events play.
+// A compacted revision cannot be shown: the server answers 410 and the page says so.
+
+import { readJSON } from "./etcd.js";
+import { isStoreWrite, replayed } from "./model.js";
+import { Timeline } from "./timeline.js";
+
+const CACHE = 200; // answers kept: a revision's objects never change (until compacted away)
+
+/** The events the page holds, oldest first: those the live model has played, then those waiting. */
+export function heldEvents(model, queue = []) {
+  const played = [...model.events.values()];
+  return [...played, ...queue.filter((event) => event.seq > model.lastSeq)];
+}
+
+/**
+ * Where revision `revision` sits in `events` (oldest first): the seq of the `store.txn` that wrote it
+ * (`exact`), else of the newest held write before it; 0 when the page holds no write at or before it.
+ */
+export function writeSeqOf(events, revision) {
+  let seq = 0;
+  let exact = false;
+  for (const event of events) {
+    if (!isStoreWrite(event) || event.revision > revision) continue;
+    if (event.seq > seq) {
+      seq = event.seq;
+      exact = event.revision === revision;
+    }
+  }
+  return { seq, exact };
+}
+
+/**
+ * The diagram at a revision, as a pure function of the held events and the server's answer for that
+ * revision: `{model, seq, exact, later}` where `later` are the events after it, to replay.
+ */
+export function modelAt(events, answer) {
+  const { seq, exact } = writeSeqOf(events, answer.revision);
+  const model = replayed(events, seq);
+  model.applySnapshot(answer);
+  return { model, seq, exact, later: events.filter((event) => event.seq > seq) };
+}
+
+/** Words for a refused read: a compacted revision, one not written yet, or anything else. */
+function refusal(revision, status, data) {
+  if (status === 410) {
+    const from = data?.compacted ? ` etcd keeps history only from revision ${data.compacted} on,` : "";
+    return ["compacted", `Revision ${revision} is compacted:${from} so the cluster as it was then cannot be shown.`];
+  }
+  if (status === 400 && /not written yet/.test(data?.error || "")) {
+    return ["error", `Revision ${revision} is not written yet: ${data.error}.`];
+  }
+  return ["error", `The store cannot be read here: ${data?.error || `HTTP ${status}`}.`];
+}
+
+export class Rewind {
+  /**
+   * @param {{url: string, fetch?: typeof fetch, live: {model, timeline}, hooks: object}} options
+   *   `url` the etcd panel's endpoint; `live` the page's live model and timeline; `hooks`:
+   *   draw(model|null) (null: the live model again), shown(revision) (the store revision drawn),
+   *   play(event, model, changes), apply(changes), note(text), say(state, text), changed()
+   */
+  constructor({ url, fetch: fetcher, live, hooks }) {
+    this.url = url;
+    this.fetch = fetcher || ((...args) => window.fetch(...args));
+    this.live = live;
+    this.hooks = hooks;
+    this.active = false;
+    this.model = null; // the rewound model, or null: live
+    this.timeline = null; // the recorded events after the revision, to replay
+    this.revision = null; // the store revision the drawn nodes and pods were read at
+    this.current = null; // the store's revision now, as the last answer said
+    this.seq = 0; // the event the replay started after
+    this.wasPaused = null; // the live timeline's pause before rewinding (null: not holding it)
+    this.generation = 0; // answers to an older show() or back() are dropped
+    this.following = null; // the revision a replayed write asked the store for
+    this.cache = new Map();
+  }
+
+  async _objects(revision) {
+    const cached = this.cache.get(revision);
+    if (cached) return cached;
+    let answer;
+    try {
+      answer = await readJSON(this.fetch, this.url, [["objects", "diagram"], ["revision", revision]]);
+    } catch (error) {
+      return { status: 0, data: { error: String(error.message || error) } };
+    }
+    if (answer.status === 200 && answer.data?.objects) {
+      this.cache.set(revision, answer);
+      if (this.cache.size > CACHE) this.cache.delete(this.cache.keys().next().value);
+    }
+    return answer;
+  }
+
+  _hold(wasPaused = this.live.timeline.paused) {
+    if (this.wasPaused !== null) return;
+    this.wasPaused = wasPaused;
+    this.live.timeline.setPaused(true);
+  }
+
+  _release() {
+    if (this.wasPaused === null) return;
+    const paused = this.wasPaused;
+    this.wasPaused = null;
+    this.live.timeline.setPaused(paused);
+  }
+
+  /**
+   * Show the cluster as it was at `revision`; resolves to true when it is shown. `liveWasPaused`
+   * overrides what "Back to live" restores (a deep link pauses the live timeline before it rewinds).
+   */
+  async show(revision, { liveWasPaused } = {}) {
+    const generation = ++this.generation;
+    this._hold(liveWasPaused); // live events wait from now on, even while the store is read
+    this.hooks.say("loading", `Reading the store at revision ${revision} …`);
+    const { status, data } = await this._objects(revision);
+    if (generation !== this.generation) return false;
+    if (status !== 200 || !data?.objects) {
+      const [state, text] = status === 200 ? ["error", "The server's answer has no objects to draw."] : refusal(revision, status, data);
+      if (!this.active) this._release();
+      this.hooks.say(state, this.active ? `${text} Still showing revision ${this.revision}.` : `${text} The diagram stays live.`);
+      this.hooks.changed();
+      return false;
+    }
+    const events = heldEvents(this.live.model, this.live.timeline.queue);
+    const { model, seq, exact, later } = modelAt(events, data);
+    this.timeline?.stop();
+    this.timeline = new Timeline(
+      {
+        play: (event) => this._play(event),
+        skip: (skipped) => skipped.forEach((event) => this._play(event)),
+        changed: () => this.hooks.changed(),
+      },
+      { paused: true, speed: this.live.timeline.speed, maxBacklog: Infinity },
+    );
+    this.active = true;
+    this.model = model;
+    this.revision = data.revision;
+    this.current = data.current_revision ?? null;
+    this.seq = seq;
+    this.following = null;
+    this.timeline.push(later);
+    this.hooks.draw(model);
+    const first = events[0]?.seq;
+    let trace;
+    if (exact) trace = `the rest replayed from the trace up to event #${seq}, which wrote it`;
+    else if (seq) trace = `the rest replayed from the trace up to event #${seq}, the last write the page holds before it`;
+    else trace = `the page holds no trace from before it${first ? ` (its events start at #${first})` : ""}, so no components or watch lines are drawn`;
+    this.hooks.note(
+      `⏪ Rewound to revision ${data.revision}: nodes and pods as etcd held them then; ${trace}. ` +
+        `${later.length} recorded event${later.length === 1 ? "" : "s"} after it: step or resume to replay them.`,
+    );
+    this._shown();
+    this.hooks.changed();
+    return true;
+  }
+
+  _shown() {
+    this.hooks.shown(this.revision);
+    const now = this.current ? ` (now: revision ${this.current})` : "";
+    this.hooks.say(
+      "past",
+      `⏪ Showing revision ${this.revision}, not now${now}: the cluster as the store held it then. ` +
+        "Live events wait until you go back to live.",
+    );
+  }
+
+  _play(event) {
+    if (!this.active) return;
+    const changes = this.model.apply(event);
+    this.hooks.play(event, this.model, changes);
+    if (isStoreWrite(event) && event.revision !== this.revision) this._follow(event.revision);
+    if (!this.timeline.queue.length) {
+      this.hooks.note("That was the newest event the page held when it rewound; go back to live to follow on.");
+    }
+  }
+
+  /** A replayed write moved the store on: read its objects at the new revision and draw those. */
+  async _follow(revision) {
+    const generation = this.generation;
+    this.following = revision;
+    const { status, data } = await this._objects(revision);
+    if (generation !== this.generation || this.following !== revision || !this.active) return;
+    if (status !== 200 || !data?.objects) {
+      const [, text] = refusal(revision, status, data);
+      this.hooks.note(`${text} The pods drawn follow the trace only.`);
+      return;
+    }
+    this.hooks.apply(this.model.applySnapshot(data));
+    this.revision = data.revision;
+    this.current = data.current_revision ?? this.current;
+    this._shown();
+    this.hooks.changed();
+  }
+
+  /** Back to live: draw the live model again; the events that waited play (unless it was paused). */
+  back() {
+    this.generation += 1;
+    const wasActive = this.active;
+    this.timeline?.stop();
+    this.timeline = null;
+    this.active = false;
+    this.model = null;
+    this.revision = null;
+    this.following = null;
+    if (wasActive) this.hooks.draw(null);
+    const waiting = this.live.timeline.queue.length;
+    const paused = this.wasPaused;
+    this._release();
+    if (wasActive) {
+      const then = paused ? "they wait: resume to play them" : "they play now";
+      this.hooks.note(`Back to live: ${waiting} event${waiting === 1 ? "" : "s"} arrived meanwhile; ${then}.`);
+    }
+    this.hooks.say("live", "Live: the diagram shows the cluster now.");
+    this.hooks.changed();
+  }
+}
