@@ -58,7 +58,13 @@ from controlplane.client import ratelimit
 from controlplane.client.config import Config
 from controlplane.client.errors import ConnectError, TransportError, from_response, parse_retry_after
 from controlplane.client.ratelimit import RateLimiter
-from controlplane.client.transport import build_http_client
+from controlplane.client.transport import (
+    InProcessTransport,
+    Target,
+    build_http_client,
+    default_headers,
+    in_process_transport,
+)
 from controlplane.client.watch import EventType, MalformedEvent, WatchEvent, decode_event, raise_for_error
 from controlplane.trace import note_request
 from controlplane.uids import new_uid
@@ -201,8 +207,14 @@ class RESTClient:
     ) -> None:
         self.config = config
         self.clock = config.clock
-        self._http = http_client if http_client is not None else build_http_client(config)
+        #: In-process, requests that do not stream skip httpx (``InProcessTransport.call``).
+        self._direct = in_process_transport(config) if http_client is None else None
+        self._http = (
+            http_client if http_client is not None else build_http_client(config, transport=self._direct)
+        )
         self._urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = {}
+        self._targets: dict[httpx.URL, Target | None] = {}
+        self._default_headers = {name.lower(): value for name, value in default_headers(config).items()}
         self._owns_http = http_client is None
         #: The server's ``host:port``, the ``host`` label of ``rest_client_requests_total``.
         self._host = urlsplit(config.host).netloc
@@ -249,6 +261,7 @@ class RESTClient:
         if url is None:
             if len(self._urls) >= URL_CACHE_SIZE:
                 self._urls.clear()
+                self._targets.clear()
             base = str(self._http.base_url)  # httpx keeps it ending in "/"
             url = self._urls[key] = httpx.URL(base + path.lstrip("/"), params=params or None)
         return url
@@ -274,15 +287,19 @@ class RESTClient:
             await self._throttle()
         retries = 0
         while True:
-            request = self._http.build_request(
-                method,
-                self._url(path, params),
-                content=content,
-                headers=headers,
-                timeout=http_timeout if http_timeout is not None else self._http.timeout,
-            )
+            url = self._url(path, params)
             try:
-                response = await self._http.send(request, stream=stream)
+                if self._direct is not None and not stream:
+                    response = await self._call_direct(self._direct, method, url, content, headers)
+                else:
+                    request = self._http.build_request(
+                        method,
+                        url,
+                        content=content,
+                        headers=headers,
+                        timeout=http_timeout if http_timeout is not None else self._http.timeout,
+                    )
+                    response = await self._http.send(request, stream=stream)
             except httpx.TransportError as error:
                 self._count(ERROR_CODE, method)
                 if (
@@ -307,6 +324,25 @@ class RESTClient:
             )
             await self.clock.sleep(wait)
             await self._throttle()
+
+    async def _call_direct(
+        self,
+        transport: InProcessTransport,
+        method: str,
+        url: httpx.URL,
+        content: bytes | None,
+        headers: Mapping[str, str],
+    ) -> httpx.Response:
+        """One attempt through ``InProcessTransport.call``, with the headers httpx would have sent."""
+        if url in self._targets:
+            target = self._targets[url]
+        else:
+            target = self._targets[url] = transport.target(url)
+        merged = dict(self._default_headers)
+        for name, value in headers.items():
+            merged[name.lower()] = value
+        raw = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in merged.items()]
+        return await transport.call(method, target, raw, content or b"", read_timeout=self._http.timeout.read)
 
     async def request(
         self,

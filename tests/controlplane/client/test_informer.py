@@ -315,9 +315,15 @@ async def test_replaying_watch_events_onto_a_stale_cache_equals_a_fresh_list(
         # 1. Changes while the informer watches.
         await random_changes(cms, rng, names, 15)
 
+        # Everything so far has reached the informer: the object deleted below is in its cache.
+        seen = await cms.create(configmap("step-1-done"))
+        await replayer.reach(int(seen["metadata"]["resourceVersion"]))
+
         # 2. The watch is lost; more changes than the server keeps in its window, including a deletion.
         lw.gate.clear()
+        lw.watch_requested.clear()
         lw.cut.set()
+        await lw.watch_requested.wait()  # the watch has ended: the reflector's next one waits at the gate
         await cms.delete(sorted(names)[0])
         names.remove(sorted(names)[0])
         await random_changes(cms, rng, names, 12)

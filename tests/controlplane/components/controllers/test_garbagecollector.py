@@ -101,16 +101,18 @@ def configmap(name: str, *owners: dict[str, Any]) -> Object:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"k": "v"}}
 
 
-def pod(name: str, *owners: dict[str, Any], labels: dict[str, str] | None = None) -> Object:
+def pod(
+    name: str, *owners: dict[str, Any], labels: dict[str, str] | None = None, node: str | None = None
+) -> Object:
+    """A pod; bound to ``node`` (with no kubelet there), a delete only marks it, as for a running pod:
+    an unscheduled pod is deleted at once (upstream's ``CheckGracefulDelete``)."""
     meta: dict[str, Any] = {"name": name, "labels": labels or {}}
     if owners:
         meta["ownerReferences"] = list(owners)
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": meta,
-        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
-    }
+    spec: dict[str, Any] = {"containers": [{"name": "app", "image": "nginx"}]}
+    if node is not None:
+        spec["nodeName"] = node
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
 def names(items: list[Object]) -> set[str]:
@@ -195,12 +197,22 @@ async def test_foreground_deletion_waits_for_the_whole_chain(tmp_path: Path) -> 
             }
         )
         for name in ("web-7d-a", "web-7d-b"):
-            await pods.create(pod(name, owner_ref(rs, block=True, controller=True), labels=labels))
+            await pods.create(
+                pod(
+                    name,
+                    owner_ref(rs, block=True, controller=True),
+                    labels=labels,
+                    node="node-without-kubelet",
+                )
+            )
 
         async with controller_manager(cluster, garbagecollector.add_to_manager):
             await deployments.delete("web", propagation_policy="Foreground")
             # The collector deletes the chain from the leaves; the pods are only marked (no kubelet) ...
-            await wait_for(pods, lambda items: all(p["metadata"].get("deletionTimestamp") for p in items))
+            await wait_for(
+                pods,
+                lambda items: len(items) == 2 and all(p["metadata"].get("deletionTimestamp") for p in items),
+            )
             waiting_rs = await replicasets.get("web-7d")
             assert waiting_rs["metadata"]["finalizers"] == ["foregroundDeletion"]
             assert waiting_rs["metadata"].get("deletionTimestamp")
