@@ -15,7 +15,9 @@ trace events: the client's own ``Audit-ID`` request header when it sent a usable
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -65,9 +67,12 @@ def audit_id_from_header(value: str | None) -> str | None:
     if not value:
         return None
     value = value.strip()
-    if not value or len(value) > MAX_AUDIT_ID or not all("!" <= c <= "~" for c in value):
+    if not value or len(value) > MAX_AUDIT_ID or not _VISIBLE_ASCII.fullmatch(value):
         return None
     return value
+
+
+_VISIBLE_ASCII = re.compile(r"[!-~]+")
 
 
 def client_cert_chain(scope: Scope) -> tuple[object, ...]:
@@ -238,19 +243,33 @@ def negotiate(request: Request) -> Accept:
     header = request.headers.get("accept", "")
     if not header:
         return Accept()
+    choice = _accepted(header)
+    if choice is None:
+        raise errors.not_acceptable(
+            "only the following media types are accepted: application/json, application/yaml"
+        )
+    if choice == "table":
+        return Accept(table=True, include_object=request.query.get("includeObject", "Metadata"))
+    return Accept()
+
+
+@functools.lru_cache(maxsize=64)
+def _accepted(header: str) -> str | None:
+    """What an ``Accept`` header asks for: ``table``, ``object``, or None (nothing we can produce).
+
+    Clients send the same few headers again and again, so each is read once.
+    """
     for part in header.split(","):
         media, *params = [p.strip() for p in part.split(";")]
         options = dict(p.split("=", 1) for p in params if "=" in p)
         if media in ("application/json", "application/*", "*/*", "application/yaml"):
             if options.get("as") == "Table" and options.get("g") == "meta.k8s.io":
-                return Accept(table=True, include_object=request.query.get("includeObject", "Metadata"))
+                return "table"
             if options.get("as") in (None, "", "PartialObjectMetadata", "PartialObjectMetadataList"):
                 if options.get("as"):
                     continue  # we do not serve partial metadata; let the client fall back
-                return Accept()
-    raise errors.not_acceptable(
-        "only the following media types are accepted: application/json, application/yaml"
-    )
+                return "object"
+    return None
 
 
 def dumps(obj: Any) -> bytes:
