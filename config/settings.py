@@ -180,7 +180,13 @@ def channel_layers_from_url(url: str) -> dict[str, Any]:
     if url in ("", "memory"):
         return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     if url.startswith(("redis://", "rediss://", "unix://")):
-        return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}}
+        # redis-py 8 gives up on a read after 5 s, just as channels_redis's blocking read of an idle
+        # channel (BZPOPMIN, 5 s) returns empty: a longer timeout (django/channels_redis#422).
+        host = {"address": url, "socket_timeout": 10}
+        # A trace relay's channel takes every tick of every cluster its process mirrors, ~30 a second
+        # each (controlplane/consumers/relay.py): room for a few seconds of them, not the default 100.
+        config = {"hosts": [host], "channel_capacity": {"trace-relay.*": 1000}}
+        return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": config}}
     raise ValueError(f"KUBELAB_CHANNEL_LAYER={url!r}: use memory or redis://host:port/db")
 
 

@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import collections
 import json
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from controlplane.trace.bus import Batch, summarise
+from controlplane.trace.bus import Batch, TraceBus, summarise
 from controlplane.trace.recorder import Event
 from controlplane.trace.redaction import redact
 from controlplane.trace.schema import SCHEMA_VERSION
@@ -332,7 +333,12 @@ class Framer:
 
 def encode_event(event: Event) -> str:
     """One event as compact JSON, without Secret values (``redaction.redact``)."""
-    return json.dumps(redact(event), separators=(",", ":"), ensure_ascii=False, default=str)
+    return encode_redacted(redact(event))
+
+
+def encode_redacted(event: Mapping[str, Any]) -> str:
+    """One event that has been redacted already (relayed from another process) as compact JSON."""
+    return json.dumps(event, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 class EventEncoder:
@@ -340,11 +346,16 @@ class EventEncoder:
 
     Sockets watching the same cluster send the same events within a frame or two of each other, so
     the redacted JSON of the newest ``keep`` seqs is kept and shared: the cost of a frame per socket
-    is joining strings, not walking and serialising every event again.
+    is joining strings, not walking and serialising every event again. A mirror of another process's
+    cluster (``relay.py``) is handed its events' JSON with them (``remember``) and never redacts twice
+    (``encode=encode_redacted``).
     """
 
-    def __init__(self, keep: int = 4 * MAX_FRAME_EVENTS) -> None:
+    def __init__(
+        self, keep: int = 4 * MAX_FRAME_EVENTS, *, encode: Callable[[Event], str] = encode_event
+    ) -> None:
         self.keep = keep
+        self._encode = encode
         self._encoded: dict[int, str] = {}
         self._newest = 0
         #: Events encoded (cache misses), for tests and benchmarks.
@@ -354,14 +365,29 @@ class EventEncoder:
         seq: int = event["seq"]
         text = self._encoded.get(seq)
         if text is None:
-            text = encode_event(event)
+            text = self._encode(event)
             self.encoded += 1
-            self._encoded[seq] = text
-            self._newest = max(self._newest, seq)
-            if len(self._encoded) > 2 * self.keep:
-                horizon = self._newest - self.keep
-                self._encoded = {s: t for s, t in self._encoded.items() if s > horizon}
+            self.remember(seq, text)
         return text
+
+    def remember(self, seq: int, text: str) -> None:
+        """Keep ``text`` as the JSON of event ``seq`` (encoded elsewhere)."""
+        self._encoded[seq] = text
+        self._newest = max(self._newest, seq)
+        if len(self._encoded) > 2 * self.keep:
+            horizon = self._newest - self.keep
+            self._encoded = {s: t for s, t in self._encoded.items() if s > horizon}
+
+
+_encoders: weakref.WeakKeyDictionary[TraceBus, EventEncoder] = weakref.WeakKeyDictionary()
+
+
+def encoder_for(bus: TraceBus) -> EventEncoder:
+    """The encoder every socket of ``bus``'s cluster shares, and its relay (each event is encoded once)."""
+    encoder = _encoders.get(bus)
+    if encoder is None:
+        encoder = _encoders[bus] = EventEncoder()
+    return encoder
 
 
 def render_frame(frame: Frame, encode: Callable[[Event], str] = encode_event) -> str:
@@ -420,6 +446,8 @@ __all__ = [
     "Summary",
     "describe_nodes",
     "encode_event",
+    "encode_redacted",
+    "encoder_for",
     "error_message",
     "hello_message",
     "parse_request",

@@ -14,7 +14,10 @@ bus lives in the same process, so every event is one append to each subscriber's
 consumer takes a whole batch per frame (``framing.py`` decides what a frame holds). A channel-layer
 ``group_send`` per event would copy every event once per socket through the layer; the in-memory
 layer collapsed at 1000 sockets that way. A cluster nobody watches has no subscription at all: one is
-made on ``subscribe`` and closed when the socket goes.
+made on ``subscribe`` and closed when the socket goes. With several web processes, a socket that lands
+on one that does not run its cluster reads a *mirror* of the cluster's bus, which the relay
+(``relay.py``) feeds over the channel layer, one message per tick per process; the consumer subscribes
+to it as to any bus.
 
 This module is the thin, asynchronous part: access (``access.may_view``), the cluster lookup, reading
 client messages, and the one task per socket that waits for events, paces the frames and sends them.
@@ -26,7 +29,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import weakref
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -44,11 +46,13 @@ from controlplane.consumers.framing import (
     Framer,
     Pacer,
     Subscribe,
+    encoder_for,
     error_message,
     hello_message,
     parse_request,
     render_frame,
 )
+from controlplane.consumers.relay import Mirror, active_relay, lab_traces
 from controlplane.runtime import active_lab
 from controlplane.store.errors import UnknownCluster
 from controlplane.trace.bus import Subscription, TraceBus
@@ -60,16 +64,6 @@ logger = logging.getLogger(__name__)
 GOING_AWAY = 1001
 #: The close code when the stream broke on the server's side.
 INTERNAL_ERROR = 1011
-
-_encoders: weakref.WeakKeyDictionary[TraceBus, EventEncoder] = weakref.WeakKeyDictionary()
-
-
-def encoder_for(bus: TraceBus) -> EventEncoder:
-    """The encoder every socket of ``bus``'s cluster shares (each event is encoded once)."""
-    encoder = _encoders.get(bus)
-    if encoder is None:
-        encoder = _encoders[bus] = EventEncoder()
-    return encoder
 
 
 class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
@@ -91,6 +85,8 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
             self.max_frame_events = max_frame_events
         self.cluster_name = ""
         self.bus: TraceBus | None = None
+        #: The mirror ``bus`` belongs to, when the cluster runs in another process.
+        self.mirror: Mirror | None = None
         self._encoder = EventEncoder()
         self._pacer = Pacer(self.frame_interval)
         self._stream: asyncio.Task[None] | None = None
@@ -106,19 +102,24 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
             reason = "you may not watch" if signed_in else "sign in to watch"
             await self._refuse(FORBIDDEN, f"{reason} cluster {name!r}")
             return
-        lab = active_lab()
         try:
-            if lab is None:
-                raise UnknownCluster(name)
-            cluster = lab.cluster(name)
+            self.bus, self._encoder, timing = await self._find_trace(name)
         except UnknownCluster:
             await self._refuse(UNKNOWN_CLUSTER, f"there is no cluster {name!r}")
             return
-        self.bus = cluster.trace
-        self._encoder = encoder_for(cluster.trace)
-        await self._send_json(
-            hello_message(cluster=name, last_seq=cluster.trace.last_seq, timing=cluster.timing.name)
-        )
+        await self._send_json(hello_message(cluster=name, last_seq=self.bus.last_seq, timing=timing))
+
+    async def _find_trace(self, name: str) -> tuple[TraceBus, EventEncoder, str]:
+        """The cluster's bus, encoder and timing: in this process, or else a mirror (``relay.py``)."""
+        lab, relay = active_lab(), active_relay()
+        found = lab_traces(lab)(name) if lab is not None else None
+        if found is not None:
+            bus, timing = found
+            return bus, encoder_for(bus), timing
+        if relay is None:
+            raise UnknownCluster(name)
+        self.mirror = await relay.mirror(name)  # UnknownCluster if no process runs it
+        return self.mirror.bus, self.mirror.encoder, self.mirror.timing
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.bus is None:  # refused: the socket is closing
@@ -132,6 +133,9 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
 
     async def disconnect(self, code: int) -> None:
         await self._stop_stream()
+        if self.mirror is not None:
+            self.mirror.release()
+            self.mirror = None
 
     # -- streaming -----------------------------------------------------------------------------------
 
@@ -140,9 +144,14 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         await self._stop_stream()
         since = request.since
         try:
+            if self.mirror is not None:  # what it joined too late for comes from the cluster's owner
+                await self.mirror.cover(since)
             backlog = bus.recorder.since(since) if since is not None else []
         except TooOld as error:
             await self._send_json(error_message(GONE, f"too old: oldest is {error.oldest}"))
+            return
+        if bus.closed:  # the trace has ended here (a mirror that lost its owner): the page reconnects
+            await self.close(code=GOING_AWAY)
             return
         covered = backlog[-1]["seq"] if backlog else since
         if covered is not None and covered != bus.last_seq:
@@ -202,4 +211,4 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         await self.close(code=code)
 
 
-__all__ = ["TraceConsumer", "encoder_for"]
+__all__ = ["TraceConsumer"]

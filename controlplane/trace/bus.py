@@ -30,6 +30,12 @@ dropped silently: the queue stops taking events, and the next batch says exactly
 ``missed``, so the consumer can fetch them from the recorder or show a summary (``summarise``).
 
 ``emit`` never raises and never blocks: a bug in tracing must not break the cluster it traces.
+
+**A mirror** (``TraceBus.mirror``) is a bus for a cluster that runs in another process: with several
+web processes, a browser's socket may land on one that does not run its cluster. Nothing emits on a
+mirror; the relay (``controlplane/consumers/relay.py``) hands it the owner's events with the owner's
+seqs (``publish_remote``), and fills in older ones on request (``backfill``). Its subscribers and its
+recorder work exactly as a real bus's do.
 """
 
 from __future__ import annotations
@@ -38,13 +44,13 @@ import asyncio
 import collections
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 from controlplane.trace.context import current_request_id
-from controlplane.trace.recorder import DEFAULT_CAPACITY, Event, Recorder
+from controlplane.trace.recorder import DEFAULT_CAPACITY, Event, OutOfOrder, Recorder
 from controlplane.trace.schema import SCHEMA_VERSION, validate
 
 logger = logging.getLogger(__name__)
@@ -281,6 +287,53 @@ class TraceBus:
     def last_seq(self) -> int:
         """The seq of the newest event made (0 before the first)."""
         return self._seq
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- a mirror of another process's bus ------------------------------------------------------------
+
+    @classmethod
+    def mirror(
+        cls,
+        cluster: str,
+        *,
+        last_seq: int,
+        capacity: int = DEFAULT_CAPACITY,
+        max_pending: int = DEFAULT_MAX_PENDING,
+    ) -> TraceBus:
+        """A bus showing cluster ``cluster`` of another process, whose newest event so far is ``last_seq``.
+
+        Its events come from ``publish_remote`` only (nobody emits on it), and it records all of them.
+        """
+        bus = cls(cluster, capacity=capacity, recording=True, max_pending=max_pending)
+        bus._seq = last_seq
+        return bus
+
+    def publish_remote(self, events: Sequence[Event]) -> None:
+        """Record and fan out events that another process's bus stamped, keeping their seqs.
+
+        They must follow ``last_seq`` without a gap: ``OutOfOrder`` otherwise, and none is taken.
+        """
+        if [e["seq"] for e in events] != list(range(self._seq + 1, self._seq + 1 + len(events))):
+            raise OutOfOrder(f"relayed events do not follow seq {self._seq} without a gap")
+        for event in events:
+            self.recorder.append(event)
+            for subscription in self._subscribers:
+                subscription._offer(event)
+        self._seq += len(events)
+
+    def backfill(self, older: Sequence[Event]) -> None:
+        """Record events from before the oldest one recorded (or, with none recorded, up to ``last_seq``).
+
+        Events already recorded are ignored; see ``Recorder.backfill`` for the rest.
+        """
+        first = self.recorder.first_seq
+        older = [e for e in older if e["seq"] < (first if first is not None else self._seq + 1)]
+        if first is None and older and older[-1]["seq"] != self._seq:
+            raise OutOfOrder(f"events up to seq {older[-1]['seq']} do not lead up to seq {self._seq}")
+        self.recorder.backfill(older)
 
     def close(self) -> None:
         """End every subscription (they can still drain what waits) and make no more events."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import collections
 import itertools
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 #: Events a recorder keeps unless told otherwise (a busy classroom cluster makes ~100-1000 per second).
@@ -86,9 +86,31 @@ class Recorder:
         for event in events:
             self.append(event)
 
+    def backfill(self, older: Sequence[Event]) -> None:
+        """Put ``older`` events in front of the recorded ones: history that arrived after newer events.
+
+        A mirror of another process's trace (``controlplane/consumers/relay.py``) records live events
+        from the moment it joins, then fetches what came before when a subscriber asks for it. The
+        events must follow each other and end right before ``first_seq``. Only as many of the newest
+        as there is room for are kept: newer events are never pushed out for older ones.
+        """
+        room = self.capacity - len(self._events)
+        kept = list(older[-room:]) if room > 0 else []
+        if not kept:
+            return
+        first, newer = kept[0]["seq"], list(self._events)
+        expected = list(range(first, first + len(kept)))
+        if [e["seq"] for e in kept] != expected or (newer and newer[0]["seq"] != expected[-1] + 1):
+            raise OutOfOrder(f"events {first}..{kept[-1]['seq']} do not lead up to seq {self.first_seq}")
+        self._forget()
+        self.extend([*kept, *newer])
+
     def clear(self) -> None:
         """Forget everything (the next event may start at any seq)."""
         self.evicted += len(self._events)
+        self._forget()
+
+    def _forget(self) -> None:
         self._events.clear()
         self._by_revision.clear()
         self._by_request.clear()

@@ -6,6 +6,8 @@ request daphne serves runs as a task on it. This command starts daphne programma
 reactor runs, starts the ``Lab`` as one more task on that same loop (it checks that it is the same
 loop). Browser requests, kubectl's requests and the clusters' components thus share one loop, with no
 threads between them (Django's sync views still run in Django's worker thread, as under any ASGI server).
+With a Redis channel layer, the trace relay (``controlplane/consumers/relay.py``) starts just before the
+clusters and stops just before them: browsers on other processes watch this one's clusters through it.
 
 daphne has no ASGI lifespan events, which is why the lab is started here and not on import: importing
 ``config.asgi`` (``migrate``, tests, a second daphne for scale-out) never starts a cluster.
@@ -47,6 +49,7 @@ from django.db import connections
 
 from controlplane.apiserver.audit.config import AuditSettings
 from controlplane.apiserver.filters.flowcontrol import FlowControlOptions
+from controlplane.consumers.relay import TraceRelay, start_relay
 from controlplane.management import labcommand
 from controlplane.pki import WILDCARD_HOSTS, PKIError, ServingPKI
 from controlplane.runtime import Lab, LabConfig, activate, tune_garbage_collector
@@ -146,6 +149,7 @@ class LabServer:
         self._reactor = _daphne_reactor()
         self._loop: asyncio.AbstractEventLoop = self._reactor._asyncioEventloop
         self._start_task: asyncio.Task[None] | None = None
+        self.relay: TraceRelay | None = None
 
     def run(self) -> None:
         """Serve until SIGINT/SIGTERM; return once the lab is stopped."""
@@ -209,6 +213,9 @@ class LabServer:
             if asyncio.get_running_loop() is not self._loop:
                 raise RuntimeError("the lab must run on daphne's event loop")
             activate(self.lab)
+            # With a Redis channel layer, sockets on other processes watch this one's clusters, and
+            # sockets here watch theirs (controlplane/consumers/relay.py); with none, nothing runs.
+            self.relay = await start_relay(self.lab)
             await self.lab.start()
         except asyncio.CancelledError:
             raise
@@ -221,6 +228,8 @@ class LabServer:
         for cluster in self.lab.clusters():
             line = f"  cluster {cluster.name}: {cluster.state.value}"
             self.command.stdout.write(line + (f" ({cluster.error})" if cluster.error else ""))
+        if self.relay is not None:
+            self.command.stdout.write("  trace relay: on (sockets may watch the clusters of other processes)")
         self.command.stdout.write("Lab running. Press Ctrl-C to stop.")
         self.command.stdout.flush()
 
@@ -237,6 +246,8 @@ class LabServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._start_task
         try:
+            if self.relay is not None:
+                await asyncio.wait_for(self.relay.stop(), STOP_TIMEOUT)
             await asyncio.wait_for(self.lab.stop(), STOP_TIMEOUT)
         except TimeoutError:
             self.command.stderr.write(f"The lab did not stop within {STOP_TIMEOUT:.0f} s.")

@@ -18,6 +18,8 @@ from controlplane.consumers.framing import (
     Pacer,
     Subscribe,
     describe_nodes,
+    encode_event,
+    encode_redacted,
     error_message,
     hello_message,
     parse_request,
@@ -257,6 +259,16 @@ def test_the_encoder_keeps_only_recent_events() -> None:
     encoder(watch_event(95))
     assert encoder.encoded == 99
     assert len(encoder._encoded) <= 20
+
+
+def test_relayed_events_are_remembered_and_never_redacted_twice() -> None:
+    body = {"kind": "Secret", "data": {"password": "aHVudGVyMg=="}}
+    secret = event(7, "request.received", path="/api/v1/namespaces/default/secrets/db", request_body=body)
+    relayed = json.loads(encode_event(secret))  # as a mirror decodes it
+    encoder = EventEncoder(encode=encode_redacted)
+    assert encoder(relayed) == encode_event(secret)  # the owner's JSON again, sizes unchanged
+    encoder.remember(8, "<the owner's JSON of event 8>")
+    assert encoder(watch_event(8)) == "<the owner's JSON of event 8>" and encoder.encoded == 1
 
 
 # -- pacing -----------------------------------------------------------------------------------------

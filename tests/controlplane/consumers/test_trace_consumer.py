@@ -16,24 +16,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
-from django.urls import path
 from pytest_django import Settings
 
 from config.asgi import application
 from controlplane.consumers.trace import TraceConsumer
 from controlplane.runtime import Cluster, Lab, LabConfig, activate
-from controlplane.trace.bus import TraceBus
 from tests.support.classrooms import committed_classrooms
-
-TIMEOUT = 5  # seconds a test waits for one message before failing (never spent when things work)
+from tests.support.tracestream import (
+    TIMEOUT,
+    close,
+    emit_watch_events,
+    frames_until,
+    open_socket,
+    receive,
+    staff,
+    student,
+    trace_router,
+    trace_socket,
+)
 
 #: The consumer as routed in config/asgi.py, but small frames, and no session: tests set scope["user"].
-small_frames = URLRouter(
-    [path("ws/lab/<str:cluster>/trace/", TraceConsumer.as_asgi(max_frame_events=50))],
-)
+small_frames = trace_router(max_frame_events=50)
 
 
 @pytest.fixture
@@ -71,14 +76,6 @@ async def settled(cluster: Cluster) -> None:
         subscription.close()
 
 
-def staff() -> User:
-    return User(username="teacher", is_staff=True)
-
-
-def student() -> User:
-    return User(username="alice")
-
-
 def anonymous_socket(cluster: str) -> WebsocketCommunicator:
     """A socket through the whole ASGI application: origin check, session auth, routing."""
     return WebsocketCommunicator(
@@ -87,59 +84,12 @@ def anonymous_socket(cluster: str) -> WebsocketCommunicator:
 
 
 def socket(cluster: str, user: User | None = None) -> WebsocketCommunicator:
-    communicator = WebsocketCommunicator(small_frames, f"/ws/lab/{cluster}/trace/")
-    if user is not None:
-        communicator.scope["user"] = user
-    return communicator
-
-
-async def receive(communicator: WebsocketCommunicator) -> dict[str, Any]:
-    message: dict[str, Any] = await communicator.receive_json_from(timeout=TIMEOUT)
-    return message
-
-
-async def open_socket(communicator: WebsocketCommunicator) -> dict[str, Any]:
-    connected, _ = await communicator.connect(timeout=TIMEOUT)
-    assert connected
-    hello = await receive(communicator)
-    assert hello["type"] == "hello", hello
-    return hello
+    return trace_socket(small_frames, cluster, user)
 
 
 def assert_delivered(frames: list[dict[str, Any]], seq: int) -> None:
     """The frames carry event ``seq`` itself (later events of the cluster's own may follow it)."""
     assert any(e["seq"] == seq for frame in frames for e in frame["events"]), f"event {seq} not sent"
-
-
-async def frames_until(
-    communicator: WebsocketCommunicator, seq: int, frames: list[dict[str, Any]] | None = None
-) -> list[dict[str, Any]]:
-    """Frames (after ``frames``) until one accounts for ``seq``, checking each follows the one before."""
-    frames = list(frames or [])
-    while not frames or frames[-1]["last"] < seq:
-        frame = await receive(communicator)
-        assert frame["type"] == "frame", frame
-        if frames:
-            assert frame["first"] == frames[-1]["last"] + 1, "a gap or an overlap between frames"
-        covered = [e["seq"] for e in frame["events"]]
-        if "summary" in frame:
-            covered += list(range(frame["summary"]["first"], frame["summary"]["last"] + 1))
-        assert covered == list(range(frame["first"], frame["last"] + 1)), "a gap inside a frame"
-        frames.append(frame)
-    return frames
-
-
-def emit_watch_events(bus: TraceBus, count: int, *, nodes: int = 12) -> int:
-    """Emit ``count`` watch events to ``nodes`` kubelets at once; the seq of the last one."""
-    for n in range(count):
-        bus.emit(
-            "watch.event",
-            watch="w-test",
-            event="MODIFIED",
-            revision=n,
-            **{"from": "apiserver", "to": f"kubelet:node-{n % nodes}"},
-        )
-    return bus.last_seq
 
 
 async def barrier(communicator: WebsocketCommunicator) -> list[dict[str, Any]]:
@@ -153,10 +103,6 @@ async def barrier(communicator: WebsocketCommunicator) -> list[dict[str, Any]]:
         frames.append(answer)
     assert answer["type"] == "error" and answer["code"] == 400, answer
     return frames
-
-
-async def close(communicator: WebsocketCommunicator) -> None:
-    await communicator.disconnect(timeout=TIMEOUT)
 
 
 # -- connecting -------------------------------------------------------------------------------------
@@ -298,10 +244,7 @@ async def test_subscribing_from_now_streams_only_what_comes_next(lab: Lab) -> No
 
 async def test_many_events_make_few_frames(lab: Lab) -> None:
     bus = lab.cluster("demo").trace
-    communicator = WebsocketCommunicator(
-        URLRouter([path("ws/lab/<str:cluster>/trace/", TraceConsumer.as_asgi())]), "/ws/lab/demo/trace/"
-    )
-    communicator.scope["user"] = student()
+    communicator = trace_socket(trace_router(), "demo", student())
     hello = await open_socket(communicator)
     await communicator.send_json_to({"action": "subscribe", "since": hello["last_seq"]})
     loop_time = asyncio.get_running_loop().time

@@ -9,7 +9,7 @@ import pytest
 
 from controlplane.trace import request_context
 from controlplane.trace.bus import TraceBus, summarise
-from controlplane.trace.recorder import TooOld
+from controlplane.trace.recorder import OutOfOrder, TooOld
 
 
 def ticking() -> TraceBus:
@@ -174,6 +174,34 @@ def test_a_closed_bus_takes_no_subscribers() -> None:
     bus.close()
     with pytest.raises(RuntimeError):
         bus.subscribe()
+
+
+def stamped(seqs: range) -> list[dict[str, object]]:
+    """Events as another process's bus made them."""
+    return [{"v": 1, "cluster": "demo", "seq": s, "ts": 1000.0 + s, "type": "store.compact"} for s in seqs]
+
+
+async def test_a_mirror_keeps_the_seqs_of_the_bus_it_mirrors() -> None:
+    mirror = TraceBus.mirror("demo", last_seq=40, capacity=100)
+    assert mirror.last_seq == 40 and len(mirror.recorder) == 0
+    subscription = mirror.subscribe()
+    mirror.publish_remote(stamped(range(41, 44)))
+    batch = await subscription.next_batch()
+    assert batch is not None and [e["seq"] for e in batch.events] == [41, 42, 43]
+    assert mirror.last_seq == 43 and mirror.recorder.first_seq == 41
+    with pytest.raises(OutOfOrder):  # 44 was lost on the way: nothing of this is taken
+        mirror.publish_remote(stamped(range(45, 47)))
+    assert mirror.last_seq == 43 and subscription.pending == 0
+
+
+def test_a_mirror_fills_in_what_came_before_it_joined() -> None:
+    mirror = TraceBus.mirror("demo", last_seq=40, capacity=100)
+    mirror.backfill(stamped(range(31, 41)))  # nothing live yet: history up to last_seq
+    mirror.publish_remote(stamped(range(41, 43)))
+    mirror.backfill(stamped(range(21, 36)))  # overlapping what it has: only 21..30 are new
+    assert [e["seq"] for e in mirror.recorder.since(20)] == list(range(21, 43))
+    with pytest.raises(OutOfOrder):
+        TraceBus.mirror("demo", last_seq=40).backfill(stamped(range(31, 39)))  # 39 and 40 missing
 
 
 def test_summaries_count_exactly() -> None:

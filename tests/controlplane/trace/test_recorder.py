@@ -77,6 +77,25 @@ def test_a_recorder_may_start_anywhere() -> None:
         recorder.since(10)
 
 
+def test_backfill_puts_older_events_in_front_as_far_as_there_is_room() -> None:
+    recorder = filled(3, capacity=6, start=10)  # 10..12, as a mirror that joined at seq 9 has them
+    recorder.backfill([event(s, revision=s) for s in range(5, 10)])  # 5..9: room for 3 of them
+    assert seqs(list(recorder)) == [7, 8, 9, 10, 11, 12]
+    assert seqs(recorder.at_revision(8)) == [8]  # indexed like any other
+    recorder.backfill([event(6)])  # full: newer events are never pushed out for older ones
+    assert recorder.first_seq == 7
+    recorder.append(event(13))
+    assert seqs(recorder.since(7)) == [8, 9, 10, 11, 12, 13]
+
+
+def test_backfill_must_lead_up_to_the_oldest_event() -> None:
+    recorder = filled(3, capacity=10, start=10)
+    for older in ([event(7), event(8)], [event(7), event(9)]):  # a gap before 10, a gap inside
+        with pytest.raises(OutOfOrder):
+            recorder.backfill(older)
+    assert seqs(list(recorder)) == [10, 11, 12]
+
+
 def test_time_range() -> None:
     recorder = filled(10)
     assert seqs(recorder.between(1003.0, 1005.0)) == [3, 4, 5]
