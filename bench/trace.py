@@ -45,9 +45,13 @@ while it is measured, the clients the other. The clients read frames from their 
 are not the limit; ``client_cpu`` near 1.0 says they were, and then the raw baseline (and the
 latency) is theirs as much as the server's. Latency includes the client's own queueing. At 500
 sockets a million events a second go out (about 350 MB/s of JSON): the figures are the machine's as
-much as the code's. ``--quick`` (CI): 20 sockets, 3 s. ``--profile FILE`` runs the lab's event loop
-under cProfile while it is driven (warm-up and window), writing ``FILE.cN``: where the time goes,
-not figures to quote (cProfile slows the lab down two or three times, so it saturates earlier).
+much as the code's, and ``load_average`` (the machine's, at the end of the window) says how busy it
+was. A lab its sockets saturate may answer its driver control late or not at all (its event loop
+is the one the sockets keep busy): ``made_events_per_s`` is then null and ``control_error`` says
+so; what the clients measured stands. ``--quick`` (CI): 20 sockets, 3 s. ``--profile FILE`` runs
+the lab's event loop under cProfile while it is driven (warm-up and window), writing ``FILE.cN``:
+where the time goes, not figures to quote (cProfile slows the lab two or three times: it saturates
+earlier).
 """
 
 from __future__ import annotations
