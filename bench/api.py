@@ -359,6 +359,9 @@ class CPUMeter:
 class LabProcess:
     """``bench._apiserve`` (runlab plus the raw handlers) in a temporary data directory."""
 
+    #: Seconds the lab may take to stop after SIGINT before it is killed.
+    stop_timeout = 60.0
+
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.data_dir = tmp / "data"
@@ -487,7 +490,7 @@ class LabProcess:
             return
         process.send_signal(signal.SIGINT)
         try:
-            process.wait(60)
+            process.wait(self.stop_timeout)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()

@@ -77,8 +77,9 @@ CLUSTER = "demo"
 DELIVERED_TARGET = ">= 0.5"
 LATENCY_TARGET = "<= 250"
 GAPS_TARGET = "== 0"
-#: Seconds the lab's driver control and the raw server may take to answer (a lab that its sockets
-#: saturate answers late, or not at all: see "Caveats"), and a status, which is only informative.
+#: Seconds the lab's driver control and the raw server may take to start driving (a lab that its
+#: sockets saturate answers late, or not at all: see "Caveats"), and to say how it went or stop,
+#: which only informs (the lab is stopped anyway).
 CONTROL_TIMEOUT = 60.0
 STATUS_TIMEOUT = 10.0
 #: The lab: no components (only the driver makes events), anonymous visitors may watch the demo.
@@ -180,6 +181,8 @@ def report_unavailable(reporter: Reporter, clients: int, problem: str) -> None:
 class TraceLab(LabProcess):
     """The lab (``bench._apiserve``: runlab), whose driver is controlled over its web port."""
 
+    #: A lab its sockets saturated may take minutes to wind down: it is a temporary one, killed sooner.
+    stop_timeout = 20.0
     #: Where the driver writes a cProfile of the next drive (``--profile``), and for how long.
     profile: Path | None = None
     profile_seconds = 10.0
@@ -202,7 +205,7 @@ class TraceLab(LabProcess):
         return await self._control("POST", "drive", params)
 
     async def stop_driving(self) -> dict[str, Any]:
-        return await self._control("POST", "stop", {})
+        return await self._control("POST", "stop", {}, STATUS_TIMEOUT)
 
     async def driver_status(self) -> dict[str, Any]:
         return await self._control("GET", "status", {}, STATUS_TIMEOUT)
@@ -368,10 +371,10 @@ async def measure_contender(contender: Contender, settings: Settings, clients: i
         made0 = await status_or_none(contender, outcome)
         for process in processes:
             await asyncio.to_thread(process.line, settings.seconds + 30.0, "the end of its window")
-        made1 = await status_or_none(contender, outcome)
         outcome.server_cpu = meter.server_cores()
         outcome.client_cpu = meter.client_cores()
         outcome.load_average = round(os.getloadavg()[0], 2)
+        made1 = await status_or_none(contender, outcome)
         results = [await asyncio.to_thread(p.line, 60.0, "its result") for p in processes]
         try:
             outcome.driver = await contender.stop()
