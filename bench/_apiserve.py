@@ -1,4 +1,4 @@
-"""The daphne process of ``python -m bench api``: the whole lab, plus raw ASGI handlers beside it.
+"""The daphne process of ``python -m bench api`` (and ``trace``): the whole lab, plus handlers beside it.
 
 ``python -m bench._apiserve --web HOST:PORT --api HOST:PORT --raw-dir DIR`` runs ``manage.py runlab``
 itself (so the lab is started on daphne's loop exactly as in production, its API port speaking HTTPS
@@ -19,6 +19,9 @@ as ``[[name, value], ...]``):
     handler sends one event per message, then ending the stream.
 
 Files are read on first use and kept in memory (the benchmark writes them before any raw request).
+
+``/bench/trace/...`` (plain HTTP on the web port) controls the trace benchmark's driver, a task that
+emits events into a cluster's trace bus at a set rate (``bench._tracedrive``).
 The data directory comes from ``KUBELAB_DATA_DIR``, as for ``manage.py``.
 
 Profiling: with ``KUBELAB_BENCH_PROFILE=FILE`` in its environment (``python -m bench api`` passes its
@@ -47,6 +50,8 @@ RAW_DIR_ENV = "KUBELAB_BENCH_RAW_DIR"
 #: Where to write the process's cProfile statistics as it stops (unset: no profiling).
 PROFILE_ENV = "KUBELAB_BENCH_PROFILE"
 RAW_PREFIX = "/raw/"
+#: The trace benchmark's driver control (``bench._tracedrive.PREFIX``).
+TRACE_PREFIX = "/bench/trace/"
 
 
 class RawHandlers:
@@ -96,11 +101,12 @@ class RawHandlers:
 
 
 class BenchApplication:
-    """``/raw/...`` to the raw handlers, everything else to Kubelab's own ASGI application."""
+    """``/raw/...`` to the raw handlers, ``/bench/trace/...`` to the trace driver, the rest to Kubelab."""
 
     def __init__(self) -> None:
         self.raw = RawHandlers(Path(os.environ.get(RAW_DIR_ENV, ".")))
         self.kubelab: Any = None
+        self.trace_driver: Any = None
 
     def load(self) -> None:
         """Import ``config.asgi`` (after Django is set up, before daphne serves)."""
@@ -111,6 +117,13 @@ class BenchApplication:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith(RAW_PREFIX):
             await self.raw(scope, receive, send)
+            return
+        if scope["type"] == "http" and scope["path"].startswith(TRACE_PREFIX):
+            if self.trace_driver is None:
+                from bench._tracedrive import DriverControl
+
+                self.trace_driver = DriverControl()
+            await self.trace_driver(scope, receive, send)
             return
         if self.kubelab is None:
             self.load()

@@ -96,7 +96,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, Self
 
 import httpx
 import yaml
@@ -147,11 +147,7 @@ class Settings:
 
     @classmethod
     def from_options(cls, options: argparse.Namespace) -> Settings:
-        quick = bool(options.quick)
-
-        def pick(value: Any, full: Any, fast: Any) -> Any:
-            return value if value is not None else (fast if quick else full)
-
+        pick = defaults_for(options)
         return cls(
             duration=pick(options.duration, 5.0, 2.0),
             rounds=pick(options.rounds, 3, 2),
@@ -168,6 +164,16 @@ class Settings:
             directory=options.dir,
             keep=options.keep,
         )
+
+
+def defaults_for(options: argparse.Namespace) -> Callable[[Any, Any, Any], Any]:
+    """``pick(value, full, quick)``: an option's value when it was given, else this run's default."""
+    quick = bool(options.quick)
+
+    def pick(value: Any, full: Any, fast: Any) -> Any:
+        return value if value is not None else (fast if quick else full)
+
+    return pick
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -271,14 +277,26 @@ def report_unavailable(reporter: Reporter, group: str, problem: str) -> None:
 
 
 @contextlib.contextmanager
-def lab_directory(settings: Settings) -> Iterator[Path]:
+def lab_directory(settings: LabDirectory, bench: str = "api") -> Iterator[Path]:
+    """A temporary directory for a benchmark's lab, in ``settings.directory``; kept with ``keep``."""
+    prefix = f"kubelab-bench-{bench}-"
     if settings.keep:
-        path = Path(tempfile.mkdtemp(prefix="kubelab-bench-api-", dir=settings.directory))
-        print(f"python -m bench api: keeping the lab in {path}", file=sys.stderr)
+        path = Path(tempfile.mkdtemp(prefix=prefix, dir=settings.directory))
+        print(f"python -m bench {bench}: keeping the lab in {path}", file=sys.stderr)
         yield path
         return
-    with tempfile.TemporaryDirectory(prefix="kubelab-bench-api-", dir=settings.directory) as tmp:
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=settings.directory) as tmp:
         yield Path(tmp)
+
+
+class LabDirectory(Protocol):
+    """The settings ``lab_directory`` reads."""
+
+    @property
+    def directory(self) -> Path | None: ...
+
+    @property
+    def keep(self) -> bool: ...
 
 
 def free_port() -> int:
@@ -306,11 +324,27 @@ def children_cpu() -> float:
 class CPUMeter:
     """The server's and the clients' CPU over one measured window, in cores (CPU s per wall s)."""
 
-    def __init__(self, server_pid: int) -> None:
+    def __init__(self, server_pid: int, client_pids: list[int] | None = None) -> None:
         self.server_pid = server_pid
+        self.client_pids = client_pids or []
         self.wall = time.perf_counter()
         self.server = process_cpu(server_pid)
+        self.clients = [process_cpu(pid) for pid in self.client_pids]
         self.children = children_cpu()
+
+    def elapsed(self) -> float:
+        """Wall seconds since the window opened."""
+        return time.perf_counter() - self.wall
+
+    def client_cores(self) -> float | None:
+        """The CPU of the running client processes named when the window opened, summed."""
+        wall = self.elapsed()
+        now = [process_cpu(pid) for pid in self.client_pids]
+        used = [
+            (after - before) if after is not None and before is not None else 0.0
+            for before, after in zip(self.clients, now, strict=True)
+        ]
+        return round(sum(used) / wall, 3) if wall > 0 else None
 
     def server_cores(self) -> float | None:
         now = process_cpu(self.server_pid)
@@ -324,6 +358,9 @@ class CPUMeter:
 
 class LabProcess:
     """``bench._apiserve`` (runlab plus the raw handlers) in a temporary data directory."""
+
+    #: Seconds the lab may take to stop after SIGINT before it is killed.
+    stop_timeout = 60.0
 
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
@@ -367,7 +404,7 @@ class LabProcess:
         return self.process.pid
 
     @classmethod
-    def start(cls, tmp: Path, env: dict[str, str] | None = None) -> LabProcess:
+    def start(cls, tmp: Path, env: dict[str, str] | None = None) -> Self:
         """Start the lab in ``tmp``; ``env`` adds settings (``KUBELAB_...``) to its environment."""
         lab = cls(tmp)
         lab.env.update(env or {})
@@ -453,7 +490,7 @@ class LabProcess:
             return
         process.send_signal(signal.SIGINT)
         try:
-            process.wait(60)
+            process.wait(self.stop_timeout)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
@@ -713,23 +750,27 @@ def read_streams(
 # -- fan-out ---------------------------------------------------------------------------------------
 
 
-class WatcherProcess:
-    """One ``bench._apiclient watchers`` process: JSON lines out, commands in."""
+class LineProcess:
+    """A helper process of a benchmark: JSON lines out, commands (one a line) in."""
 
-    def __init__(self, lab: LabProcess, url: str, count: int, samples: Path) -> None:
-        self.samples = samples
-        command = [
-            sys.executable, "-m", "bench._apiclient", "watchers", url,
-            "--count", str(count), "--samples", str(samples), "--cafile", str(lab.ca_path),
-        ]  # fmt: skip
-        self.process = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env=lab.client_env(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+    #: What errors call it.
+    name = "helper process"
+
+    def __init__(
+        self, command: list[str], env: dict[str, str] | None = None, log: Path | None = None
+    ) -> None:
+        """Start ``command``; its stderr goes to ``log`` if given (a pipe nobody reads can fill up)."""
+        self.log = log
+        with contextlib.ExitStack() as files:
+            stderr = files.enter_context(log.open("wb")) if log is not None else subprocess.PIPE
+            self.process = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+            )
         self._pending = b""
 
     def send(self, command: str) -> None:
@@ -751,7 +792,7 @@ class WatcherProcess:
                 return None
             data = os.read(fd, 65536)
             if not data:
-                raise RuntimeError(f"the watcher process exited: {self.stderr_tail()}")
+                raise RuntimeError(f"the {self.name} exited: {self.stderr_tail()}")
             self._pending += data
         line, _, self._pending = self._pending.partition(b"\n")
         parsed: dict[str, Any] = json.loads(line)
@@ -760,11 +801,13 @@ class WatcherProcess:
     def line(self, timeout: float, what: str) -> dict[str, Any]:
         parsed = self.poll_line(timeout)
         if parsed is None:
-            raise RuntimeError(f"the watcher process did not report {what} within {timeout:g} s")
+            raise RuntimeError(f"the {self.name} did not report {what} within {timeout:g} s")
         return parsed
 
     def stderr_tail(self) -> str:
         self.process.wait(5)
+        if self.log is not None:
+            return self.log.read_text(errors="replace")[-400:]
         assert self.process.stderr is not None
         return self.process.stderr.read().decode(errors="replace")[-400:]
 
@@ -772,6 +815,20 @@ class WatcherProcess:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
+
+
+class WatcherProcess(LineProcess):
+    """One ``bench._apiclient watchers`` process."""
+
+    name = "watcher process"
+
+    def __init__(self, lab: LabProcess, url: str, count: int, samples: Path) -> None:
+        self.samples = samples
+        command = [
+            sys.executable, "-m", "bench._apiclient", "watchers", url,
+            "--count", str(count), "--samples", str(samples), "--cafile", str(lab.ca_path),
+        ]  # fmt: skip
+        super().__init__(command, lab.client_env())
 
 
 async def measure_fanout(
@@ -841,8 +898,7 @@ async def fanout_run(
                 ready[i] = answer is not None and "ready" in answer
     await asyncio.sleep(1.0)  # let the sync events drain before the timed writes
 
-    meter = CPUMeter(lab.pid)
-    client_cpu0 = [process_cpu(p.process.pid) for p in processes]
+    meter = CPUMeter(lab.pid, [p.process.pid for p in processes])
     writes = max(1, round(settings.fanout_seconds * settings.write_rate))
     result.writes = writes
 
@@ -884,14 +940,10 @@ async def fanout_run(
         await asyncio.sleep(0.2)
     result.drained_seconds = time.monotonic() - drained
     result.server_cpu = meter.server_cores()
-    wall = time.perf_counter() - meter.wall
+    wall = meter.elapsed()
     if result.server_cpu is not None and total:
         result.server_us_per_delivery = round(result.server_cpu * wall / total * 1e6, 2)
-    used = [
-        (after - before) if after is not None and before is not None else 0.0
-        for before, after in zip(client_cpu0, (process_cpu(p.process.pid) for p in processes), strict=True)
-    ]
-    result.client_cpu = round(sum(used) / wall, 3) if wall > 0 else None
+    result.client_cpu = meter.client_cores()
     for process in processes:
         process.send("stop")
         summary = await asyncio.to_thread(process.line, 60.0, "its summary")

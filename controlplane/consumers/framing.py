@@ -346,9 +346,13 @@ class EventEncoder:
 
     Sockets watching the same cluster send the same events within a frame or two of each other, so
     the redacted JSON of the newest ``keep`` seqs is kept and shared: the cost of a frame per socket
-    is joining strings, not walking and serialising every event again. A mirror of another process's
-    cluster (``relay.py``) is handed its events' JSON with them (``remember``) and never redacts twice
-    (``encode=encode_redacted``).
+    is joining strings, not walking and serialising every event again. The newest events are kept
+    as a run of consecutive seqs, in a list; a frame's events are consecutive seqs too, so for a
+    socket that keeps up they are one slice of that list, joined in one call (``join``), with no
+    Python work per event. Events outside the run (an old backlog for a resync, or the events of a
+    socket still behind after the run moved past a gap) are kept by seq beside it. A mirror of
+    another process's cluster (``relay.py``) is handed its events' JSON with them (``remember``) and
+    never redacts twice (``encode=encode_redacted``).
     """
 
     def __init__(
@@ -356,27 +360,69 @@ class EventEncoder:
     ) -> None:
         self.keep = keep
         self._encode = encode
-        self._encoded: dict[int, str] = {}
-        self._newest = 0
+        #: The encoded events of seqs ``_first``, ``_first + 1``, ...: the newest ones, consecutive.
+        self._run: list[str] = []
+        self._first = 0
+        #: Encoded events that are not in the run, by seq.
+        self._others: dict[int, str] = {}
         #: Events encoded (cache misses), for tests and benchmarks.
         self.encoded = 0
 
+    @property
+    def cached(self) -> int:
+        """How many encoded events are kept (at most ``4 * keep``)."""
+        return len(self._run) + len(self._others)
+
     def __call__(self, event: Event) -> str:
         seq: int = event["seq"]
-        text = self._encoded.get(seq)
-        if text is None:
-            text = self._encode(event)
-            self.encoded += 1
-            self.remember(seq, text)
+        run = self._run
+        at = seq - self._first
+        if 0 <= at < len(run):
+            return run[at]
+        text = self._others.get(seq)
+        if text is not None:
+            return text
+        text = self._encode(event)
+        self.encoded += 1
+        self.remember(seq, text)
         return text
 
     def remember(self, seq: int, text: str) -> None:
-        """Keep ``text`` as the JSON of event ``seq`` (encoded elsewhere)."""
-        self._encoded[seq] = text
-        self._newest = max(self._newest, seq)
-        if len(self._encoded) > 2 * self.keep:
-            horizon = self._newest - self.keep
-            self._encoded = {s: t for s, t in self._encoded.items() if s > horizon}
+        """Keep ``text`` as the JSON of event ``seq`` (encoded here, or elsewhere for a mirror)."""
+        run = self._run
+        at = seq - self._first
+        if 0 <= at < len(run):
+            run[at] = text
+        elif at == len(run):  # the seq after the run: the run grows
+            run.append(text)
+            if len(run) > 2 * self.keep:
+                drop = len(run) - self.keep
+                del run[:drop]
+                self._first += drop
+        else:
+            if at > len(run):  # past a gap (seqs nobody encoded): a new run starts here
+                self._others.update(enumerate(run, start=self._first))
+                self._run = [text]
+                self._first = seq
+            else:  # older than the run
+                self._others[seq] = text
+            if len(self._others) > 2 * self.keep:
+                horizon = max(self._others) - self.keep
+                self._others = {s: t for s, t in self._others.items() if s > horizon}
+
+    def join(self, first: int, events: Sequence[Event]) -> str:
+        """``events``, the seqs ``first``, ``first + 1``, ... (a frame's), encoded and joined with commas."""
+        count = len(events)
+        at = first - self._first
+        if (
+            count
+            and at >= 0
+            and at + count <= len(self._run)
+            and events[0]["seq"] == first
+            and events[-1]["seq"] == first + count - 1
+        ):
+            return ",".join(self._run[at : at + count])
+        return ",".join(map(self, events))
 
 
 _encoders: weakref.WeakKeyDictionary[TraceBus, EventEncoder] = weakref.WeakKeyDictionary()
@@ -392,9 +438,13 @@ def encoder_for(bus: TraceBus) -> EventEncoder:
 
 def render_frame(frame: Frame, encode: Callable[[Event], str] = encode_event) -> str:
     """The frame as websocket text: ``frame.as_json()`` with every event redacted and encoded."""
+    if isinstance(encode, EventEncoder):
+        events = encode.join(frame.first, frame.events)
+    else:
+        events = ",".join(map(encode, frame.events))
     parts = [
         f'{{"type":"frame","first":{frame.first},"last":{frame.last},"events":[',
-        ",".join(map(encode, frame.events)),
+        events,
         "]",
     ]
     if frame.summary is not None:

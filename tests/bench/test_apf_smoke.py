@@ -6,27 +6,11 @@ mode only (``--only apf``) to keep it short; the lines must still say what the h
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
-from bench.report import KEYS
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.bench import run_bench
 
 
 def test_smoke_apf_quick() -> None:
-    completed = subprocess.run(
-        [sys.executable, "-m", "bench", "apf", "--quick", "--only", "apf", "--seconds", "2"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    lines = [json.loads(line) for line in completed.stdout.splitlines() if line.strip()]
+    lines = run_bench("apf", "--only", "apf", "--seconds", "2", timeout=180)
     assert [line["metric"] for line in lines] == [
         "apf.polite.p50_ms",
         "apf.polite.p99_ms",
@@ -35,8 +19,6 @@ def test_smoke_apf_quick() -> None:
         "apf.hot.retry_after_missing",
     ]
     for line in lines:
-        assert tuple(line)[: len(KEYS)] == KEYS, line
-        assert line["bench"] == "apf"
         assert "error" not in line, line["error"]
     targets = {line["metric"]: line["target"] for line in lines}
     assert targets["apf.polite.p99_ms"] == "<= 100"

@@ -8,40 +8,16 @@ hides wrk from the benchmark to check that a missing load generator is reported,
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
-from bench.report import KEYS
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_bench(*args: str, env: dict[str, str] | None = None, timeout: float = 90) -> list[dict[str, Any]]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "bench", "api", "--quick", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    lines = [json.loads(line) for line in completed.stdout.splitlines() if line.strip()]
-    for line in lines:
-        assert tuple(line)[: len(KEYS)] == KEYS, line
-        assert line["bench"] == "api"
-    return lines
+from tests.support.bench import run_bench
 
 
 def test_smoke_api_quick_get() -> None:
     """``python -m bench api --quick --only get``: one GET line against the raw handler."""
-    lines = run_bench("--only", "get")
+    lines = run_bench("api", "--only", "get")
     assert [line["metric"] for line in lines] == ["get.requests_per_s"]
     line = lines[0]
     assert line["unit"] == "requests/s"
@@ -63,7 +39,7 @@ def test_smoke_api_quick_get() -> None:
 def test_missing_wrk_is_reported_not_a_crash(tmp_path: Path) -> None:
     """Without wrk the GET and LIST lines say so (and ``met`` is false); no lab is started for them."""
     env = {**os.environ, "PATH": str(tmp_path)}  # an empty directory: no wrk on it
-    lines = run_bench("--only", "get,list", env=env, timeout=30)
+    lines = run_bench("api", "--only", "get,list", env=env, timeout=30)
     assert [line["metric"] for line in lines] == ["get.requests_per_s", "list.requests_per_s"]
     for line in lines:
         assert "wrk" in line["error"]

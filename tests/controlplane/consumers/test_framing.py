@@ -258,7 +258,42 @@ def test_the_encoder_keeps_only_recent_events() -> None:
     assert encoder.encoded == 99
     encoder(watch_event(95))
     assert encoder.encoded == 99
-    assert len(encoder._encoded) <= 20
+    assert encoder.cached <= 20
+
+
+def frame_of(first: int, last: int) -> Frame:
+    return Frame(first=first, last=last, events=[watch_event(seq) for seq in range(first, last + 1)])
+
+
+def test_shared_frames_read_as_if_each_event_were_encoded_alone() -> None:
+    """Sockets at different places of the stream, a gap, an old backlog: the text never changes."""
+    encoder = EventEncoder(keep=50)
+    frames = [
+        frame_of(1, 40),  # the first socket encodes these
+        frame_of(1, 40),  # the second takes them from the run
+        frame_of(21, 60),  # half from the run, half new
+        frame_of(41, 60),
+        frame_of(500, 520),  # past a gap: a new run
+        frame_of(30, 45),  # an old backlog (a resync), before the new run
+        frame_of(30, 45),
+        frame_of(521, 700),  # the run grows past 2 x keep and is trimmed
+        frame_of(640, 700),
+    ]
+    for frame in frames:
+        assert render_frame(frame, encoder) == render_frame(frame)
+    distinct = {seq for frame in frames for seq in range(frame.first, frame.last + 1)}
+    assert encoder.encoded == len(distinct), "an event still in the encoder was encoded again"
+    assert encoder.cached <= 4 * encoder.keep
+
+
+def test_join_does_not_trust_a_frame_whose_events_do_not_match_its_first_seq() -> None:
+    encoder = EventEncoder()
+    assert (
+        encoder.join(1, [watch_event(1), watch_event(2)])
+        == f"{encode_event(watch_event(1))},{encode_event(watch_event(2))}"
+    )
+    shifted = [watch_event(3), watch_event(4)]  # not the seqs 1 and 2 the call names
+    assert encoder.join(1, shifted) == ",".join(encode_event(e) for e in shifted)
 
 
 def test_relayed_events_are_remembered_and_never_redacted_twice() -> None:
