@@ -39,6 +39,13 @@ thousand watchers of pods make that a thousand deliveries. Three things keep tha
   the cache files such watchers under the node they asked for and offers a change only to the
   watchers of the node the pod is (or was) on, plus every watcher without that selector.
 
+- **keep what a selector reads, not the whole object.** Pods are the most numerous objects a watcher
+  filters, and decoded they are several times their JSON's size. Like upstream's ``storeElement``
+  (an object with its ``Labels`` and ``Fields``), the cache keeps each pod's labels and selectable
+  fields beside its bytes, and drops the decoded form once the change has gone out
+  (``ATTRIBUTES_ONLY``): selectors and the trigger read the fields; a request that needs the whole
+  object decodes the bytes.
+
 Every watcher still gets every event after the revision it started from, once and in order: each
 watcher remembers that revision (``since``), and a batch goes out only after the previous one
 reached every watcher.
@@ -50,11 +57,11 @@ import asyncio
 import collections
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controlplane.api import serializer
+from controlplane.api import selectors, serializer
 from controlplane.api.resources import ResourceType
 from controlplane.apiserver.encryption.storage import UnreadableValue
 from controlplane.apiserver.encryption.transformer import Transformer
@@ -83,6 +90,11 @@ LINE_HORIZON = 2 * WATCHER_BUFFER
 #: ``pkg/kubeapiserver/default_storage_factory_builder.go``): they are the most numerous objects, and
 #: rarely read. Kubelab keeps one, for watches, but not their decoded form.
 BYTES_ONLY = {("", "events"), ("events.k8s.io", "events")}
+#: Resources whose current objects are kept as bytes plus their labels and selectable fields (see the
+#: module docstring): a pod decoded is about 29 KB of Python objects for 4 KB of JSON, and a cluster
+#: holds thousands. Events are not among them: they are rarely selected on, and so many that their
+#: fields would cost more than they save.
+ATTRIBUTES_ONLY = {("", "pods")}
 
 
 class TooOldResourceVersion(Exception):
@@ -103,12 +115,22 @@ class Cached:
     bigger. A late reader decodes the bytes again, without keeping the result.
     """
 
-    __slots__ = ("_obj", "_raw", "revision")
+    __slots__ = ("_obj", "_raw", "fields", "labels", "revision")
 
-    def __init__(self, obj: Object, revision: int) -> None:
+    def __init__(
+        self,
+        obj: Object,
+        revision: int,
+        labels: Mapping[str, str] | None = None,
+        fields: Mapping[str, str] | None = None,
+    ) -> None:
         self._obj: Object | None = obj
         self._raw: bytes | None = None
         self.revision = revision
+        #: Its labels and selectable fields (``selectors.field_set``), when the cache keeps them
+        #: (``ATTRIBUTES_ONLY``); None: selectors read the object.
+        self.labels = labels
+        self.fields = fields
 
     @property
     def obj(self) -> Object:
@@ -175,6 +197,15 @@ TRIGGERS: dict[tuple[str, str], tuple[str, Callable[[Object], str]]] = {
 }
 
 
+def matches_cached(matches: Filter, cached: Cached) -> bool:
+    """Whether ``cached`` passes ``matches``: on its kept labels and fields when both sides allow it
+    (a ``SelectorFilter`` and an ``ATTRIBUTES_ONLY`` object), else on the object itself."""
+    on_attributes = getattr(matches, "attributes", None)
+    if on_attributes is not None and cached.fields is not None and cached.labels is not None:
+        return bool(on_attributes(cached.labels, cached.fields))
+    return matches(cached.obj)
+
+
 class CacheWatcher:
     """One client's watch on the cache: a buffer of events the watch handler takes in batches.
 
@@ -218,11 +249,11 @@ class CacheWatcher:
         if matches is None:  # no selectors: every change is this watcher's, exactly as it is
             self.push(event)
             return
-        before = event.previous is not None and matches(event.previous.obj)
+        before = event.previous is not None and matches_cached(matches, event.previous)
         if event.type == "DELETED":
             out = event if before else None
         else:
-            now = matches(event.object.obj)
+            now = matches_cached(matches, event.object)
             if now and before:
                 out = event
             elif now:
@@ -289,8 +320,11 @@ class WatchCache:
         self.watchers: dict[CacheWatcher, None] = {}
         #: The indexed trigger of this resource, if any: the field name and how to read it.
         self.trigger = TRIGGERS.get((rtype.group, rtype.plural))
+        #: Whether objects keep their labels and selectable fields beside their bytes (ATTRIBUTES_ONLY).
+        self.keep_attributes = (rtype.group, rtype.plural) in ATTRIBUTES_ONLY
         #: Whether current objects stay decoded, or are kept as bytes once fanned out (see BYTES_ONLY).
-        self.keep_decoded = (rtype.group, rtype.plural) not in BYTES_ONLY
+        self.keep_decoded = (rtype.group, rtype.plural) not in BYTES_ONLY and not self.keep_attributes
+        self._resource_key = f"{rtype.group}/{rtype.plural}"
         #: Watchers pinned to one trigger value, by value; the others are in ``_unpinned``.
         self._pinned: dict[str, dict[CacheWatcher, None]] = {}
         self._unpinned: dict[CacheWatcher, None] = {}
@@ -355,7 +389,7 @@ class WatchCache:
             revision = page.revision
             for kv in page.kvs:
                 try:
-                    cached = listed[kv.key] = Cached(
+                    cached = listed[kv.key] = self._cached(
                         self.rtype.from_storage(decode(kv, self.transformer)), kv.mod_revision
                     )
                 except UnreadableValue as error:
@@ -396,6 +430,14 @@ class WatchCache:
 
     # -- applying store events -------------------------------------------------------------------
 
+    def _cached(self, obj: Object, revision: int) -> Cached:
+        """``obj`` as the cache holds it, with its labels and fields if it keeps them."""
+        if not self.keep_attributes:
+            return Cached(obj, revision)
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        fields = selectors.field_set(self._resource_key, obj, namespaced=self.rtype.namespaced)
+        return Cached(obj, revision, labels, fields)
+
     def _apply(self, event: Event) -> CacheEvent | None:
         """Bring the objects and the event window up to ``event``; the change for watchers, if any."""
         previous = self.objects.get(event.key)
@@ -404,7 +446,9 @@ class WatchCache:
         if event.type is EventType.PUT:
             # Objects are kept in this type's version (converted once here, for every reader).
             try:
-                current = Cached(self.rtype.from_storage(decode(event.kv, self.transformer)), event.revision)
+                current = self._cached(
+                    self.rtype.from_storage(decode(event.kv, self.transformer)), event.revision
+                )
             except UnreadableValue as error:
                 self._unreadable(event, error)
                 return None
@@ -420,7 +464,8 @@ class WatchCache:
             # A deleted object is reported in its last state, with the deleting revision.
             gone = dict(previous.obj)
             gone["metadata"] = dict(gone["metadata"], resourceVersion=str(event.revision))
-            change = CacheEvent("DELETED", event.key, event.revision, Cached(gone, event.revision), previous)
+            last = Cached(gone, event.revision, previous.labels, previous.fields)
+            change = CacheEvent("DELETED", event.key, event.revision, last, previous)
         if len(self.events) == self.events.maxlen:
             self.oldest = self.events[0].revision
         self.events.append(change)
@@ -471,12 +516,16 @@ class WatchCache:
         """
         if self.trigger is None or not self._pinned:
             return [(watcher, changes) for watcher in self.watchers]
-        read = self.trigger[1]
+        field, read = self.trigger
+
+        def value_of(cached: Cached) -> str:
+            return cached.fields.get(field, "") if cached.fields is not None else read(cached.obj)
+
         by_value: dict[str, list[CacheEvent]] = {}
         for change in changes:
-            now = read(change.object.obj)
+            now = value_of(change.object)
             by_value.setdefault(now, []).append(change)
-            if change.previous is not None and (before := read(change.previous.obj)) != now:
+            if change.previous is not None and (before := value_of(change.previous)) != now:
                 by_value.setdefault(before, []).append(change)
         deliveries = [(watcher, changes) for watcher in self._unpinned]
         for value, theirs in by_value.items():
@@ -524,7 +573,7 @@ class WatchCache:
         # In key order, as etcd ranges return them (namespace, then name).
         items = [c for _, c in sorted((k, c) for k, c in self.objects.items() if k.startswith(prefix))]
         if matches is not None:
-            items = [c for c in items if matches(c.obj)]
+            items = [c for c in items if matches_cached(matches, c)]
         return items
 
     def _unreadable(self, event: Event, error: UnreadableValue) -> None:

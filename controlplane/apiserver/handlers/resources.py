@@ -9,7 +9,7 @@ kube-apiserver makes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -81,12 +81,27 @@ def build_filter(ctx: Context) -> Callable[[Object], bool] | None:
     except selectors.SelectorError as error:
         raise errors.bad_request(str(error)) from None
 
-    def matches(obj: Object) -> bool:
-        if labels is not None and not labels.matches(obj.get("metadata", {}).get("labels") or {}):
-            return False
-        return fields is None or fields.matches(selectors.field_set(resource_key, obj))
+    return SelectorFilter(resource_key, labels, fields)
 
-    return matches
+
+@dataclass(frozen=True, slots=True)
+class SelectorFilter:
+    """A request's label and field selectors: called on an object, or (``attributes``) on the labels
+    and selectable fields the watch cache keeps for it (``watchcache.ATTRIBUTES_ONLY``)."""
+
+    resource_key: str
+    labels: selectors.LabelSelector | None
+    fields: selectors.FieldSelector | None
+
+    def __call__(self, obj: Object) -> bool:
+        if self.labels is not None and not self.labels.matches(obj.get("metadata", {}).get("labels") or {}):
+            return False
+        return self.fields is None or self.fields.matches(selectors.field_set(self.resource_key, obj))
+
+    def attributes(self, labels: Mapping[str, str], fields: Mapping[str, str]) -> bool:
+        if self.labels is not None and not self.labels.matches(labels):
+            return False
+        return self.fields is None or self.fields.matches(fields)
 
 
 # -- reading ----------------------------------------------------------------------------------------

@@ -75,6 +75,7 @@ from controlplane.client.informer import (
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
     SharedInformerFactory,
+    strip_managed_fields,
 )
 from controlplane.client.leaderelection import format_micro_time
 from controlplane.client.record import EventBroadcaster, EventRecorder, EventSinkImpl, format_time
@@ -380,6 +381,10 @@ class Kubelet:
                 clock=clock,
                 rng=random.Random(self.rng.getrandbits(64)),
                 field_selector=f"spec.nodeName={self.node_name}",
+                # The kubelet never reads managedFields, a third of a pod's size in memory. Upstream's
+                # kubelet keeps them (pkg/kubelet/config/apiserver.go has no transform); a lab holds a
+                # thousand kubelets in one process, so this one drops them, as the scheduler does.
+                transform=strip_managed_fields,
             )
             self._pod_informer = self._factory.informer_for("", "v1", "pods")
             wake = ResourceEventHandlerFuncs(

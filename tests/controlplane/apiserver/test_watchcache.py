@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
+from controlplane.api import selectors
 from controlplane.apiserver import watchcache
+from controlplane.apiserver.handlers.resources import SelectorFilter
 from controlplane.apiserver.watchcache import Cached, CacheEvent, CacheWatcher, WatchCache
 from tests.controlplane.apiserver.conftest import API
 
@@ -236,7 +239,7 @@ async def test_replaced_versions_keep_only_their_bytes_yet_a_resumed_watch_gets_
     await api.client.put(f"{PODS}/web", json=relabelled)
     second = (await collect(everyone, 1))[0]
     assert second.previous is first.object
-    assert first.object.released and not second.object.released  # the old version: bytes only
+    assert first.object.released  # the old version: bytes only
     assert first.object.obj["metadata"]["labels"] == {"tier": "a"}  # decoded again when asked
 
     tier_b = cache.watch("default", lambda o: o["metadata"]["labels"].get("tier") == "b", start)
@@ -248,7 +251,7 @@ async def test_events_are_cached_as_bytes_only_and_still_served_and_filtered(api
     """Events (kube-apiserver keeps no watch cache for them at all) stay in the cache as bytes:
     once fanned out, the decoded form is dropped; reads and field selectors decode on demand."""
     cache = api.server.caches["/registry/events"]
-    assert not cache.keep_decoded and pods_cache(api).keep_decoded
+    assert not cache.keep_decoded and not cache.keep_attributes
     watcher = cache.watch("default", None, cache.revision)
     for name, reason in (("e1", "Pulled"), ("e2", "Started")):
         event = {
@@ -287,3 +290,49 @@ async def test_old_events_drop_their_encoded_line_but_a_resumed_watch_still_gets
     assert [e._line is None for e in events] == [True, True, False, False]
     (first, *_) = await collect(cache.watch("default", None, start), 4)
     assert json.loads(first.json_line)["object"]["metadata"]["name"] == "a"  # built again
+
+
+class CountingFilter:
+    """A request's selectors that count how often they were asked about a whole object."""
+
+    def __init__(self, inner: SelectorFilter) -> None:
+        self.inner = inner
+        self.objects = 0
+
+    def __call__(self, obj: dict[str, Any]) -> bool:
+        self.objects += 1
+        return self.inner(obj)
+
+    def attributes(self, labels: Mapping[str, str], fields: Mapping[str, str]) -> bool:
+        return self.inner.attributes(labels, fields)
+
+
+async def test_pods_are_kept_as_bytes_with_the_labels_and_fields_selectors_read(api: API) -> None:
+    """Like upstream's storeElement, a cached pod is its bytes plus its labels and selectable fields:
+    the decoded pod (several times bigger) goes once fanned out, and selectors never need it again."""
+    cache = pods_cache(api)
+    assert cache.keep_attributes and not cache.keep_decoded
+    start = cache.revision
+    on_b = CountingFilter(
+        SelectorFilter(
+            "/pods",
+            selectors.parse_label_selector("tier=b"),
+            selectors.parse_field_selector("status.phase!=Failed"),
+        )
+    )
+    tier_b = cache.watch("default", on_b, start)
+    everyone = cache.watch("default", None, start)
+    registry = api.server.registries[("", "v1", "pods")]
+    await registry.create(pod("web", tier="a"), "default")
+    (created,) = await collect(everyone, 1)
+    current = cache.get(created.key)
+    assert current is not None and current.released, "the current pod stayed decoded"
+    assert current.labels == {"tier": "a"}
+    assert current.fields is not None and current.fields["metadata.name"] == "web"
+
+    relabelled = dict(created.object.obj, metadata=dict(created.object.obj["metadata"], labels={"tier": "b"}))
+    await api.client.put(f"{PODS}/web", json=relabelled)
+    (now_b,) = await collect(tier_b, 1)
+    assert now_b.type == "ADDED", "a pod that came to match was not ADDED for the selecting watcher"
+    assert [c.labels for c in cache.list("default", on_b)] == [{"tier": "b"}]
+    assert on_b.objects == 0, "selectors were matched against decoded pods, not their kept fields"
