@@ -83,7 +83,7 @@ from controlplane.client.rest import ClientLease, ClientOrFactory, PatchType, Re
 from controlplane.clock import Clock
 from controlplane.components.kubelet.lifecycle import Change, NodeImages, PodLifecycle
 from controlplane.components.kubelet.server import KubeletServer, PodView, sleep_until
-from controlplane.components.kubelet.simulation import PullTiming
+from controlplane.components.kubelet.simulation import PullTiming, SeededRandom
 from controlplane.components.kubelet.status import generate_pod_status
 from controlplane.timing import UPSTREAM, TimingProfile
 from controlplane.trace import NULL_SINK, TraceSink, recording_requests
@@ -737,7 +737,7 @@ class Kubelet:
             pod,
             now=begin,
             timing=self.pull_timing,
-            rng=random.Random(f"{self.node_name}/{uid}"),
+            rng=SeededRandom(f"{self.node_name}/{uid}"),
             images=self.images,
         )
         if (pod.get("spec") or {}).get("hostNetwork"):

@@ -41,6 +41,7 @@ from controlplane.components.kubelet.logs import ContainerLogs
 from controlplane.components.kubelet.simulation import (
     Behaviour,
     PullTiming,
+    Uniform,
     behaviour_of,
     image_size,
     parse_image,
@@ -231,7 +232,7 @@ class ContainerMachine:
         grace: float,
         initial_reason: str,
         timing: PullTiming,
-        rng: random.Random,
+        rng: Uniform,
         images: NodeImages,
         restartable_init: bool = False,
     ) -> None:
@@ -524,7 +525,7 @@ class PodLifecycle:
         *,
         now: float,
         timing: PullTiming | None = None,
-        rng: random.Random | None = None,
+        rng: Uniform | None = None,
         images: NodeImages | None = None,
     ) -> None:
         meta: Mapping[str, Any] = pod.get("metadata") or {}
