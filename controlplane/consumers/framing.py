@@ -55,7 +55,15 @@ MAX_FRAME_EVENTS = 2000
 #: The key under which a summary counts events the recorder no longer had (not an event type).
 UNRECORDED = "unrecorded"
 
-# Close codes and error codes (sent as ``{"type": "error", "code": ..., "message": ...}``).
+# Close codes and error codes (sent as ``{"type": "error", "code": ..., "message": ...}``). A server may
+# close a websocket only with 1000 or a code from 3000 to 4999 (RFC 6455; daphne's autobahn refuses any
+# other), so the stream's own codes are in the private range 4000-4999: 4001 and 4011 stand for the
+# standard "going away" (1001) and "internal error" (1011) that a server may not send itself.
+#: The cluster's trace has ended here (its bus closed: the lab stopped, a mirror lost its owner):
+#: the page reconnects from the last seq it has.
+TRACE_ENDED = 4001
+#: The stream broke on the server's side (a bug): the page reconnects too.
+STREAM_BROKEN = 4011
 #: The socket may not watch this cluster (closed after the error).
 FORBIDDEN = 4403
 #: No cluster by that name (closed after the error).
@@ -484,6 +492,8 @@ __all__ = [
     "FRAME_INTERVAL",
     "GONE",
     "MAX_FRAME_EVENTS",
+    "STREAM_BROKEN",
+    "TRACE_ENDED",
     "UNKNOWN_CLUSTER",
     "UNRECORDED",
     "BadRequest",
