@@ -10,8 +10,9 @@ The topology page opens this socket and draws whatever arrives. The conversation
     server: {"type": "error", "code": 410, "message": "too old: oldest is 5000"}   (start from now)
 
 **No channel layer in the way.** The consumer subscribes to its cluster's ``TraceBus`` directly: the
-bus lives in the same process, so every event is one append to each subscriber's queue, and the
-consumer takes a whole batch per frame (``framing.py`` decides what a frame holds). A channel-layer
+bus lives in the same process, so every event is one append to the bus's shared log, and the
+consumer takes a whole batch per frame (``framing.py`` decides what a frame holds). Sockets frame on
+shared ticks (``framing.Ticks``), so the sockets that keep up send the same frame, rendered once. A channel-layer
 ``group_send`` per event would copy every event once per socket through the layer; the in-memory
 layer collapsed at 1000 sockets that way. A cluster nobody watches has no subscription at all: one is
 made on ``subscribe`` and closed when the socket goes. With several web processes, a socket that lands
@@ -46,8 +47,8 @@ from controlplane.consumers.framing import (
     BadRequest,
     EventEncoder,
     Framer,
-    Pacer,
     Subscribe,
+    Ticks,
     encoder_for,
     error_message,
     hello_message,
@@ -85,7 +86,7 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         #: The mirror ``bus`` belongs to, when the cluster runs in another process.
         self.mirror: Mirror | None = None
         self._encoder = EventEncoder()
-        self._pacer = Pacer(self.frame_interval)
+        self._ticks = Ticks(self.frame_interval)
         self._stream: asyncio.Task[None] | None = None
 
     # -- the socket's life ---------------------------------------------------------------------------
@@ -175,9 +176,10 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         code = TRACE_ENDED
         try:
             while True:
+                idle = not framer.catching_up and subscription.pending == 0
                 if not framer.catching_up and not await subscription.wait():
                     break  # the bus was closed: the cluster's trace has ended
-                delay = self._pacer.delay(loop.time())
+                delay = self._ticks.delay(loop.time(), idle=idle)
                 if delay > 0:
                     await asyncio.sleep(delay)  # meanwhile more events gather for this frame
                 if framer.catching_up:
@@ -187,7 +189,7 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
                 if frame is not None:
                     if not await self._send_text(render_frame(frame, self._encoder)):
                         return  # the client has gone: its disconnect is on its way
-                    self._pacer.sent(loop.time())
+                    self._ticks.sent(loop.time())
         except Exception:
             logger.exception("the trace stream of cluster %r broke", subscription.bus.cluster)
             code = STREAM_BROKEN
