@@ -340,7 +340,6 @@ def test_ticks_send_a_lone_frame_at_once_and_skip_ticks_under_overload() -> None
     assert 100.3 + ticks.delay(100.3, idle=False) == pytest.approx(100.5)
 
 
-
 def test_the_pacer_spaces_frames_but_never_delays_a_lone_one() -> None:
     pacer = Pacer(interval=0.033)
     assert pacer.delay(100.0) == 0.0
