@@ -25,17 +25,28 @@ A re-sync after a gap or a reconnect (Zulip's pattern: "give me everything after
 have") is answered from the recorder in chunks of ``MAX_FRAME_EVENTS`` events, one chunk per frame,
 then the live stream carries on, with no gap and no overlap in between.
 
+**Many sockets, one frame.** Five hundred sockets watching one cluster at 30 frames a second are
+15,000 frames a second; each costs the web server its own send, but it need not cost its own JSON.
+Sockets frame on ticks that every socket of the process shares (``Ticks``: the multiples of
+``FRAME_INTERVAL`` on the event loop's clock), so the sockets that keep up send, at the same moment,
+the same events: the same frame. ``EventEncoder`` encodes each event once for all sockets, and renders
+each frame once too (``render``); the other sockets send the same text. When the server cannot keep
+up, a socket that finishes its frame after the next tick has begun waits for the one after: frames
+come less often, each carrying more events, and the sockets stay in step.
+
 Everything in this module is pure (no sockets, no clock, no asyncio): the ``Framer`` decides what the
 next frame holds, ``summarise_omitted`` counts what a frame leaves out, ``EventEncoder`` turns events
 into redacted JSON once for every socket, ``render_frame`` writes a frame as text, ``parse_request``
-reads what the browser asks for, and ``Pacer`` says how long to wait before the next frame. The
-websocket consumer (``trace.py``) only moves bytes between them and the bus.
+reads what the browser asks for, and ``Ticks`` (for sockets) and ``Pacer`` (for the relay) say how
+long to wait before the next frame. The websocket consumer (``trace.py``) only moves bytes between
+them and the bus.
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import math
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,7 +66,15 @@ MAX_FRAME_EVENTS = 2000
 #: The key under which a summary counts events the recorder no longer had (not an event type).
 UNRECORDED = "unrecorded"
 
-# Close codes and error codes (sent as ``{"type": "error", "code": ..., "message": ...}``).
+# Close codes and error codes (sent as ``{"type": "error", "code": ..., "message": ...}``). A server may
+# close a websocket only with 1000 or a code from 3000 to 4999 (RFC 6455; daphne's autobahn refuses any
+# other), so the stream's own codes are in the private range 4000-4999: 4001 and 4011 stand for the
+# standard "going away" (1001) and "internal error" (1011) that a server may not send itself.
+#: The cluster's trace has ended here (its bus closed: the lab stopped, a mirror lost its owner):
+#: the page reconnects from the last seq it has.
+TRACE_ENDED = 4001
+#: The stream broke on the server's side (a bug): the page reconnects too.
+STREAM_BROKEN = 4011
 #: The socket may not watch this cluster (closed after the error).
 FORBIDDEN = 4403
 #: No cluster by that name (closed after the error).
@@ -309,8 +328,8 @@ class Framer:
     def _frame(self, events: list[Event], missed: tuple[int, int] | None, recorded: RecordedRange) -> Frame:
         sent, overflow = events[: self.max_events], events[self.max_events :]
         start = self.next_seq
-        expected = list(range(start, start + len(events)))
-        if [e["seq"] for e in events] != expected:
+        # The bus hands out consecutive seqs: the ends of the run are checked, not every event.
+        if events and (events[0]["seq"] != start or events[-1]["seq"] != start + len(events) - 1):
             raise FramingError(f"events do not follow seq {start - 1} without a gap")
         end = start + len(events) - 1
         if missed is not None:
@@ -367,6 +386,10 @@ class EventEncoder:
         self._others: dict[int, str] = {}
         #: Events encoded (cache misses), for tests and benchmarks.
         self.encoded = 0
+        #: The text of the latest frames, by what they hold: sockets sending the same frame share it.
+        self._frames: dict[tuple[int, int, int], str] = {}
+        #: Frames rendered (cache misses), for tests and benchmarks.
+        self.rendered = 0
 
     @property
     def cached(self) -> int:
@@ -424,6 +447,26 @@ class EventEncoder:
             return ",".join(self._run[at : at + count])
         return ",".join(map(self, events))
 
+    def render(self, frame: Frame) -> str:
+        """``frame`` as websocket text, made once for every socket that sends the same frame.
+
+        Caught-up sockets of one cluster send on the same ticks (``Ticks``) what the bus gathered up to
+        then, so their frames are the same (same ``first``, ``last`` and events): the first socket
+        renders the text, the others send it again. A frame is known by its seqs and how many events
+        it carries, the rest being its summary (counted from the same recorder, at the same moment).
+        """
+        key = (frame.first, frame.last, len(frame.events))
+        text = self._frames.get(key)
+        if text is None:
+            if len(self._frames) >= FRAMES_KEPT:
+                self._frames.clear()
+            text = self._frames[key] = _render(frame, self.join(frame.first, frame.events))
+            self.rendered += 1
+        return text
+
+
+#: How many rendered frames an encoder keeps (a few ticks' worth: sockets share the newest ones).
+FRAMES_KEPT = 16
 
 _encoders: weakref.WeakKeyDictionary[TraceBus, EventEncoder] = weakref.WeakKeyDictionary()
 
@@ -439,9 +482,11 @@ def encoder_for(bus: TraceBus) -> EventEncoder:
 def render_frame(frame: Frame, encode: Callable[[Event], str] = encode_event) -> str:
     """The frame as websocket text: ``frame.as_json()`` with every event redacted and encoded."""
     if isinstance(encode, EventEncoder):
-        events = encode.join(frame.first, frame.events)
-    else:
-        events = ",".join(map(encode, frame.events))
+        return encode.render(frame)
+    return _render(frame, ",".join(map(encode, frame.events)))
+
+
+def _render(frame: Frame, events: str) -> str:
     parts = [
         f'{{"type":"frame","first":{frame.first},"last":{frame.last},"events":[',
         events,
@@ -455,6 +500,35 @@ def render_frame(frame: Frame, encode: Callable[[Event], str] = encode_event) ->
 
 
 # -- pacing ---------------------------------------------------------------------------------------------
+
+
+class Ticks:
+    """When a trace socket's next frame may go: on tick boundaries that every socket shares.
+
+    Ticks are the multiples of ``interval`` on the event loop's clock, the same for every socket of a
+    process. A socket sends at most one frame per tick, at the tick's start: so the sockets that keep
+    up send at the same moments what the bus has gathered by then, which is the same frame for all of
+    them, rendered once (``EventEncoder.render``) and sent to each. The first frame after a quiet
+    spell (``idle``: the socket had to wait for an event) goes at once, in a tick it has not sent in.
+
+    Under overload the loop is late, and a socket that finishes its frame after the next tick has
+    begun waits for the one after: frames come less often and carry more events each, and the
+    sockets stay in step, instead of every socket drifting to its own moment.
+    """
+
+    def __init__(self, interval: float = FRAME_INTERVAL) -> None:
+        self.interval = interval
+        self._last_tick: int | None = None
+
+    def delay(self, now: float, *, idle: bool) -> float:
+        """Seconds to wait from ``now`` before the next frame may go."""
+        tick = math.floor(now / self.interval)
+        if self._last_tick is None or (idle and tick > self._last_tick):
+            return 0.0
+        return max(0.0, (tick + 1) * self.interval - now)
+
+    def sent(self, now: float) -> None:
+        self._last_tick = math.floor(now / self.interval)
 
 
 class Pacer:
@@ -484,6 +558,8 @@ __all__ = [
     "FRAME_INTERVAL",
     "GONE",
     "MAX_FRAME_EVENTS",
+    "STREAM_BROKEN",
+    "TRACE_ENDED",
     "UNKNOWN_CLUSTER",
     "UNRECORDED",
     "BadRequest",
@@ -494,6 +570,7 @@ __all__ = [
     "Pacer",
     "Subscribe",
     "Summary",
+    "Ticks",
     "describe_nodes",
     "encode_event",
     "encode_redacted",

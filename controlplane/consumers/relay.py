@@ -29,8 +29,9 @@ like this (``->`` is a message on the channel layer)::
 while some mirror's watch holds: a mirror renews it every ``RENEW_INTERVAL`` and the owner forgets one
 that missed ``LEASE_RENEWALS`` renewals (its process died). A mirror lives while sockets use it, and
 leaves when the last one goes. A mirror whose owner stops answering, or that finds a gap in the ticks
-(Redis dropped a message), ends: its sockets are closed with 1001, and the page reconnects from the
-last seq it has, as after any disconnect; the new mirror fetches what it missed from the owner.
+(Redis dropped a message), ends: its sockets are closed with 4001 (``framing.TRACE_ENDED``), and the
+page reconnects from the last seq it has, as after any disconnect; the new mirror fetches what it
+missed from the owner.
 """
 
 from __future__ import annotations

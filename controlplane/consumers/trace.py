@@ -10,9 +10,10 @@ The topology page opens this socket and draws whatever arrives. The conversation
     server: {"type": "error", "code": 410, "message": "too old: oldest is 5000"}   (start from now)
 
 **No channel layer in the way.** The consumer subscribes to its cluster's ``TraceBus`` directly: the
-bus lives in the same process, so every event is one append to each subscriber's queue, and the
-consumer takes a whole batch per frame (``framing.py`` decides what a frame holds). A channel-layer
-``group_send`` per event would copy every event once per socket through the layer; the in-memory
+bus lives in the same process, so every event is one append to the bus's shared log, and the
+consumer takes a whole batch per frame (``framing.py`` decides what a frame holds). Sockets frame on
+shared ticks (``framing.Ticks``), so the sockets that keep up send the same frame, rendered once. A
+channel-layer ``group_send`` per event would copy every event once per socket through the layer; the in-memory
 layer collapsed at 1000 sockets that way. A cluster nobody watches has no subscription at all: one is
 made on ``subscribe`` and closed when the socket goes. With several web processes, a socket that lands
 on one that does not run its cluster reads a *mirror* of the cluster's bus, which the relay
@@ -40,12 +41,14 @@ from controlplane.consumers.framing import (
     FRAME_INTERVAL,
     GONE,
     MAX_FRAME_EVENTS,
+    STREAM_BROKEN,
+    TRACE_ENDED,
     UNKNOWN_CLUSTER,
     BadRequest,
     EventEncoder,
     Framer,
-    Pacer,
     Subscribe,
+    Ticks,
     encoder_for,
     error_message,
     hello_message,
@@ -59,11 +62,6 @@ from controlplane.trace.bus import Subscription, TraceBus
 from controlplane.trace.recorder import TooOld
 
 logger = logging.getLogger(__name__)
-
-#: The websocket close code when the cluster's trace ends (its bus was closed): "going away".
-GOING_AWAY = 1001
-#: The close code when the stream broke on the server's side.
-INTERNAL_ERROR = 1011
 
 
 class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
@@ -88,7 +86,7 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         #: The mirror ``bus`` belongs to, when the cluster runs in another process.
         self.mirror: Mirror | None = None
         self._encoder = EventEncoder()
-        self._pacer = Pacer(self.frame_interval)
+        self._ticks = Ticks(self.frame_interval)
         self._stream: asyncio.Task[None] | None = None
 
     # -- the socket's life ---------------------------------------------------------------------------
@@ -151,7 +149,7 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
             await self._send_json(error_message(GONE, f"too old: oldest is {error.oldest}"))
             return
         if bus.closed:  # the trace has ended here (a mirror that lost its owner): the page reconnects
-            await self.close(code=GOING_AWAY)
+            await self._close(TRACE_ENDED)
             return
         covered = backlog[-1]["seq"] if backlog else since
         if covered is not None and covered != bus.last_seq:
@@ -168,15 +166,20 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         )
 
     async def _run_stream(self, subscription: Subscription, framer: Framer) -> None:
-        """Wait for events, wait for the pacer, send one frame; until the bus closes or the socket goes."""
+        """Wait for events, wait for the pacer, send one frame; until the bus closes or the socket goes.
+
+        The task never ends with an exception (nobody awaits it when it ends by itself): a stream that
+        breaks is logged and its socket closed with ``STREAM_BROKEN``; a socket that has gone just ends it.
+        """
         loop = asyncio.get_running_loop()
         recorder = subscription.bus.recorder
-        code = GOING_AWAY
+        code = TRACE_ENDED
         try:
             while True:
+                idle = not framer.catching_up and subscription.pending == 0
                 if not framer.catching_up and not await subscription.wait():
                     break  # the bus was closed: the cluster's trace has ended
-                delay = self._pacer.delay(loop.time())
+                delay = self._ticks.delay(loop.time(), idle=idle)
                 if delay > 0:
                     await asyncio.sleep(delay)  # meanwhile more events gather for this frame
                 if framer.catching_up:
@@ -184,14 +187,15 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
                 else:
                     frame = framer.from_batch(subscription.drain(), recorder.range)
                 if frame is not None:
-                    await self.send(text_data=render_frame(frame, self._encoder))
-                    self._pacer.sent(loop.time())
+                    if not await self._send_text(render_frame(frame, self._encoder)):
+                        return  # the client has gone: its disconnect is on its way
+                    self._ticks.sent(loop.time())
         except Exception:
             logger.exception("the trace stream of cluster %r broke", subscription.bus.cluster)
-            code = INTERNAL_ERROR
+            code = STREAM_BROKEN
         finally:
             subscription.close()
-        await self.close(code=code)
+        await self._close(code)
 
     async def _stop_stream(self) -> None:
         stream, self._stream = self._stream, None
@@ -202,13 +206,34 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
 
     # -- messages ------------------------------------------------------------------------------------
 
+    async def _send_text(self, text: str) -> bool:
+        """Send ``text``; False if the socket has gone already (the client closed it meanwhile).
+
+        A client may close its socket at any moment, and the server learns it only when the disconnect
+        message arrives; a send in between raises (daphne's autobahn: ``Disconnected``; the ASGI spec
+        lets servers raise an ``OSError``). That is the end of this socket's stream, not an error.
+        """
+        try:
+            await self.send(text_data=text)
+        except Exception as error:
+            logger.debug("a trace socket of cluster %r has gone: %s", self.cluster_name, error)
+            return False
+        return True
+
     async def _send_json(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=json.dumps(message, separators=(",", ":")))
+        await self._send_text(json.dumps(message, separators=(",", ":")))
+
+    async def _close(self, code: int) -> None:
+        """Close the socket with ``code`` (a socket that has gone already stays gone)."""
+        try:
+            await self.close(code=code)
+        except Exception as error:
+            logger.debug("a trace socket of cluster %r has gone: %s", self.cluster_name, error)
 
     async def _refuse(self, code: int, message: str) -> None:
         """Say why, then close with ``code`` (browsers cannot read a refused handshake's reason)."""
         await self._send_json(error_message(code, message))
-        await self.close(code=code)
+        await self._close(code)
 
 
 __all__ = ["TraceConsumer"]

@@ -4,7 +4,7 @@ Every part of a cluster (the store, the API server's stages, the scheduler, the 
 kubelets) is given the cluster's bus as its ``TraceSink`` and calls ``emit`` as it works. The bus
 turns each call into a full event (``schema.py``): it stamps the envelope (``v``, ``cluster``, the
 next ``seq``, the time ``ts``, and the Audit-ID ``id`` of the request being served when the emitter did
-not give one), records it in the cluster's ``Recorder``, and offers it to every ``Subscription``.
+not give one), records it in the cluster's ``Recorder``, and appends it to the log its subscribers read.
 
 **seq is gapless per cluster.** The bus alone hands out seqs, one per event it makes, in the order
 the events happen (everything runs on the cluster's event loop, so ``emit`` is never interleaved). A
@@ -22,12 +22,23 @@ many events (every watch event to every watcher is one). Then ``enabled`` is Fal
 subscribes, and every emitter skips building its event (``if trace.enabled: ...``). Events made while
 someone subscribes are always recorded, so a subscriber can always re-sync.
 
-**Subscribers pull batches.** ``subscribe()`` returns a ``Subscription``: emitted events wait in its
-queue, and the websocket consumer takes them as a ``Batch`` (``await next_batch()``, or ``wait()`` then
-``drain()`` at its own frame rate: ~30 frames a second, each carrying many events). A subscriber that
-falls more than ``max_pending`` events behind is not allowed to grow without bound, and nothing is
-dropped silently: the queue stops taking events, and the next batch says exactly which seqs it
-``missed``, so the consumer can fetch them from the recorder or show a summary (``summarise``).
+**Subscribers pull batches.** ``subscribe()`` returns a ``Subscription``, and the websocket consumer
+takes its events as a ``Batch`` (``await next_batch()``, or ``wait()`` then ``drain()`` at its own frame
+rate: ~30 frames a second, each carrying many events). A subscriber that falls more than
+``max_pending`` events behind is not allowed to grow without bound, and nothing is dropped silently:
+it stops taking events, and its next batch says exactly which seqs it ``missed``, so the consumer can
+fetch them from the recorder or show a summary (``summarise``).
+
+**One log, many cursors: an event costs the same however many watch.** Five hundred browsers watching
+a cluster that makes 2000 events a second would be a million queue appends and wake-ups a second if
+the bus handed every event to every subscriber. It does not. Events go into one shared log (a list,
+in seq order) and a subscription is only a cursor into it: the next seq it takes. ``drain`` is one
+slice of the log, from the cursor to the newest event. Waking waiting subscribers is one future that
+all of them await, resolved by the first event after they began to wait: one wake-up per batch, not
+per event. Whether a subscriber has fallen ``max_pending`` behind is worked out from counts when it is
+looked at, not on every emit. The log drops what every subscriber has taken every ``LOG_TRIM`` events
+or so, the only time the bus visits its subscribers; a subscriber that fell behind then keeps its
+``max_pending`` events itself, so one that never drains (a stuck socket) cannot make the log grow.
 
 ``emit`` never raises and never blocks: a bug in tracing must not break the cluster it traces.
 
@@ -44,7 +55,7 @@ import asyncio
 import collections
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -57,6 +68,9 @@ logger = logging.getLogger(__name__)
 
 #: Events a subscriber may have waiting before its queue stops taking them (it then learns what it missed).
 DEFAULT_MAX_PENDING = 10_000
+
+#: The shared log is trimmed (what every subscriber has taken is dropped) when it grows past this.
+LOG_TRIM = 1024
 
 #: The envelope fields only the bus sets.
 _STAMPED = frozenset({"v", "cluster", "seq", "ts", "type"})
@@ -89,49 +103,89 @@ class Batch:
 
 
 class Subscription:
-    """One subscriber's queue of events (a browser's websocket, a test, the export of a live run).
+    """One subscriber's place in its bus's stream of events (a browser's websocket, a test, the relay).
 
     Made by ``TraceBus.subscribe``; ``close()`` (or leaving ``with``) unsubscribes. Iterating with
     ``async for batch in subscription`` yields batches until the subscription or the bus is closed.
+
+    A subscription owns no copy of the live events: it is a cursor (``_next``, the next seq to take)
+    into the bus's shared log. Only what it must keep for itself goes into its own ``_queue``: the
+    recorded backlog of a re-sync, and, once it has fallen ``max_pending`` behind, the ``max_pending``
+    events it still gets (everything after them, from ``_missed_from`` on, is missed until it drains).
+    Whether it has fallen behind is worked out when it is looked at (``_settle``), not on every emit,
+    and gives the same answer as counting event by event would: its queue stays as it was between two
+    drains, so the first seq that did not fit is known from the counts alone.
     """
 
     def __init__(self, bus: TraceBus, *, max_pending: int, backlog: Iterable[Event] = ()) -> None:
         self.bus = bus
         self.max_pending = max_pending
-        self._pending: collections.deque[Event] = collections.deque(backlog)
-        self._missed: tuple[int, int] | None = None
-        self._wakeup = asyncio.Event()
-        self._closed = False
-        #: Events this subscriber was offered and missed because it was too far behind, in all.
-        self.missed_total = 0
-        if self._pending:
-            self._wakeup.set()
+        self._queue: collections.deque[Event] = collections.deque(backlog)
+        #: The next seq to take from the bus's log.
+        self._next = bus.last_seq + 1
+        #: Set once it fell behind: every seq from here on is missed, until the next full drain.
+        self._missed_from: int | None = None
+        #: The last seq it sees, once closed (the bus's newest then).
+        self._end: int | None = None
+        self._missed_taken = 0
 
-    # -- the bus's side ------------------------------------------------------------------------------
+    # -- where it stands ----------------------------------------------------------------------------
 
-    def _offer(self, event: Event) -> None:
-        if self._missed is not None or len(self._pending) >= self.max_pending:
-            seq = event["seq"]
-            self._missed = (seq if self._missed is None else self._missed[0], seq)
-            self.missed_total += 1
-        else:
-            self._pending.append(event)
-        self._wakeup.set()
+    def _last(self) -> int:
+        return self.bus._seq if self._end is None else self._end
 
-    def _end(self) -> None:
-        self._closed = True
-        self._wakeup.set()
+    def _settle(self) -> None:
+        """If more events have come than its queue has room for, fix the first seq that did not fit.
+
+        The events before it are moved from the shared log into the subscription's own queue, so that
+        the log need not keep them for it; the missed range then grows with every new event for free.
+        """
+        if self._missed_from is not None:
+            return
+        room = max(self.max_pending - len(self._queue), 0)
+        if self._last() - self._next + 1 > room:
+            boundary = self._next + room
+            self._queue.extend(self.bus._logged(self._next, boundary))
+            self._next = self._missed_from = boundary
+
+    def _missed_range(self) -> tuple[int, int] | None:
+        last = self._last()
+        if self._missed_from is None or self._missed_from > last:
+            return None
+        return (self._missed_from, last)
+
+    def _ready(self) -> bool:
+        return bool(self._queue) or self._last() >= self._next
+
+    def _end_here(self) -> None:
+        """No more events: keep what waits in the subscription's own queue (the log may drop it)."""
+        if self._end is not None:
+            return
+        self._settle()
+        self._end = self.bus._seq
+        if self._missed_from is None:
+            self._queue.extend(self.bus._logged(self._next, self._end + 1))
+            self._next = self._end + 1
 
     # -- the subscriber's side -----------------------------------------------------------------------
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._end is not None
 
     @property
     def pending(self) -> int:
         """Events waiting to be taken (missed ones not counted)."""
-        return len(self._pending)
+        self._settle()
+        stop = self._missed_from if self._missed_from is not None else self._last() + 1
+        return len(self._queue) + stop - self._next
+
+    @property
+    def missed_total(self) -> int:
+        """Events this subscriber missed because it was too far behind, in all (so far)."""
+        self._settle()
+        missed = self._missed_range()
+        return self._missed_taken + (0 if missed is None else missed[1] - missed[0] + 1)
 
     def drain(self, max_events: int | None = None) -> Batch:
         """Take what is waiting now, without waiting (possibly an empty batch).
@@ -139,24 +193,31 @@ class Subscription:
         With ``max_events``, take at most that many; a ``missed`` range is reported only with the last
         of the events before it, so batches always follow each other in seq order.
         """
-        if max_events is None or max_events >= len(self._pending):
-            events = list(self._pending)
-            self._pending.clear()
-            missed, self._missed = self._missed, None
-        else:
-            events = [self._pending.popleft() for _ in range(max(max_events, 0))]
-            missed = None
-        if not self._pending and self._missed is None and not self._closed:
-            self._wakeup.clear()
-        return Batch(events, missed)
+        self._settle()
+        stop = self._missed_from if self._missed_from is not None else self._last() + 1
+        if max_events is None or max_events >= self.pending:
+            live = self.bus._logged(self._next, stop)
+            events = [*self._queue, *live] if self._queue else live
+            self._queue.clear()
+            missed = self._missed_range()
+            if missed is not None:
+                self._missed_taken += missed[1] - missed[0] + 1
+            self._next, self._missed_from = self._last() + 1, None
+            return Batch(events, missed)
+        take = max(max_events, 0)
+        events = [self._queue.popleft() for _ in range(min(take, len(self._queue)))]
+        if len(events) < take:
+            live = self.bus._logged(self._next, min(self._next + take - len(events), stop))
+            events.extend(live)
+            self._next += len(live)
+        return Batch(events)
 
     async def wait(self) -> bool:
         """Wait until there is something to take; False once the subscription has ended empty."""
-        while not self._pending and self._missed is None:
-            if self._closed:
+        while not self._ready():
+            if self.closed:
                 return False
-            self._wakeup.clear()
-            await self._wakeup.wait()
+            await self.bus._changed()
         return True
 
     async def next_batch(self, max_events: int | None = None) -> Batch | None:
@@ -176,8 +237,8 @@ class Subscription:
 
     def close(self) -> None:
         """Unsubscribe; events already waiting can still be drained. Idempotent."""
+        self._end_here()
         self.bus._unsubscribe(self)
-        self._end()
 
     def __enter__(self) -> Subscription:
         return self
@@ -218,6 +279,12 @@ class TraceBus:
         self._seq = 0
         self._subscribers: tuple[Subscription, ...] = ()
         self._closed = False
+        #: The shared log: the events from seq ``_log_first`` to ``_seq`` that some subscriber may still take.
+        self._log: list[Event] = []
+        self._log_first = 1
+        self._trim_at = LOG_TRIM
+        #: What waiting subscribers await: resolved (once) by the next event, or by a close.
+        self._wake: asyncio.Future[None] | None = None
 
     def __repr__(self) -> str:
         return (
@@ -253,8 +320,9 @@ class TraceBus:
                 if problems:
                     self.problems.append((seq, type, problems))
             self.recorder.append(event)
-            for subscription in self._subscribers:
-                subscription._offer(event)
+            if self._subscribers:
+                self._log.append(event)
+                self._logged_more()
         except Exception:  # tracing must never break the cluster it traces
             logger.exception("trace bus of cluster %r could not emit a %s event", self.cluster, type)
 
@@ -270,6 +338,9 @@ class TraceBus:
         if self._closed:
             raise RuntimeError(f"the trace bus of cluster {self.cluster!r} is closed")
         backlog = self.recorder.since(since) if since is not None else []
+        if not self._subscribers:  # nobody needed the log: it starts afresh after the newest event
+            self._log.clear()
+            self._log_first = self._seq + 1
         subscription = Subscription(
             self, max_pending=max_pending if max_pending is not None else self.max_pending, backlog=backlog
         )
@@ -278,10 +349,57 @@ class TraceBus:
 
     def _unsubscribe(self, subscription: Subscription) -> None:
         self._subscribers = tuple(s for s in self._subscribers if s is not subscription)
+        self._wake_up()  # its own waiter, if any, learns that it has ended
+
+    # -- the shared log and the wake-up ---------------------------------------------------------------
+
+    def _logged(self, start: int, stop: int) -> list[Event]:
+        """The logged events with ``start <= seq < stop`` (a subscriber's share: always still logged)."""
+        if stop <= start:
+            return []
+        if start < self._log_first:
+            raise RuntimeError(f"seq {start} has left the trace log of {self.cluster!r} while still wanted")
+        return self._log[start - self._log_first : stop - self._log_first]
+
+    def _logged_more(self) -> None:
+        """Events were added to the log: trim it if it has grown, and wake whoever waits."""
+        if len(self._log) > self._trim_at:
+            self._trim()
+        self._wake_up()
+
+    def _trim(self) -> None:
+        """Drop the logged events that every subscriber has taken (or will only count as missed).
+
+        Once every ``LOG_TRIM`` events or so: the only work the bus does per subscriber, and not per event.
+        """
+        subscribers = self._subscribers
+        for subscription in subscribers:
+            subscription._settle()  # one that fell behind keeps its share itself, and holds nothing here
+        keep_from = min((s._next for s in subscribers if s._missed_from is None), default=self._seq + 1)
+        del self._log[: keep_from - self._log_first]
+        self._log_first = keep_from
+        self._trim_at = max(2 * len(self._log), LOG_TRIM)
+
+    def _changed(self) -> Awaitable[None]:
+        """What a subscriber awaits for the next event or close: one future for all of them."""
+        wake = self._wake
+        if wake is None or wake.get_loop() is not asyncio.get_running_loop():
+            wake = self._wake = asyncio.get_running_loop().create_future()
+        return asyncio.shield(wake)  # a waiter that is cancelled must not cancel the others' wake-up
+
+    def _wake_up(self) -> None:
+        wake, self._wake = self._wake, None
+        if wake is not None and not wake.done():
+            wake.set_result(None)
 
     @property
     def subscribers(self) -> int:
         return len(self._subscribers)
+
+    @property
+    def logged(self) -> int:
+        """Events the shared log holds for subscribers that have not taken them yet (and a few more)."""
+        return len(self._log)
 
     @property
     def last_seq(self) -> int:
@@ -320,9 +438,10 @@ class TraceBus:
             raise OutOfOrder(f"relayed events do not follow seq {self._seq} without a gap")
         for event in events:
             self.recorder.append(event)
-            for subscription in self._subscribers:
-                subscription._offer(event)
         self._seq += len(events)
+        if self._subscribers and events:
+            self._log.extend(events)
+            self._logged_more()
 
     def backfill(self, older: Sequence[Event]) -> None:
         """Record events from before the oldest one recorded (or, with none recorded, up to ``last_seq``).
@@ -340,7 +459,10 @@ class TraceBus:
         self._closed = True
         subscribers, self._subscribers = self._subscribers, ()
         for subscription in subscribers:
-            subscription._end()
+            subscription._end_here()
+        self._log.clear()
+        self._log_first = self._seq + 1
+        self._wake_up()
 
 
 def summarise(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -364,4 +486,4 @@ def summarise(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-__all__ = ["DEFAULT_MAX_PENDING", "Batch", "Subscription", "TraceBus", "summarise"]
+__all__ = ["DEFAULT_MAX_PENDING", "LOG_TRIM", "Batch", "Subscription", "TraceBus", "summarise"]

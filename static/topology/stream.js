@@ -7,7 +7,9 @@
 // frames until the missing ones arrive (no duplicates: events at or below our last seq are skipped).
 // An error 410 means the server no longer has what we asked for: we start again from now. Errors
 // 4403/4404 (not allowed, no such cluster) come before the server closes: we say so and stay closed.
-// Any other close reconnects with a growing delay and subscribes from the last seq we hold.
+// Any other close reconnects with a growing delay and subscribes from the last seq we hold: 4001 (the
+// cluster's trace ended there: the lab stopped, or a relay's mirror lost its owner), 4011 (the server's
+// stream broke), or a dropped connection.
 
 export class TraceStream {
   /**

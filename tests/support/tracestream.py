@@ -7,6 +7,7 @@ waits for the message it needs, ``TIMEOUT`` at most.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from channels.routing import URLRouter
@@ -25,7 +26,42 @@ def trace_router(**options: Any) -> URLRouter:
     return URLRouter([path("ws/lab/<str:cluster>/trace/", TraceConsumer.as_asgi(**options))])
 
 
-def trace_socket(app: URLRouter, cluster: str, user: User | None = None) -> WebsocketCommunicator:
+class Disconnected(RuntimeError):
+    """What daphne's websocket library (autobahn) raises on a send after the client began to close."""
+
+
+class AsDaphne:
+    """The consumer held to what daphne enforces, which Channels' test communicator does not.
+
+    Under daphne, autobahn refuses a close code other than 1000 or 3000-4999 (it raises), and raises
+    ``Disconnected`` on a send once the client has begun to close its socket, before the consumer's
+    ``websocket.disconnect`` arrives. ``client_closing()`` starts that moment; ``send_failed`` is set
+    once a send has run into it. Wrap the application: ``trace_socket(AsDaphne(app), ...)``.
+    """
+
+    def __init__(self, app: URLRouter) -> None:
+        self.app = app
+        self.closing = False
+        self.send_failed = asyncio.Event()
+
+    def client_closing(self) -> None:
+        self.closing = True
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        async def checked(message: dict[str, Any]) -> None:
+            if message["type"] == "websocket.close":
+                code = message.get("code", 1000)
+                if code != 1000 and not 3000 <= code <= 4999:
+                    raise ValueError(f"invalid close code {code} (must be 1000 or from [3000, 4999])")
+            elif message["type"] == "websocket.send" and self.closing:
+                self.send_failed.set()
+                raise Disconnected("Attempt to send on a closed protocol")
+            await send(message)
+
+        await self.app(scope, receive, checked)
+
+
+def trace_socket(app: URLRouter | AsDaphne, cluster: str, user: User | None = None) -> WebsocketCommunicator:
     communicator = WebsocketCommunicator(app, f"/ws/lab/{cluster}/trace/")
     if user is not None:
         communicator.scope["user"] = user

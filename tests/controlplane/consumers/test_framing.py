@@ -17,6 +17,7 @@ from controlplane.consumers.framing import (
     FramingError,
     Pacer,
     Subscribe,
+    Ticks,
     describe_nodes,
     encode_event,
     encode_redacted,
@@ -306,7 +307,37 @@ def test_relayed_events_are_remembered_and_never_redacted_twice() -> None:
     assert encoder(watch_event(8)) == "<the owner's JSON of event 8>" and encoder.encoded == 1
 
 
+def test_sockets_sending_the_same_frame_share_its_text() -> None:
+    encoder = EventEncoder()
+    events = [watch_event(seq) for seq in range(1, 6)]
+    frames = [Framer(after=0).from_batch(Batch(list(events)), lambda first, last: []) for _ in range(100)]
+    texts = {render_frame(frame, encoder) for frame in frames if frame is not None}
+    assert len(texts) == 1 and encoder.rendered == 1, "each socket rendered the same frame again"
+    assert json.loads(texts.pop()) == {"type": "frame", "first": 1, "last": 5, "events": events}
+    shorter = Framer(after=0).from_batch(Batch(events[:3]), lambda first, last: [])
+    assert shorter is not None and json.loads(render_frame(shorter, encoder))["last"] == 3
+
+
 # -- pacing -----------------------------------------------------------------------------------------
+
+
+def test_ticks_keep_sockets_in_step() -> None:
+    interval = 0.25  # exact in binary: tick boundaries are 100.0, 100.25, 100.5 ...
+    early, late = Ticks(interval), Ticks(interval)
+    early.sent(100.01)
+    late.sent(100.2)  # both sent in the tick that began at 100.0
+    assert 100.03 + early.delay(100.03, idle=False) == pytest.approx(100.25)
+    assert 100.21 + late.delay(100.21, idle=False) == pytest.approx(100.25)  # the same moment
+
+
+def test_ticks_send_a_lone_frame_at_once_and_skip_ticks_under_overload() -> None:
+    ticks = Ticks(0.25)
+    assert ticks.delay(100.1, idle=True) == 0.0  # the first frame
+    ticks.sent(100.1)
+    assert ticks.delay(100.2, idle=True) == pytest.approx(0.05)  # one frame per tick at most
+    assert ticks.delay(100.3, idle=True) == 0.0  # after a quiet spell: at once
+    # Busy: its frame took until 100.3, into the next tick: it waits for the one after.
+    assert 100.3 + ticks.delay(100.3, idle=False) == pytest.approx(100.5)
 
 
 def test_the_pacer_spaces_frames_but_never_delays_a_lone_one() -> None:

@@ -26,7 +26,7 @@ from channels_redis.core import RedisChannelLayer
 from pytest_django import Settings
 
 from config.settings import channel_layers_from_url
-from controlplane.consumers.framing import encode_event
+from controlplane.consumers.framing import TRACE_ENDED, encode_event
 from controlplane.consumers.relay import (
     FETCH,
     LEAVE,
@@ -325,7 +325,7 @@ async def test_a_gap_in_the_ticks_ends_the_mirror_and_the_page_reconnects(proces
             "events": [json.dumps(lost)],
         },
     )
-    assert await closed_with(communicator) == 1001  # going away: the page reconnects from its last seq
+    assert await closed_with(communicator) == TRACE_ENDED  # going away: the page reconnects from its last seq
     await close(communicator)
 
     again, _ = await subscribed(since=hello["last_seq"])  # a new mirror fills in from the owner
@@ -340,7 +340,7 @@ async def test_a_mirror_whose_owner_stops_answering_ends(layers: tuple[CountingL
         communicator, _ = await subscribed()
         await frames_until(communicator, emit_watch_events(processes.bus, 1))
         await processes.owner.stop()  # the owner's process is gone
-        assert await closed_with(communicator) == 1001
+        assert await closed_with(communicator) == TRACE_ENDED
         await close(communicator)
 
         communicator = trace_socket(app, "demo", staff())  # the page reconnects: nobody runs demo now

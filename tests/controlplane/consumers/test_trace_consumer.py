@@ -9,7 +9,9 @@ waits for time to pass: each test waits for the frame it needs.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import logging
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,11 +23,13 @@ from django.contrib.auth.models import User
 from pytest_django import Settings
 
 from config.asgi import application
+from controlplane.consumers.framing import TRACE_ENDED
 from controlplane.consumers.trace import TraceConsumer
 from controlplane.runtime import Cluster, Lab, LabConfig, activate
 from tests.support.classrooms import committed_classrooms
 from tests.support.tracestream import (
     TIMEOUT,
+    AsDaphne,
     close,
     emit_watch_events,
     frames_until,
@@ -364,3 +368,45 @@ async def test_a_bad_request_is_answered_and_the_socket_stays_open(lab: Lab) -> 
     last = emit_watch_events(lab.cluster("demo").trace, 1)
     assert_delivered(await frames_until(communicator, last), last)
     await close(communicator)
+
+
+# -- ending -----------------------------------------------------------------------------------------
+
+
+def errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """Errors logged so far, with those of tasks that failed and nobody awaited (reported when collected)."""
+    gc.collect()
+    return [f"{r.name}: {r.getMessage()}" for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+async def test_a_client_closing_mid_stream_ends_its_stream_without_an_error(
+    lab: Lab, caplog: pytest.LogCaptureFixture
+) -> None:
+    bus = lab.cluster("demo").trace
+    server = AsDaphne(small_frames)
+    communicator = trace_socket(server, "demo", student())
+    hello = await open_socket(communicator)
+    await communicator.send_json_to({"action": "subscribe", "since": hello["last_seq"]})
+    await frames_until(communicator, emit_watch_events(bus, 1))
+    server.client_closing()  # the browser closes its tab: daphne knows before the consumer does
+    emit_watch_events(bus, 5)
+    async with asyncio.timeout(TIMEOUT):
+        await server.send_failed.wait()  # the stream tried to send a frame to the closed socket
+    await close(communicator)
+    assert bus.subscribers == 0, "the stream of a closed socket still subscribes"
+    assert errors_logged(caplog) == [], "a client that closed mid-stream was reported as an error"
+
+
+async def test_the_end_of_the_trace_closes_sockets_with_4001(
+    lab: Lab, caplog: pytest.LogCaptureFixture
+) -> None:
+    bus = lab.cluster("demo").trace
+    communicator = trace_socket(AsDaphne(small_frames), "demo", student())
+    hello = await open_socket(communicator)
+    await communicator.send_json_to({"action": "subscribe", "since": hello["last_seq"]})
+    await frames_until(communicator, emit_watch_events(bus, 1))
+    bus.close()  # the lab stops
+    closed = await communicator.receive_output(timeout=TIMEOUT)
+    assert closed == {"type": "websocket.close", "code": TRACE_ENDED}, "the page would not know to reconnect"
+    await close(communicator)
+    assert errors_logged(caplog) == [], "the end of the trace was reported as an error"

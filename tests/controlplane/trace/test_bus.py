@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from controlplane.trace import request_context
-from controlplane.trace.bus import TraceBus, summarise
+from controlplane.trace.bus import LOG_TRIM, TraceBus, summarise
 from controlplane.trace.recorder import OutOfOrder, TooOld
 
 
@@ -126,6 +126,70 @@ def test_a_partial_drain_keeps_the_missed_range_for_the_end() -> None:
     assert [e["seq"] for e in first.events] == [1] and first.missed is None
     second = subscription.drain(1)
     assert [e["seq"] for e in second.events] == [2] and second.missed == (3, 4)
+
+
+def test_room_freed_by_a_partial_drain_is_counted_as_event_by_event() -> None:
+    bus = ticking()
+    subscription = bus.subscribe(max_pending=3)
+    for revision in range(2):
+        bus.emit("store.compact", revision=revision)
+    assert [e["seq"] for e in subscription.drain(1).events] == [1]
+    for revision in range(3):  # seq 2 waits: room for 3 and 4, not 5
+        bus.emit("store.compact", revision=revision)
+    batch = subscription.drain()
+    assert [e["seq"] for e in batch.events] == [2, 3, 4] and batch.missed == (5, 5)
+
+
+def test_a_subscriber_that_never_drains_does_not_make_the_log_grow() -> None:
+    bus = ticking()
+    stuck = bus.subscribe(max_pending=100)
+    live = bus.subscribe()
+    taken: list[int] = []
+    for revision in range(10_000):
+        bus.emit("store.compact", revision=revision)
+        if revision % 50 == 0:
+            taken.extend(e["seq"] for e in live.drain().events)
+    taken.extend(e["seq"] for e in live.drain().events)
+    assert taken == list(range(1, 10_001)), "a subscriber that keeps up lost or repeated events"
+    assert bus.logged <= 2 * LOG_TRIM, f"the shared log holds {bus.logged} events for a stuck subscriber"
+    batch = stuck.drain()
+    assert [e["seq"] for e in batch.events] == list(range(1, 101)) and batch.missed == (101, 10_000)
+    assert stuck.missed_total == 9_900
+
+
+async def test_one_burst_wakes_every_waiting_subscriber_once() -> None:
+    bus = ticking()
+    subscriptions = [bus.subscribe() for _ in range(3)]
+    waiting = [asyncio.create_task(s.next_batch()) for s in subscriptions]
+    await asyncio.sleep(0)  # every one is waiting now
+    for revision in range(100):
+        bus.emit("store.compact", revision=revision)
+    for task in waiting:
+        batch = await task
+        assert batch is not None and [e["seq"] for e in batch.events] == list(range(1, 101))
+
+
+async def test_a_waiter_that_is_cancelled_does_not_cancel_the_others() -> None:
+    bus = ticking()
+    gone, staying = bus.subscribe(), bus.subscribe()
+    cancelled = asyncio.create_task(gone.wait())
+    waiting = asyncio.create_task(staying.next_batch())
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    await asyncio.sleep(0)
+    bus.emit("store.compact", revision=1)
+    batch = await asyncio.wait_for(waiting, 5)
+    assert batch is not None and [e["seq"] for e in batch.events] == [1]
+    assert cancelled.cancelled()
+
+
+async def test_closing_a_subscription_ends_its_waiter_after_what_waits() -> None:
+    bus = ticking()
+    subscription = bus.subscribe()
+    bus.emit("store.compact", revision=1)
+    subscription.close()
+    bus.emit("store.compact", revision=2)  # after the close: not for it
+    assert [[e["seq"] for e in b.events] async for b in subscription] == [[1]]
 
 
 def test_a_reconnecting_subscriber_resyncs_from_the_recorder() -> None:
