@@ -126,7 +126,8 @@ async def get(ctx: Context) -> Reply:
             cached = ctx.cache.get(key)
             if cached is None:
                 raise ctx.registry.not_found(ctx.name)
-            return Reply(200, _render_one(ctx, cached.obj, cached.raw))
+            # JSON is the cached bytes as they are: a pod kept as bytes is decoded only for a Table.
+            return Reply(200, cached.raw if not ctx.accept.table else _render_one(ctx, cached.obj))
     obj, _ = await ctx.registry.read(ctx.namespace, ctx.name)
     return Reply(200, _render_one(ctx, obj))
 
