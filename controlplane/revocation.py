@@ -29,7 +29,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from controlplane.clusterfiles import FileSignature, file_signature, read_json, utc_now
+from controlplane.clusterfiles import FileSignature, Recheck, file_signature, read_json, utc_now
 from controlplane.pki import locked, write_atomic
 
 logger = logging.getLogger(__name__)
@@ -97,11 +97,15 @@ def parse_revocations_document(document: Any) -> list[Revocation]:
 class RevocationList:
     """One cluster's revoked client certificates, in ``<cluster dir>/revoked-certificates.json``."""
 
-    def __init__(self, path: Path, *, now: Callable[[], dt.datetime] = utc_now) -> None:
+    def __init__(
+        self, path: Path, *, now: Callable[[], dt.datetime] = utc_now, recheck: Recheck | None = None
+    ) -> None:
         self.path = path
         self._now = now
         self._by_serial: Mapping[int, Revocation] = MappingProxyType({})
         self._signature: FileSignature = None
+        #: When to look at the file for certificates revoked by another process (``clusterfiles``).
+        self.recheck = recheck if recheck is not None else Recheck()
         #: The file could not be read at its current version: every certificate counts as revoked.
         self._unreadable = False
 
@@ -140,7 +144,7 @@ class RevocationList:
         A list that cannot be read revokes *everything*: failing closed, since the alternative is to
         accept certificates that someone took the trouble to revoke.
         """
-        if file_signature(self.path) != self._signature:
+        if self.recheck.due() and file_signature(self.path) != self._signature:
             try:
                 self._reload()
             except RuntimeError:

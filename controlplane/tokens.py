@@ -36,7 +36,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from controlplane.clusterfiles import FileSignature, file_signature, read_json, utc_now
+from controlplane.clusterfiles import FileSignature, Recheck, file_signature, read_json, utc_now
 from controlplane.identity import UserInfo
 from controlplane.pki import locked, write_atomic
 from controlplane.uids import new_uid
@@ -98,11 +98,15 @@ def tokens_document(entries: Iterable[TokenEntry]) -> dict[str, Any]:
 class TokenRegistry:
     """The bearer tokens of one cluster (only their hashes), backed by ``<cluster dir>/tokens.json``."""
 
-    def __init__(self, path: Path, *, now: Callable[[], dt.datetime] = utc_now) -> None:
+    def __init__(
+        self, path: Path, *, now: Callable[[], dt.datetime] = utc_now, recheck: Recheck | None = None
+    ) -> None:
         self.path = path
         self._now = now
         self._by_hash: Mapping[str, TokenEntry] = MappingProxyType({})
         self._signature: FileSignature = None
+        #: When to look at the file for tokens issued or revoked by another process (``clusterfiles``).
+        self.recheck = recheck if recheck is not None else Recheck()
 
     def __repr__(self) -> str:
         return f"<TokenRegistry {self.path} tokens={len(self._by_hash)}>"
@@ -141,20 +145,26 @@ class TokenRegistry:
         """The user ``token`` was issued to, or None if it is not a token of this cluster."""
         if not token or len(token) > MAX_TOKEN_LENGTH:
             return None
+        digest = token_hash(token)
+        looked = self.recheck.due() and self._refresh()
+        entry = self._by_hash.get(digest)
+        if entry is None and not looked and self.recheck.due(anyway=True):
+            self._refresh()  # unknown: perhaps issued a moment ago (manage.py kubeconfig)
+            entry = self._by_hash.get(digest)
+        if entry is None or not hmac.compare_digest(entry.sha256, digest):
+            return None
+        return entry.user
+
+    def _refresh(self) -> bool:
+        """Read the file again if another process changed it (issued or revoked tokens); True."""
         if file_signature(self.path) != self._signature:
-            # Another process (manage.py kubeconfig) issued or revoked tokens since the last read.
             try:
                 self._reload()
             except RuntimeError:
                 logger.exception("the token registry %s cannot be read: no token is accepted", self.path)
                 self._by_hash = MappingProxyType({})
                 self._signature = file_signature(self.path)  # said once, until the file changes again
-                return None
-        digest = token_hash(token)
-        entry = self._by_hash.get(digest)
-        if entry is None or not hmac.compare_digest(entry.sha256, digest):
-            return None
-        return entry.user
+        return True
 
     # -- writing ---------------------------------------------------------------------------------------
 

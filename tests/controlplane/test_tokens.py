@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from controlplane.clusterfiles import RECHECK_SECONDS, Recheck
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.tokens import TOKENS_FILE, TokenRegistry, token_hash
 
@@ -117,12 +118,25 @@ def test_user_info_json_round_trip() -> None:
         UserInfo.from_json({"groups": []})
 
 
-def test_a_token_revoked_by_another_process_stops_working_at_once(tmp_path: Path) -> None:
+def test_a_token_revoked_by_another_process_stops_working_within_a_recheck(tmp_path: Path) -> None:
     serving = TokenRegistry.load(tmp_path)
+    clock = [0.0]
+    serving.recheck = Recheck(monotonic=lambda: clock[0])
     token = serving.issue("alice")
     assert serving.authenticate(token) is not None
     assert TokenRegistry.load(tmp_path).revoke("alice") == 1
-    assert serving.authenticate(token) is None
+    assert serving.authenticate(token) is not None  # the file was looked at a moment ago
+    clock[0] += RECHECK_SECONDS
+    assert serving.authenticate(token) is None, "a revoked token still worked after a recheck interval"
+
+
+def test_an_unknown_token_has_the_file_read_again_within_the_interval(tmp_path: Path) -> None:
+    serving = TokenRegistry.load(tmp_path)
+    serving.recheck = Recheck(monotonic=lambda: 0.0)  # the interval never passes
+    assert serving.authenticate("not-a-token") is None
+    token = TokenRegistry.load(tmp_path).issue("bob")  # manage.py kubeconfig's
+    user = serving.authenticate(token)
+    assert user is not None and user.username == "bob", "an unknown token did not make the file be read"
 
 
 def test_a_registry_damaged_while_serving_accepts_no_token(tmp_path: Path) -> None:
