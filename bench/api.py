@@ -96,7 +96,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import httpx
 import yaml
@@ -210,7 +210,7 @@ async def run(options: argparse.Namespace, reporter: Reporter) -> None:
                 wanted.remove(group)
     if not wanted:
         return
-    with lab_directory(settings) as tmp:
+    with lab_directory(settings.keep, settings.directory) as tmp:
         try:
             lab = await asyncio.to_thread(LabProcess.start, tmp)
         except Exception as error:
@@ -271,13 +271,14 @@ def report_unavailable(reporter: Reporter, group: str, problem: str) -> None:
 
 
 @contextlib.contextmanager
-def lab_directory(settings: Settings) -> Iterator[Path]:
-    if settings.keep:
-        path = Path(tempfile.mkdtemp(prefix="kubelab-bench-api-", dir=settings.directory))
-        print(f"python -m bench api: keeping the lab in {path}", file=sys.stderr)
+def lab_directory(keep: bool, directory: Path | None, bench: str = "api") -> Iterator[Path]:
+    """A temporary directory for a benchmark's lab (in ``directory``), removed after unless ``keep``."""
+    if keep:
+        path = Path(tempfile.mkdtemp(prefix=f"kubelab-bench-{bench}-", dir=directory))
+        print(f"python -m bench {bench}: keeping the lab in {path}", file=sys.stderr)
         yield path
         return
-    with tempfile.TemporaryDirectory(prefix="kubelab-bench-api-", dir=settings.directory) as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"kubelab-bench-{bench}-", dir=directory) as tmp:
         yield Path(tmp)
 
 
@@ -323,7 +324,13 @@ class CPUMeter:
 
 
 class LabProcess:
-    """``bench._apiserve`` (runlab plus the raw handlers) in a temporary data directory."""
+    """``bench._apiserve`` (runlab plus the raw handlers) in a temporary data directory.
+
+    Another benchmark's server is a subclass naming its own ``module`` (run as ``python -m MODULE
+    --web HOST:PORT --api HOST:PORT`` plus ``server_args()``) and what ``ready()`` does once it runs.
+    """
+
+    module = "bench._apiserve"
 
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
@@ -367,16 +374,14 @@ class LabProcess:
         return self.process.pid
 
     @classmethod
-    def start(cls, tmp: Path, env: dict[str, str] | None = None) -> LabProcess:
+    def start(cls, tmp: Path, env: dict[str, str] | None = None) -> Self:
         """Start the lab in ``tmp``; ``env`` adds settings (``KUBELAB_...``) to its environment."""
         lab = cls(tmp)
         lab.env.update(env or {})
         lab.data_dir.mkdir(parents=True)
-        lab.raw_dir.mkdir()
         command = [
-            sys.executable, "-m", "bench._apiserve",
-            "--web", f"127.0.0.1:{lab.web_port}", "--api", f"127.0.0.1:{lab.api_port}",
-            "--raw-dir", str(lab.raw_dir),
+            sys.executable, "-m", cls.module,
+            "--web", f"127.0.0.1:{lab.web_port}", "--api", f"127.0.0.1:{lab.api_port}", *lab.server_args(),
         ]  # fmt: skip
         with lab.log_path.open("wb") as log:
             lab.process = subprocess.Popen(
@@ -384,11 +389,19 @@ class LabProcess:
             )
         try:
             lab._wait_for("Lab running.")
-            lab._credentials()
+            lab.ready()
         except BaseException:
             lab.stop()
             raise
         return lab
+
+    def server_args(self) -> list[str]:
+        self.raw_dir.mkdir()
+        return ["--raw-dir", str(self.raw_dir)]
+
+    def ready(self) -> None:
+        """Once the lab runs: fetch what the benchmark needs from it (here, credentials)."""
+        self._credentials()
 
     def log_tail(self, lines: int = 15) -> str:
         try:

@@ -43,6 +43,10 @@ export function writeHash({ select, paused }) {
   window.history.replaceState(null, "", url);
 }
 
+function setText(element, text) {
+  if (element.textContent !== text) element.textContent = text;
+}
+
 export class Controls {
   /**
    * @param {HTMLElement} root the controls' container
@@ -58,6 +62,7 @@ export class Controls {
     this.animateInput = root.querySelector("[data-control=animate]");
     this.buffered = root.querySelector("[data-control=buffered]");
     this.position = root.querySelector("[data-control=position]");
+    this.paused = null; // as the pause button shows it
 
     this.speedInput.min = String(MIN_SPEED_EXP);
     this.speedInput.max = String(MAX_SPEED_EXP);
@@ -101,15 +106,22 @@ export class Controls {
     this._speed();
   }
 
-  /** Reflect the timeline's state: pause button, step availability, buffer size, position. */
+  /**
+   * Reflect the timeline's state: pause button, step availability, buffer size, position. Called after
+   * every step of the timeline, so it writes only what changed (a write makes the browser lay out and
+   * paint the controls again, even with the same text).
+   */
   update(lastSeq) {
     const { timeline } = this.target;
-    this.pauseButton.setAttribute("aria-pressed", String(timeline.paused));
-    this.pauseButton.textContent = timeline.paused ? "Resume" : "Pause";
-    this.stepButton.disabled = timeline.paused && timeline.queue.length === 0;
     const waiting = timeline.queue.length;
-    this.buffered.textContent = waiting ? `${waiting} event${waiting === 1 ? "" : "s"} waiting` : "no events waiting";
-    this.position.textContent = lastSeq ? `at event #${lastSeq}` : "no events yet";
+    if (this.paused !== timeline.paused) {
+      this.paused = timeline.paused;
+      this.pauseButton.setAttribute("aria-pressed", String(timeline.paused));
+      this.pauseButton.textContent = timeline.paused ? "Resume" : "Pause";
+    }
+    this.stepButton.disabled = timeline.paused && waiting === 0;
+    setText(this.buffered, waiting ? `${waiting} event${waiting === 1 ? "" : "s"} waiting` : "no events waiting");
+    setText(this.position, lastSeq ? `at event #${lastSeq}` : "no events yet");
   }
 
   _key(event) {

@@ -8,6 +8,10 @@
 // An error 410 means the server no longer has what we asked for: we start again from now. Errors
 // 4403/4404 (not allowed, no such cluster) come before the server closes: we say so and stay closed.
 // Any other close reconnects with a growing delay and subscribes from the last seq we hold.
+//
+// With `?perf=1` in the page's address, the time each frame takes to handle is measured (perf.js).
+
+import { perf } from "./perf.js";
 
 export class TraceStream {
   /**
@@ -31,7 +35,11 @@ export class TraceStream {
     this._status("connecting", "Connecting to the trace stream …");
     const socket = new WebSocket(this.url);
     this.socket = socket;
-    socket.addEventListener("message", (message) => this._receive(message.data));
+    socket.addEventListener("message", (message) => {
+      const started = perf ? performance.now() : 0;
+      const type = this._receive(message.data);
+      if (perf && type === "frame") perf.time("frame", performance.now() - started);
+    });
     socket.addEventListener("close", (close) => this._closed(close));
     socket.addEventListener("error", () => this._status("error", "The trace stream failed."));
   }
@@ -50,24 +58,29 @@ export class TraceStream {
     this.handlers.onStatus?.(state, text);
   }
 
+  /** Handle one message from the server; returns its type (null if it was not JSON). */
   _receive(data) {
     let message;
     try {
       message = JSON.parse(data);
     } catch {
       this.handlers.onNote?.("The server sent something that is not JSON; ignored.");
-      return;
+      return null;
     }
     switch (message.type) {
       case "hello":
-        return this._hello(message);
+        this._hello(message);
+        break;
       case "frame":
-        return this._frame(message);
+        this._frame(message);
+        break;
       case "error":
-        return this._error(message);
+        this._error(message);
+        break;
       default:
-        return undefined;
+        break;
     }
+    return message.type;
   }
 
   _hello(hello) {
@@ -105,6 +118,7 @@ export class TraceStream {
     const floor = this.last ?? first - 1;
     const events = (frame.events || []).filter((event) => typeof event.seq === "number" && event.seq > floor);
     this.last = last;
+    perf?.count("events", events.length);
     if (events.length) this.handlers.onEvents?.(events);
     if (frame.summary && (frame.summary.last ?? last) > floor) this.handlers.onSummary?.(frame.summary);
   }

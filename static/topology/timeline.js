@@ -4,6 +4,9 @@
 // be seen. The timeline plays one event per step, `BASE_DELAY / speed` apart, a little faster while a
 // backlog builds up, and skips ahead (applying without animation, saying so in the narration) when the
 // backlog passes `MAX_BACKLOG`. Paused, events keep arriving into the buffer and `step()` plays one.
+// With `?perf=1` in the page's address, the time each step takes is measured (perf.js).
+
+import { perf } from "./perf.js";
 
 export const BASE_DELAY = 140; // ms per event at speed 1
 export const MAX_BACKLOG = 1500; // events; past this the timeline skips ahead
@@ -98,6 +101,12 @@ export class Timeline {
   }
 
   _tick() {
+    const started = perf ? performance.now() : 0;
+    this._play();
+    perf?.time("tick", performance.now() - started);
+  }
+
+  _play() {
     this.timer = null;
     if (this.paused) return;
     if (this.queue.length > MAX_BACKLOG) {

@@ -203,7 +203,9 @@ export function start(root) {
   };
   const skip = (events, { restoring }) => {
     if (!events.length) return;
-    for (const event of events) view.handle(model.apply(event), { quiet: true });
+    const changes = [];
+    for (const event of events) for (const change of model.apply(event)) changes.push(change);
+    view.handleQuietly(changes);
     etcd?.noteSkipped(events);
     const first = events[0].seq;
     const last = events[events.length - 1].seq;

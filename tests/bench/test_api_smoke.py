@@ -8,35 +8,16 @@ hides wrk from the benchmark to check that a missing load generator is reported,
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from bench.report import KEYS
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench.smoke import run_bench as run
 
 
 def run_bench(*args: str, env: dict[str, str] | None = None, timeout: float = 90) -> list[dict[str, Any]]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "bench", "api", "--quick", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    lines = [json.loads(line) for line in completed.stdout.splitlines() if line.strip()]
-    for line in lines:
-        assert tuple(line)[: len(KEYS)] == KEYS, line
-        assert line["bench"] == "api"
-    return lines
+    return run("api", "--quick", *args, env=env, timeout=timeout)
 
 
 def test_smoke_api_quick_get() -> None:
