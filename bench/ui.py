@@ -47,15 +47,21 @@ events the driver emitted, the achieved rate and the events the server summarise
 ``ui.frames_received``; ``ui.timeline_tick.p95_ms``; ``ui.long_tasks`` (tasks over 50 ms, a
 PerformanceObserver's count, with their total blocking time); ``ui.main_thread.busy_percent`` (CDP
 ``Performance.getMetrics``' ``TaskDuration`` over the window: how much of the renderer's main thread the
-page used, with the script, layout and style shares) and the server's CPU (cores).
+page used, with the script, layout and style shares).
+
+The dropped-frames line also says what else used the machine's CPU over the window, in cores:
+``server_cores`` (daphne), ``browser_cores`` (every Chromium process, and Playwright's driver) and
+``other_cores`` (every other process on the machine, from ``/proc/stat``), with ``machine_cores`` and
+the ``load_average`` at the end.
 
 **Caveats.** The events are made up (realistic, but no store holds them): the etcd panel's reads of
 the keys they name find nothing, so the panel does less than with a real cluster's writes. Chromium,
 daphne and the benchmark share the machine: anything else running on it takes CPU from the page and
-shows as dropped frames; compare runs on a quiet machine. ``--cpu-profile FILE`` writes a Chrome CPU
-profile of the window (open it in Chrome's DevTools, Performance panel) to see where the page's time
-goes. Needs Playwright (requirements-dev.txt) and Debian's ``chromium`` (``make debian-packages``);
-without them every line carries an ``error``. ``--quick`` (CI): 4 s of warm-up, 12 s measured.
+shows as dropped frames (see ``other_cores``); compare runs on a quiet machine. ``--cpu-profile FILE``
+writes a Chrome CPU profile of the window (open it in Chrome's DevTools, Performance panel) to see
+where the page's time goes. Needs Playwright (requirements-dev.txt) and Debian's ``chromium`` (``make
+debian-packages``); without them every line carries an ``error``. ``--quick`` (CI): 4 s of warm-up,
+12 s measured.
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import statistics
 import sys
 import time
@@ -268,7 +275,7 @@ class Measurement:
     metrics_end: dict[str, float]
     drive_start: dict[str, Any]
     drive_end: dict[str, Any]
-    server_cores: float | None
+    cpu: CPUShares
     page_errors: list[str]
 
 
@@ -306,7 +313,7 @@ def measure_page(page: Any, cdp: Any, server: UIServer, settings: Settings, erro
     page.evaluate("period => { window.__kubelabPerf.reset(); window.__benchFrames.start(period); }", period)
     drive_start = server.drive("GET")
     metrics_start = metrics(cdp)
-    cpu_start = process_cpu(server.pid)
+    cpu = CPUShareMeter(server.pid)
     began = time.perf_counter()
     if settings.cpu_profile is not None:
         cdp.send("Profiler.enable")
@@ -320,7 +327,7 @@ def measure_page(page: Any, cdp: Any, server: UIServer, settings: Settings, erro
         "() => ({ perf: window.__kubelabPerf.summary(), frames: window.__benchFrames.read() })"
     )
     seconds = time.perf_counter() - began
-    cpu_end = process_cpu(server.pid)
+    shares = cpu.shares(seconds)
     metrics_end = metrics(cdp)
     drive_end = server.drive("GET")
     if settings.cpu_profile is not None:
@@ -328,7 +335,6 @@ def measure_page(page: Any, cdp: Any, server: UIServer, settings: Settings, erro
         settings.cpu_profile.write_text(json.dumps(profile))
     heap_end = heap(cdp)
     server.drive("DELETE")
-    cores = None if cpu_start is None or cpu_end is None else (cpu_end - cpu_start) / seconds
     return Measurement(
         period=period,
         seconds=seconds,
@@ -341,7 +347,7 @@ def measure_page(page: Any, cdp: Any, server: UIServer, settings: Settings, erro
         metrics_end=metrics_end,
         drive_start=drive_start,
         drive_end=drive_end,
-        server_cores=cores,
+        cpu=shares,
         page_errors=list(errors),
     )
 
@@ -369,9 +375,90 @@ def progress(page: Any, server: UIServer) -> str:
     drive = server.drive("GET")
     return (
         f"{drive['emitted']} events emitted, {counters['counters'].get('events', 0)} received, "
-        f"frame handler p95 {counters['timings']['frame']['p95']} ms, "
+        f"frame handler p95 {counters['timings']['frame']['p95'] or 0:.1f} ms, "
         f"{frames['dropped']} frames dropped of {frames['elapsed'] / frames['period']:.0f}"
     )
+
+
+# -- the machine -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CPUShares:
+    """CPU used over the window, in cores (CPU seconds per second): the server, the browser (every
+    process Playwright started), and every other process on the machine (someone else's test suite
+    takes CPU from the browser, which then drops frames that are not the page's doing)."""
+
+    server: float | None
+    browser: float | None
+    others: float | None
+    machine: int
+    load_average: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "server_cores": _round(self.server, 2),
+            "browser_cores": _round(self.browser, 2),
+            "other_cores": _round(self.others, 2),
+            "machine_cores": self.machine,
+            "load_average": round(self.load_average, 2),
+        }
+
+
+class CPUShareMeter:
+    """Reads the CPU time of this process's tree and of the whole machine (Linux ``/proc``)."""
+
+    def __init__(self, server_pid: int) -> None:
+        self.server_pid = server_pid
+        self.start = self._read()
+
+    def _read(self) -> tuple[float | None, float | None, float | None]:
+        me = os.getpid()
+        ours = {pid: process_cpu(pid) or 0.0 for pid in [me, *descendants(me)]}
+        not_browser = {me, self.server_pid, *descendants(self.server_pid)}
+        browser = sum(cpu for pid, cpu in ours.items() if pid not in not_browser)
+        machine = machine_cpu()
+        others = None if machine is None else machine - sum(ours.values())
+        return process_cpu(self.server_pid), browser, others
+
+    def shares(self, seconds: float) -> CPUShares:
+        end = self._read()
+
+        def cores(i: int) -> float | None:
+            a, b = self.start[i], end[i]
+            return None if a is None or b is None else max(0.0, (b - a) / seconds)
+
+        return CPUShares(cores(0), cores(1), cores(2), os.cpu_count() or 1, os.getloadavg()[0])
+
+
+def descendants(root: int) -> list[int]:
+    """The process ids below ``root`` (children, their children...), from ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def machine_cpu() -> float | None:
+    """CPU seconds the whole machine has been busy (all but idle and iowait), from ``/proc/stat``."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    except (OSError, ValueError, IndexError):
+        return None
+    busy = sum(fields[:8]) - fields[3] - fields[4]
+    return busy / os.sysconf("SC_CLK_TCK")
 
 
 # -- the report ----------------------------------------------------------------------------------------
@@ -407,6 +494,7 @@ def report(reporter: Reporter, settings: Settings, m: Measurement) -> None:
         frame_period_ms=round(m.period, 2),
         longest_ms=round(frames["longest"], 1),
         over_50ms=frames["janks"],
+        **m.cpu.as_dict(),
         **extra,
     )
     reporter.emit(
@@ -429,9 +517,10 @@ def report(reporter: Reporter, settings: Settings, m: Measurement) -> None:
         counters.get("events", 0),
         "events",
         emitted=emitted,
+        summarised=counters.get("summarised", 0),
         received_per_s=round(counters.get("events", 0) / m.seconds, 1),
         driver_max_behind=m.drive_end["max_behind"],
-        server_cores=_round(m.server_cores),
+        server_cores=_round(m.cpu.server, 2),
         **extra,
     )
     reporter.emit(

@@ -11,7 +11,8 @@
 //
 // Each kind keeps a histogram of durations (0.1 ms buckets up to 100 ms, then one overflow bucket), so
 // a ten-minute run at 30 frames a second costs the same few kilobytes as a short one. Counters count
-// things (`events`: events received in frames). On the console: `__kubelabPerf.summary()`.
+// things (`events`: events received in frames; `summarised`: events the server left out and summed up
+// instead). On the console: `__kubelabPerf.summary()`.
 
 const BUCKET_MS = 0.1;
 const BUCKETS = 1000; // 0 ... 100 ms; longer durations share the last bucket (their maximum is kept)

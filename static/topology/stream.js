@@ -120,7 +120,10 @@ export class TraceStream {
     this.last = last;
     perf?.count("events", events.length);
     if (events.length) this.handlers.onEvents?.(events);
-    if (frame.summary && (frame.summary.last ?? last) > floor) this.handlers.onSummary?.(frame.summary);
+    if (frame.summary && (frame.summary.last ?? last) > floor) {
+      perf?.count("summarised", (frame.summary.last ?? last) - (frame.summary.first ?? first) + 1);
+      this.handlers.onSummary?.(frame.summary);
+    }
   }
 
   _error(error) {
