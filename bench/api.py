@@ -357,7 +357,13 @@ class CPUMeter:
 
 
 class LabProcess:
-    """``bench._apiserve`` (runlab plus the raw handlers) in a temporary data directory."""
+    """``bench._apiserve`` (runlab plus the raw handlers) in a temporary data directory.
+
+    Another benchmark's server is a subclass naming its own ``module`` (run as ``python -m MODULE
+    --web HOST:PORT --api HOST:PORT`` plus ``server_args()``) and what ``ready()`` does once it runs.
+    """
+
+    module = "bench._apiserve"
 
     #: Seconds the lab may take to stop after SIGINT before it is killed.
     stop_timeout = 60.0
@@ -409,11 +415,9 @@ class LabProcess:
         lab = cls(tmp)
         lab.env.update(env or {})
         lab.data_dir.mkdir(parents=True)
-        lab.raw_dir.mkdir()
         command = [
-            sys.executable, "-m", "bench._apiserve",
-            "--web", f"127.0.0.1:{lab.web_port}", "--api", f"127.0.0.1:{lab.api_port}",
-            "--raw-dir", str(lab.raw_dir),
+            sys.executable, "-m", cls.module,
+            "--web", f"127.0.0.1:{lab.web_port}", "--api", f"127.0.0.1:{lab.api_port}", *lab.server_args(),
         ]  # fmt: skip
         with lab.log_path.open("wb") as log:
             lab.process = subprocess.Popen(
@@ -421,11 +425,19 @@ class LabProcess:
             )
         try:
             lab._wait_for("Lab running.")
-            lab._credentials()
+            lab.ready()
         except BaseException:
             lab.stop()
             raise
         return lab
+
+    def server_args(self) -> list[str]:
+        self.raw_dir.mkdir()
+        return ["--raw-dir", str(self.raw_dir)]
+
+    def ready(self) -> None:
+        """Once the lab runs: fetch what the benchmark needs from it (here, credentials)."""
+        self._credentials()
 
     def log_tail(self, lines: int = 15) -> str:
         try:

@@ -50,6 +50,10 @@ export function writeHash({ select, paused, revision = null }) {
   window.history.replaceState(null, "", url);
 }
 
+function setText(element, text) {
+  if (element.textContent !== text) element.textContent = text;
+}
+
 export class Controls {
   /**
    * @param {HTMLElement} root the controls' container
@@ -73,6 +77,8 @@ export class Controls {
     this.liveButton = root.querySelector("[data-rewind=live]");
     this.banner = root.querySelector("[data-rewind=banner]");
     this.marks = { current: 0, compacted: 0 };
+    this.scrubShown = null; // what the scrubber was last drawn for (see `_renderScrub`)
+    this.paused = null; // as the pause button shows it
 
     this.speedInput.min = String(MIN_SPEED_EXP);
     this.speedInput.max = String(MAX_SPEED_EXP);
@@ -116,10 +122,12 @@ export class Controls {
     this._renderScrub();
   }
 
+  /** Draw the scrubber, only when what it shows changed (it is asked after every step). */
   _renderScrub() {
     if (!this.rewindScrub) return;
     const revision = this.target.rewind?.revision ?? null;
     const { current, compacted } = this.marks;
+    if (this._scrubKey(revision) === this.scrubShown) return;
     this.rewindScrub.min = String(Math.max(1, compacted || 1));
     this.rewindScrub.max = String(Math.max(1, current, revision ?? 0));
     if (document.activeElement !== this.rewindScrub) this.rewindScrub.value = String(revision ?? current);
@@ -128,13 +136,21 @@ export class Controls {
       revision === null ? `live, revision ${current}` : `revision ${revision}, not now (now ${current})`,
     );
     if (this.liveButton) this.liveButton.disabled = revision === null;
+    this.scrubShown = this._scrubKey(revision);
+  }
+
+  /** What the scrubber shows, drawn for `revision`: it needs drawing again when this changes. */
+  _scrubKey(revision) {
+    const { current, compacted } = this.marks;
+    const focused = document.activeElement === this.rewindScrub;
+    return `${revision} ${current} ${compacted} ${this.rewindScrub.value} ${focused}`;
   }
 
   /** The rewind's banner: what the diagram shows (`live`, `past`, `loading`, `compacted`, `error`). */
   say(state, text) {
     if (!this.banner) return;
     this.banner.dataset.state = state;
-    this.banner.textContent = text;
+    setText(this.banner, text);
   }
 
   rewindBy(delta) {
@@ -174,21 +190,26 @@ export class Controls {
 
   /**
    * Reflect the timeline's state: pause button, step availability, buffer size, position. Rewound,
-   * `liveWaiting` is how many live events wait meanwhile (the timeline is then the history's).
+   * `liveWaiting` is how many live events wait meanwhile (the timeline is then the history's). Called
+   * after every step of the timeline, so it writes only what changed (a write makes the browser lay out
+   * and paint the controls again, even with the same text).
    */
   update(lastSeq, { liveWaiting = null } = {}) {
     const { timeline } = this.target;
-    this.pauseButton.setAttribute("aria-pressed", String(timeline.paused));
-    this.pauseButton.textContent = timeline.paused ? "Resume" : "Pause";
-    this.stepButton.disabled = timeline.paused && timeline.queue.length === 0;
     const waiting = timeline.queue.length;
+    if (this.paused !== timeline.paused) {
+      this.paused = timeline.paused;
+      this.pauseButton.setAttribute("aria-pressed", String(timeline.paused));
+      this.pauseButton.textContent = timeline.paused ? "Resume" : "Pause";
+    }
+    this.stepButton.disabled = timeline.paused && waiting === 0;
     const plural = (n, what) => `${n} ${what}${n === 1 ? "" : "s"}`;
     if (liveWaiting === null) {
-      this.buffered.textContent = waiting ? `${plural(waiting, "event")} waiting` : "no events waiting";
-      this.position.textContent = lastSeq ? `at event #${lastSeq}` : "no events yet";
+      setText(this.buffered, waiting ? `${plural(waiting, "event")} waiting` : "no events waiting");
+      setText(this.position, lastSeq ? `at event #${lastSeq}` : "no events yet");
     } else {
-      this.buffered.textContent = `${plural(waiting, "recorded event")} after it · ${plural(liveWaiting, "live event")} waiting`;
-      this.position.textContent = `rewound: at event #${lastSeq}`;
+      setText(this.buffered, `${plural(waiting, "recorded event")} after it · ${plural(liveWaiting, "live event")} waiting`);
+      setText(this.position, `rewound: at event #${lastSeq}`);
     }
     this._renderScrub();
   }

@@ -46,6 +46,11 @@ export async function readJSON(fetcher, url, params = []) {
   return { status: response.status, data };
 }
 
+/** Write `text` into `element` unless it holds it already (a write costs a layout, even of the same text). */
+function setText(element, text) {
+  if (element && element.textContent !== text) element.textContent = text;
+}
+
 /** The keys a `store.txn` event wrote, with PUT/DELETE: `[{key, type}]` (none for a read or a failed txn). */
 export function writtenKeys(event) {
   if (event?.type !== "store.txn" || event.succeeded === false) return [];
@@ -93,6 +98,7 @@ export class EtcdPanel {
     this.timer = null;
     this.reloadAfter = false;
     this.generation = 0; // answers to an older request than the last reload are dropped
+    this.rowElements = new Map(); // key -> {tr, drawn}: the rows on the page and what they show
 
     this.marks = root.querySelector("[data-etcd=marks]");
     this.message = root.querySelector("[data-etcd=message]");
@@ -269,8 +275,8 @@ export class EtcdPanel {
 
   _say(text, state) {
     if (!this.message) return;
-    this.message.textContent = text;
-    this.message.dataset.state = state;
+    setText(this.message, text);
+    if (this.message.dataset.state !== state) this.message.dataset.state = state;
   }
 
   _marks(data) {
@@ -287,7 +293,7 @@ export class EtcdPanel {
       ? `showing the store as it was at revision ${this.pinned}`
       : `showing revision ${this.revision} (where the diagram is)`;
     const compacted = this.compacted ? `history kept from revision ${this.compacted} (compacted below it)` : "never compacted";
-    this.marks.textContent = `Current revision ${this.current} · ${shown} · ${compacted}`;
+    setText(this.marks, `Current revision ${this.current} · ${shown} · ${compacted}`);
     if (this.scrub) {
       this.scrub.min = String(Math.max(1, this.compacted || 1));
       this.scrub.max = String(Math.max(1, this.current));
@@ -296,6 +302,11 @@ export class EtcdPanel {
     }
   }
 
+  /**
+   * Draw the list. Only rows whose content changed are drawn again (a busy diagram reloads the list
+   * every second or so, and rebuilding hundreds of rows would cost the browser a frame or two each
+   * time); the others stay as they are, in their place.
+   */
   render() {
     if (!this.body) return;
     const filter = (this.filter?.value || "").trim();
@@ -303,38 +314,65 @@ export class EtcdPanel {
     for (const [key, change] of this.changed) if (now - change.at > CHANGED_FOR) this.changed.delete(key);
     const rows = [...this.rows.values()].filter((row) => !filter || row.key.includes(filter));
     rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    const focusedKey = document.activeElement?.dataset?.key;
-    this.body.replaceChildren();
-    for (const row of rows) {
-      const tr = this.body.insertRow();
-      tr.dataset.key = row.key;
-      const change = this.changed.get(row.key);
-      if (change) tr.classList.add("changed");
-      if (row.key === this.selected) tr.classList.add("selected");
-      const keyCell = tr.insertCell();
-      const button = el("button", { className: "etcd-key", text: row.key });
-      button.type = "button";
-      button.dataset.key = row.key;
-      button.setAttribute("aria-pressed", String(row.key === this.selected));
-      button.addEventListener("click", () => this.select(row.key));
-      keyCell.append(button);
-      if (change) keyCell.append(el("span", { className: "etcd-change", text: ` ✱ ${change.what} at ${change.revision}` }));
-      tr.insertCell().textContent = String(row.create_revision);
-      tr.insertCell().textContent = String(row.mod_revision);
-      tr.insertCell().textContent = String(row.version);
-      tr.insertCell().textContent = valueSummary(row.value);
-    }
+    const wanted = rows.map((row) => this._rowElement(row, this.changed.get(row.key)));
     for (const [key, change] of this.changed) {
       if (change.what !== "deleted" || (filter && !key.includes(filter))) continue;
-      const tr = this.body.insertRow();
-      tr.className = "deleted";
-      const cell = tr.insertCell();
-      cell.colSpan = 5;
-      cell.textContent = `✕ ${key} deleted at revision ${change.revision}`;
+      wanted.push(this._deletedRowElement(key, change));
     }
-    if (focusedKey) this.body.querySelector(`button[data-key="${CSS.escape(focusedKey)}"]`)?.focus();
-    const count = this.root.querySelector("[data-etcd=count]");
-    if (count) count.textContent = `${rows.length} of ${this.rows.size} keys`;
+    const keep = new Set(wanted);
+    const focusedKey = document.activeElement?.dataset?.key;
+    for (const tr of [...this.body.rows]) if (!keep.has(tr)) tr.remove();
+    let next = this.body.firstElementChild;
+    for (const tr of wanted) {
+      if (tr === next) next = next.nextElementSibling;
+      else this.body.insertBefore(tr, next);
+    }
+    for (const [id, entry] of this.rowElements) if (!keep.has(entry.tr)) this.rowElements.delete(id);
+    if (focusedKey && !this.body.contains(document.activeElement)) {
+      this.body.querySelector(`button[data-key="${CSS.escape(focusedKey)}"]`)?.focus();
+    }
+    setText(this.root.querySelector("[data-etcd=count]"), `${rows.length} of ${this.rows.size} keys`);
+  }
+
+  /** The row of one key: the one drawn before if it still shows the same, else a new one. */
+  _rowElement(row, change) {
+    const selected = row.key === this.selected;
+    const drawn = [row.create_revision, row.mod_revision, row.version, valueSummary(row.value), selected,
+                   change ? `${change.what} ${change.revision}` : ""].join("|"); // prettier-ignore
+    const known = this.rowElements.get(row.key);
+    if (known?.drawn === drawn) return known.tr;
+    const tr = document.createElement("tr");
+    tr.dataset.key = row.key;
+    if (change) tr.classList.add("changed");
+    if (selected) tr.classList.add("selected");
+    const keyCell = tr.insertCell();
+    const button = el("button", { className: "etcd-key", text: row.key });
+    button.type = "button";
+    button.dataset.key = row.key;
+    button.setAttribute("aria-pressed", String(selected));
+    button.addEventListener("click", () => this.select(row.key));
+    keyCell.append(button);
+    if (change) keyCell.append(el("span", { className: "etcd-change", text: ` ✱ ${change.what} at ${change.revision}` }));
+    tr.insertCell().textContent = String(row.create_revision);
+    tr.insertCell().textContent = String(row.mod_revision);
+    tr.insertCell().textContent = String(row.version);
+    tr.insertCell().textContent = valueSummary(row.value);
+    this.rowElements.set(row.key, { tr, drawn });
+    return tr;
+  }
+
+  _deletedRowElement(key, change) {
+    const id = `deleted ${key}`;
+    const drawn = String(change.revision);
+    const known = this.rowElements.get(id);
+    if (known?.drawn === drawn) return known.tr;
+    const tr = document.createElement("tr");
+    tr.className = "deleted";
+    const cell = tr.insertCell();
+    cell.colSpan = 5;
+    cell.textContent = `✕ ${key} deleted at revision ${change.revision}`;
+    this.rowElements.set(id, { tr, drawn });
+    return tr;
   }
 
   _arrowKeys(event) {

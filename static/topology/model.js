@@ -20,6 +20,10 @@
 // revision (its Nodes and Pods, read by the server at that revision): the pods on each node become the
 // store's, so "the cluster at revision R" is the trace replayed up to R's write plus the store at R,
 // never a guess. `replayed(events, seq)` builds that model from recorded events.
+//
+// Everything is bounded, so that a page left open on a busy cluster does not grow: the last `maxEvents`
+// events and what indexes them by revision, the last `maxRequests` requests and the work that made them
+// (give or take a tenth: see `setBounded`).
 
 /** The API server's pipeline stages, in order (schema.PIPELINE_STAGES). */
 export const STAGES = [
@@ -91,6 +95,21 @@ export function requestTitle(request) {
 
 const REVISION_IN_DETAIL = /\brevision (\d+)\b/;
 
+/**
+ * `map.set(key, value)`, keeping the newest `limit` keys (a Map keeps insertion order): once a tenth
+ * more have come, the oldest go, all at once. One at a time would cost more than it seems: a Map's
+ * deleted entries stay as holes until it is rebuilt, and finding the oldest key walks over them.
+ */
+export function setBounded(map, key, value, limit) {
+  map.set(key, value);
+  if (map.size <= limit + Math.ceil(limit / 10)) return;
+  let excess = map.size - limit;
+  for (const old of map.keys()) {
+    if (excess-- <= 0) break;
+    map.delete(old);
+  }
+}
+
 function isWrite(event) {
   return (event.op === "txn" || event.op === "put" || event.op === "delete") && event.succeeded !== false;
 }
@@ -141,8 +160,7 @@ export class TopologyModel {
     if (typeof event.seq === "number") {
       if (event.seq <= this.lastSeq) return changes;
       this.lastSeq = event.seq;
-      this.events.set(event.seq, event);
-      if (this.events.size > this.maxEvents) this.events.delete(this.events.keys().next().value);
+      setBounded(this.events, event.seq, event, this.maxEvents);
     }
     const handler = HANDLERS[event.type];
     if (handler) handler.call(this, event, changes);
@@ -195,8 +213,7 @@ export class TopologyModel {
         revisions: [],
         started: false,
       };
-      this.requests.set(event.id, request);
-      if (this.requests.size > this.maxRequests) this.requests.delete(this.requests.keys().next().value);
+      setBounded(this.requests, event.id, request, this.maxRequests);
     }
     if (typeof event.seq === "number") request.seqs.push(event.seq);
     return request;
@@ -222,7 +239,7 @@ export class TopologyModel {
     if (typeof revision !== "number") return;
     if (revision > this.revision) this.revision = revision;
     if (requestId && !this.writerOfRevision.has(revision)) {
-      this.writerOfRevision.set(revision, requestId);
+      setBounded(this.writerOfRevision, revision, requestId, this.maxEvents);
       const request = this.requests.get(requestId);
       if (request && !request.revisions.includes(revision)) request.revisions.push(revision);
     }
@@ -234,10 +251,7 @@ export class TopologyModel {
     let seqs = this.seqsOfRevision.get(revision);
     if (!seqs) {
       seqs = [];
-      this.seqsOfRevision.set(revision, seqs);
-      if (this.seqsOfRevision.size > this.maxEvents) {
-        this.seqsOfRevision.delete(this.seqsOfRevision.keys().next().value);
-      }
+      setBounded(this.seqsOfRevision, revision, seqs, this.maxEvents);
     }
     seqs.push(seq);
   }
@@ -557,14 +571,14 @@ const HANDLERS = {
       changes.push({ kind: "controllers", id: node.id });
     }
     this._nameRevision(event.revision, event.seq);
-    for (const id of event.requests || []) this.workForRequest.set(id, event.seq);
+    for (const id of event.requests || []) setBounded(this.workForRequest, id, event.seq, this.maxRequests);
     changes.push({ kind: "work", id: node?.id, controller: event.controller, result: event.result });
   },
 
   "scheduler.decision"(event, changes) {
     const node = this.ensureNode(event.from || "scheduler", event, changes);
     this._nameRevision(event.revision, event.seq);
-    for (const id of event.requests || []) this.workForRequest.set(id, event.seq);
+    for (const id of event.requests || []) setBounded(this.workForRequest, id, event.seq, this.maxRequests);
     if (event.chosen && event.pod) this._pod(event.chosen, event.pod, "scheduled", event, changes);
     changes.push({ kind: "work", id: node?.id, result: event.chosen ? "scheduled" : "unschedulable" });
   },

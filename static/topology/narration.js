@@ -152,49 +152,107 @@ export function isRefusal(event) {
   }
 }
 
-/** The narration log: `add` a line per event, `note` for the page's own news (gaps, summaries). */
+/**
+ * The narration log: `add` a line per event, `note` for the page's own news (gaps, summaries).
+ *
+ * Lines are written to the page in batches: those added while one piece of script runs (a timeline
+ * step playing several events, a frame of notes) are inserted together when it ends (a microtask), and
+ * the list scrolls to the newest line at most once per frame (`requestAnimationFrame`), while the
+ * reader is at the bottom. At hundreds of events a second, a line at a time would make the browser
+ * lay the page out again for every event. Clicks are taken by one listener on the list.
+ */
 export class Narration {
-  constructor(list, { limit = 300, onSelect } = {}) {
+  constructor(list, { limit = 300, slack = Math.ceil(limit / 5), onSelect } = {}) {
     this.list = list;
     this.limit = limit;
+    this.slack = slack;
     this.onSelect = onSelect;
     this.chain = new Set();
+    this.pending = []; // lines made since the last batch: {seq, className, deny, text} or {note, kind}
+    this.batching = false;
+    this.scrolling = false;
+    this.scroller = list.parentElement;
+    this.following = true; // the reader is at the bottom: keep the newest line in view
+    this.scroller?.addEventListener("scroll", () => this._followed(), { passive: true });
+    list.addEventListener("click", (event) => {
+      const line = event.target.closest?.("li[data-seq]");
+      if (line && this.list.contains(line)) this.onSelect?.({ seq: Number(line.dataset.seq) });
+    });
   }
 
   add(event, model) {
-    const item = document.createElement("li");
-    item.dataset.seq = String(event.seq);
-    item.className = `narration-${event.type.replace(".", "-")}`;
-    if (isRefusal(event)) item.classList.add("deny");
-    const button = document.createElement("button");
-    button.type = "button";
-    button.className = "narration-line";
-    const seq = document.createElement("span");
-    seq.className = "seq";
-    seq.textContent = `#${event.seq}`;
-    button.append(seq, " ", describe(event, model));
-    button.addEventListener("click", () => this.onSelect?.({ seq: event.seq }));
-    item.append(button);
-    if (this.chain.has(event.seq)) item.classList.add("in-chain");
-    this._append(item);
+    const className = `narration-${event.type.replace(".", "-")}`;
+    this._queue({ seq: event.seq, className, deny: isRefusal(event), text: describe(event, model) });
   }
 
   note(text, kind = "note") {
+    this._queue({ note: text, kind });
+  }
+
+  /** Write the waiting lines now (they are written anyway when the current script ends). */
+  flush() {
+    this.batching = false;
+    if (!this.pending.length) return;
+    const lines = this.pending.slice(-this.limit);
+    this.pending = [];
+    const batch = document.createDocumentFragment();
+    for (const line of lines) batch.append(line.note === undefined ? this._line(line) : this._note(line));
+    this.list.append(batch);
+    // Old lines go a chunk at a time: removing the top line moves every line below it, which the
+    // browser then lays out and paints again; once per chunk is cheaper than once per batch.
+    if (this.list.childElementCount > this.limit + this.slack) {
+      let extra = this.list.childElementCount - this.limit;
+      while (extra-- > 0) this.list.firstElementChild.remove();
+    }
+    if (this.following && this.scroller && !this.scrolling) {
+      this.scrolling = true;
+      requestAnimationFrame(() => this._scroll());
+    }
+  }
+
+  _queue(line) {
+    this.pending.push(line);
+    if (this.pending.length > 2 * this.limit) this.pending = this.pending.slice(-this.limit);
+    if (!this.batching) {
+      this.batching = true;
+      queueMicrotask(() => this.flush());
+    }
+  }
+
+  _line({ seq, className, deny, text }) {
+    const item = document.createElement("li");
+    item.dataset.seq = String(seq);
+    item.className = className;
+    if (deny) item.classList.add("deny");
+    if (this.chain.has(seq)) item.classList.add("in-chain");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "narration-line";
+    const number = document.createElement("span");
+    number.className = "seq";
+    number.textContent = `#${seq}`;
+    button.append(number, " ", text);
+    item.append(button);
+    return item;
+  }
+
+  _note({ note, kind }) {
     const item = document.createElement("li");
     item.className = `narration-${kind}`;
     const strong = document.createElement("strong");
     strong.textContent = kind === "summary" ? "Summary: " : "Note: ";
-    item.append(strong, text);
-    this._append(item);
+    item.append(strong, note);
+    return item;
   }
 
-  _append(item) {
-    this.list.append(item);
-    while (this.list.childElementCount > this.limit) this.list.firstElementChild.remove();
-    const scroller = this.list.parentElement;
-    if (scroller && scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80) {
-      scroller.scrollTop = scroller.scrollHeight;
-    }
+  _scroll() {
+    this.scrolling = false;
+    if (this.following) this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  _followed() {
+    const { scrollHeight, scrollTop, clientHeight } = this.scroller;
+    this.following = scrollHeight - scrollTop - clientHeight < 80;
   }
 
   /** Mark the lines of the selected causal chain (a class and a visible marker: not colour alone). */

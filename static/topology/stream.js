@@ -10,6 +10,10 @@
 // Any other close reconnects with a growing delay and subscribes from the last seq we hold: 4001 (the
 // cluster's trace ended there: the lab stopped, or a relay's mirror lost its owner), 4011 (the server's
 // stream broke), or a dropped connection.
+//
+// With `?perf=1` in the page's address, the time each frame takes to handle is measured (perf.js).
+
+import { perf } from "./perf.js";
 
 export class TraceStream {
   /**
@@ -33,7 +37,11 @@ export class TraceStream {
     this._status("connecting", "Connecting to the trace stream …");
     const socket = new WebSocket(this.url);
     this.socket = socket;
-    socket.addEventListener("message", (message) => this._receive(message.data));
+    socket.addEventListener("message", (message) => {
+      const started = perf ? performance.now() : 0;
+      const type = this._receive(message.data);
+      if (perf && type === "frame") perf.time("frame", performance.now() - started);
+    });
     socket.addEventListener("close", (close) => this._closed(close));
     socket.addEventListener("error", () => this._status("error", "The trace stream failed."));
   }
@@ -52,24 +60,29 @@ export class TraceStream {
     this.handlers.onStatus?.(state, text);
   }
 
+  /** Handle one message from the server; returns its type (null if it was not JSON). */
   _receive(data) {
     let message;
     try {
       message = JSON.parse(data);
     } catch {
       this.handlers.onNote?.("The server sent something that is not JSON; ignored.");
-      return;
+      return null;
     }
     switch (message.type) {
       case "hello":
-        return this._hello(message);
+        this._hello(message);
+        break;
       case "frame":
-        return this._frame(message);
+        this._frame(message);
+        break;
       case "error":
-        return this._error(message);
+        this._error(message);
+        break;
       default:
-        return undefined;
+        break;
     }
+    return message.type;
   }
 
   _hello(hello) {
@@ -107,8 +120,12 @@ export class TraceStream {
     const floor = this.last ?? first - 1;
     const events = (frame.events || []).filter((event) => typeof event.seq === "number" && event.seq > floor);
     this.last = last;
+    perf?.count("events", events.length);
     if (events.length) this.handlers.onEvents?.(events);
-    if (frame.summary && (frame.summary.last ?? last) > floor) this.handlers.onSummary?.(frame.summary);
+    if (frame.summary && (frame.summary.last ?? last) > floor) {
+      perf?.count("summarised", (frame.summary.last ?? last) - (frame.summary.first ?? first) + 1);
+      this.handlers.onSummary?.(frame.summary);
+    }
   }
 
   _error(error) {

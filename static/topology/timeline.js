@@ -6,6 +6,10 @@
 // backlog passes `MAX_BACKLOG`. Paused, events keep arriving into the buffer and `step()` plays one.
 // The page's rewind (rewind.js) plays recorded history with a second timeline that never skips
 // (`maxBacklog: Infinity`): everything after the revision it rewound to, one event per step.
+//
+// With `?perf=1` in the page's address, the time each step takes is measured (perf.js).
+
+import { perf } from "./perf.js";
 
 export const BASE_DELAY = 140; // ms per event at speed 1
 export const MAX_BACKLOG = 1500; // events; past this the timeline skips ahead
@@ -109,6 +113,12 @@ export class Timeline {
   }
 
   _tick() {
+    const started = perf ? performance.now() : 0;
+    this._play();
+    perf?.time("tick", performance.now() - started);
+  }
+
+  _play() {
     this.timer = null;
     if (this.paused) return;
     if (this.queue.length > this.maxBacklog) {

@@ -232,10 +232,9 @@ export function start(root) {
   };
   const skip = (events, { restoring }) => {
     if (!events.length) return;
-    for (const event of events) {
-      const changes = model.apply(event);
-      if (!rewind.active) view.handle(changes, { quiet: true });
-    }
+    const changes = [];
+    for (const event of events) for (const change of model.apply(event)) changes.push(change);
+    if (!rewind.active) view.handleQuietly(changes);
     etcd?.noteSkipped(events);
     const first = events[0].seq;
     const last = events[events.length - 1].seq;

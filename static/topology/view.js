@@ -31,6 +31,8 @@ const USERS = { x: 24, y: 40, w: 150, h: 40, gap: 52 };
 const NODES = { x: 840, y: 24, w: 200, h: 96, gap: 108 };
 const WEBHOOKS = { x: 24, y: 560, w: 150, h: 36, gap: 44 };
 const MAX_PACKETS = 80;
+/** Changes drawn from the model's current state: drawing one once shows the result of many. */
+const REDRAWN = new Set(["pods", "controllers", "state"]);
 
 function el(name, attributes = {}, parent = null) {
   const element = document.createElementNS(SVG, name);
@@ -83,6 +85,9 @@ export class TopologyView {
     this.watchEdges = new Map(); // "from->to" -> {line, label, watches:Set}
     this.slots = { user: [], kubelet: [], webhook: [], other: [] };
     this.selected = null;
+    this.undoing = []; // transient effects to undo later: {at, undo} (see `_later`)
+    this.undoTimer = null;
+    this.undoAt = null;
     svg.setAttribute("viewBox", `0 0 ${WIDTH} ${this.height}`);
     this.layers = {
       edges: el("g", { class: "layer-edges" }, svg),
@@ -130,8 +135,10 @@ export class TopologyView {
   }
 
   setDuration(ms) {
-    this.duration = Math.max(60, Math.min(ms, 900));
-    this.svg.style.setProperty("--step", `${this.duration}ms`);
+    const duration = Math.round(Math.max(60, Math.min(ms, 900)) / 10) * 10;
+    if (duration === this.duration) return; // setting --step restyles the whole diagram: only on a change
+    this.duration = duration;
+    this.svg.style.setProperty("--step", `${duration}ms`);
   }
 
   // -- the fixed parts: API server with its stage strip, etcd, scheduler, controller manager --------
@@ -316,6 +323,23 @@ export class TopologyView {
 
   // -- changes from the model ---------------------------------------------------------------------
 
+  /**
+   * Show the changes of many events at once, without transient effects (catching up, skipping ahead).
+   * What is drawn from the model's current state (a node's pods, controllers and state, the store's
+   * revision) is drawn once, however many of the events changed it; the rest keeps its order.
+   */
+  handleQuietly(changes) {
+    const redraw = new Map();
+    const ordered = [];
+    for (const change of changes) {
+      if (change.kind === "store") redraw.set("store", change);
+      else if (REDRAWN.has(change.kind)) redraw.set(`${change.kind} ${change.id}`, change);
+      else ordered.push(change);
+    }
+    this.handle(ordered, { quiet: true });
+    this.handle([...redraw.values()], { quiet: true });
+  }
+
   /** Show the changes of one event; `quiet` applies them without transient effects (catching up). */
   handle(changes, { quiet = false } = {}) {
     for (const change of changes) {
@@ -380,11 +404,50 @@ export class TopologyView {
 
   _flash(element) {
     if (!element) return;
-    element.classList.remove("flash");
-    if (this.animate) void element.getBBox?.(); // restart the animation
     element.classList.add("flash");
-    clearTimeout(element.flashTimer);
-    element.flashTimer = setTimeout(() => element.classList.remove("flash"), this.duration * 2);
+    element.flashUntil = performance.now() + this.duration * 2;
+    if (!element.flashing) {
+      element.flashing = true;
+      this._later(this.duration * 2, () => this._unflash(element));
+    }
+  }
+
+  _unflash(element) {
+    const left = element.flashUntil - performance.now();
+    if (left > 1) {
+      this._later(left, () => this._unflash(element)); // flashed again meanwhile
+      return;
+    }
+    element.flashing = false;
+    element.classList.remove("flash");
+  }
+
+  /**
+   * Undo a transient effect in `ms` (switch a flash off, remove a dot, send a packet home). One timer
+   * serves them all: at hundreds of events a second, a timer each costs more than the effects.
+   */
+  _later(ms, undo) {
+    const at = performance.now() + ms;
+    this.undoing.push({ at, undo });
+    if (this.undoAt === null || at < this.undoAt) this._wakeAt(at);
+  }
+
+  _wakeAt(at) {
+    clearTimeout(this.undoTimer);
+    this.undoAt = at;
+    this.undoTimer = setTimeout(() => this._undoDue(), Math.max(0, at - performance.now()));
+  }
+
+  _undoDue() {
+    this.undoAt = null;
+    const now = performance.now() + 1;
+    const waiting = this.undoing;
+    this.undoing = [];
+    for (const item of waiting) {
+      if (item.at <= now) item.undo();
+      else this.undoing.push(item);
+    }
+    if (this.undoing.length) this._wakeAt(Math.min(...this.undoing.map((item) => item.at)));
   }
 
   // -- packets ------------------------------------------------------------------------------------
@@ -442,7 +505,7 @@ export class TopologyView {
       group.classList.add("denied");
       group.label.textContent = "✕ DENY";
       this.refusal.textContent = `✕ Refused at ${STAGE_NAMES[stage] || stage}: ${request?.reason || "no reason given"}`;
-      if (cell) setTimeout(() => cell.classList.remove("denied-here"), this.duration * 8);
+      if (cell) this._later(this.duration * 8, () => cell.classList.remove("denied-here"));
     }
   }
 
@@ -457,18 +520,17 @@ export class TopologyView {
       group.classList.add("answered");
     }
     const hold = request?.state === "denied" ? this.duration * 3 : this.duration;
-    setTimeout(() => {
+    this._later(hold, () => {
       this._moveTo(group, group.origin.x, group.origin.y, this.animate);
       group.classList.add("leaving");
-      const gone = () => this.packetElements.get(id) === group && this._removePacket(id);
-      setTimeout(gone, this.animate ? this.duration * 2 : this.duration * 4);
-    }, hold);
+      this._later(this.animate ? this.duration * 2 : this.duration * 4, () => this._removePacket(id, group));
+    });
   }
 
-  _removePacket(id) {
-    const group = this.packetElements.get(id);
-    if (group) group.remove();
-    this.packetElements.delete(id);
+  /** Remove a request's packet (only `group`, if given: not one drawn for the same request since). */
+  _removePacket(id, group = this.packetElements.get(id)) {
+    group?.remove();
+    if (this.packetElements.get(id) === group) this.packetElements.delete(id);
   }
 
   _moveTo(group, x, y, animate) {
@@ -545,7 +607,7 @@ export class TopologyView {
       dot.classList.add("moving");
       dot.style.transform = `translate(${edge.b.x}px, ${edge.b.y}px)`;
     });
-    setTimeout(() => dot.remove(), this.duration * 2);
+    this._later(this.duration * 2, () => dot.remove());
   }
 
   // -- selection ----------------------------------------------------------------------------------

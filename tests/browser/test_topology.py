@@ -89,7 +89,9 @@ def open_page(page: Any, fake: FakeServer, url: str, *, last_seq: int = 0) -> No
 
 
 def narration(page: Any) -> str:
-    text: str = page.locator("[data-topology=narration]").inner_text()
+    # Its text, not its rendered text (inner_text): the narration is below the diagram, out of view, and
+    # the browser does not render what is out of view (content-visibility: auto in topology.css).
+    text: str = page.locator("[data-topology=narration]").text_content()
     return text
 
 
@@ -317,6 +319,78 @@ def test_a_summary_is_narrated_and_410_starts_from_now(
     page.get_by_text("1,240 watch events to 12 kubelets").wait_for()
     fake_socket.send({"type": "error", "code": 410, "message": "too old"})
     assert fake_socket.sent()[-1] == {"action": "subscribe", "since": None}
+
+
+def test_a_flood_of_events_keeps_the_narration_bounded_and_is_skipped_ahead(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    open_page(page, fake_socket, lab_page)
+    page.evaluate("() => window.kubelabTopology.timeline.setSpeed(16)")
+    trace = Trace()
+    path = "/api/v1/namespaces/default/pods/web"
+    for frame in range(5):  # 4 x 50 requests x 12 events, all played; then 150 x 12: too many to play
+        events = []
+        for i in range(50 if frame < 4 else 150):
+            events += trace.request(f"r{frame}-{i}", "user:admin", "GET", path, code=200)
+        fake_socket.frame(events)
+        page.wait_for_function("window.kubelabTopology.timeline.queue.length < 100", timeout=30_000)
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}", timeout=30_000)
+    page.wait_for_function("window.kubelabTopology.timeline.queue.length === 0", timeout=30_000)
+    assert "Skipped ahead" in narration(page)
+    seqs = page.evaluate(
+        "() => [...document.querySelectorAll('[data-topology=narration] li[data-seq]')]"
+        ".map(li => Number(li.dataset.seq))"
+    )
+    assert seqs == sorted(seqs) and seqs[-1] == trace.seq  # in order, up to the newest event
+    lines = page.locator("[data-topology=narration] li").count()
+    assert 300 <= lines <= 360  # the last 300 lines, and at most a fifth more before old ones go
+    sizes = page.evaluate(
+        "() => { const m = window.kubelabTopology.model; return [m.events.size, m.requests.size]; }"
+    )
+    assert sizes[0] <= 5000 * 1.1 and sizes[1] <= 2000 * 1.1
+
+
+def test_the_model_forgets_old_events_requests_and_their_links(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    """A page left open on a busy cluster must not grow: every map of the model is bounded."""
+    open_page(page, fake_socket, lab_page)
+    sizes = page.evaluate(
+        """async () => {
+          const src = document.querySelector("script[type=module]").src;
+          const { TopologyModel } = await import(new URL("model.js", src));
+          const model = new TopologyModel({ maxEvents: 100, maxRequests: 40 });
+          let seq = 0;
+          for (let i = 1; i <= 1000; i += 1) {
+            const id = `r${i}`;
+            const key = `/registry/pods/default/p${i}`;
+            model.apply({ seq: ++seq, type: "request.received", id, from: "controller-manager",
+                          to: "apiserver", method: "POST", path: "/api/v1/namespaces/default/pods" });
+            model.apply({ seq: ++seq, type: "store.txn", id, from: "apiserver", to: "etcd", op: "txn",
+                          revision: i, succeeded: true, writes: [{ type: "PUT", key }] });
+            model.apply({ seq: ++seq, type: "request.completed", id, from: "controller-manager",
+                          to: "apiserver", code: 201, duration: 0.001, revision: i });
+            model.apply({ seq: ++seq, type: "watch.event", from: "apiserver", to: "scheduler", watch: "w",
+                          event: "ADDED", revision: i, key });
+            model.apply({ seq: ++seq, type: "reconcile", from: "controller-manager", controller: "replicaset",
+                          key: "default/web", result: "success", revision: i - 1, requests: [id] });
+          }
+          return { events: model.events.size, requests: model.requests.size,
+                   writers: model.writerOfRevision.size, revisions: model.seqsOfRevision.size,
+                   work: model.workForRequest.size, newest: model.events.has(seq),
+                   chain: [...model.chain({ request: "r1000" }).requests].sort() };
+        }"""
+    )
+    assert 100 <= sizes["events"] <= 110
+    assert 40 <= sizes["requests"] <= 44
+    assert 100 <= sizes["writers"] <= 110 and 100 <= sizes["revisions"] <= 110
+    assert 40 <= sizes["work"] <= 44
+    assert sizes["newest"]
+    # The recent links still hold (r999's write queued the reconcile that made r1000, and so on
+    # back), as far back as the events are remembered, and no further.
+    chain = set(sizes["chain"])
+    assert {"r1000", "r999", "r990"} <= chain
+    assert "r900" not in chain and len(chain) <= 25
 
 
 def test_a_refusal_by_the_server_is_said_and_not_retried(
