@@ -316,11 +316,13 @@ class QueueSet:
         robin = self._robin
         best: Queue | None = None
         best_finish = 0.0
-        for index in sorted(self._nonempty, key=lambda i: (i - robin - 1) % count):
+        best_order = 0
+        for index in self._nonempty:
             queue = self.queues[index]
             finish = queue.next_dispatch_r + queue.waiting[0].work
-            if best is None or finish < best_finish:
-                best, best_finish = queue, finish
+            order = (index - robin - 1) % count  # its place in the round robin: ties go to the earlier
+            if best is None or finish < best_finish or (finish == best_finish and order < best_order):
+                best, best_finish, best_order = queue, finish, order
         if best is None:
             return None
         head = best.waiting[0]
