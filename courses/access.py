@@ -22,7 +22,8 @@ depends on classrooms (``depends_on_classrooms``), never for staff, an anonymous
 cluster. It is synchronous; asynchronous code awaits ``auser_may_view``, which runs it through
 ``database_sync_to_async`` (the ORM must not run on the event loop).
 
-Who asks: the topology page and its etcd panel (``courses.views``), and the trace socket. The socket's
+Who asks: the topology page and its etcd panel (``courses.views``), the landing page's list of
+clusters (``clusters_visible_to``: every listed cluster in one query), and the trace socket. The socket's
 consumer (``controlplane.consumers``) lies in a layer below the web app and may not import it, so it
 is handed this rule by name: ``settings.KUBELAB_CLUSTER_ACCESS`` is ``"courses.access.user_may_view"``.
 Every one of them asks before it looks the cluster up, so that someone refused cannot tell a cluster
