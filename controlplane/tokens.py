@@ -146,17 +146,20 @@ class TokenRegistry:
         if not token or len(token) > MAX_TOKEN_LENGTH:
             return None
         digest = token_hash(token)
-        looked = self.recheck.due() and self._refresh()
+        looked = self.recheck.due()
+        if looked:
+            self._refresh()
         entry = self._by_hash.get(digest)
-        if entry is None and not looked and self.recheck.due(anyway=True):
+        if entry is None and not looked:
+            self.recheck.due(anyway=True)  # the interval starts again from this look
             self._refresh()  # unknown: perhaps issued a moment ago (manage.py kubeconfig)
             entry = self._by_hash.get(digest)
         if entry is None or not hmac.compare_digest(entry.sha256, digest):
             return None
         return entry.user
 
-    def _refresh(self) -> bool:
-        """Read the file again if another process changed it (issued or revoked tokens); True."""
+    def _refresh(self) -> None:
+        """Read the file again if another process changed it (issued or revoked tokens)."""
         if file_signature(self.path) != self._signature:
             try:
                 self._reload()
@@ -164,7 +167,6 @@ class TokenRegistry:
                 logger.exception("the token registry %s cannot be read: no token is accepted", self.path)
                 self._by_hash = MappingProxyType({})
                 self._signature = file_signature(self.path)  # said once, until the file changes again
-        return True
 
     # -- writing ---------------------------------------------------------------------------------------
 

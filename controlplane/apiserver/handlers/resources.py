@@ -107,10 +107,10 @@ class SelectorFilter:
 # -- reading ----------------------------------------------------------------------------------------
 
 
-def _render_one(ctx: Context, obj: Object, raw: bytes | None = None) -> bytes:
+def _render_one(ctx: Context, obj: Object) -> bytes:
     if ctx.accept.table:
         return dumps(tables.table(ctx.rtype, [obj], ctx.accept, resource_version=None, now=_now(ctx)))
-    return raw if raw is not None else dumps(obj)
+    return dumps(obj)
 
 
 def _now(ctx: Context) -> datetime:
