@@ -548,6 +548,17 @@ class SqliteStore(Store):
     # -- reads -----------------------------------------------------------------------------------
 
     async def _range(self, begin: str, end: str, *, revision: int | None, limit: int) -> RangeResult:
+        writer = self._writer
+        if revision is None and end == begin + "\0" and writer is not None:
+            # One key, now: the writer's in-memory index holds every key's current version, as
+            # etcd answers from its in-memory tree and memory-mapped pages, with no disk read. (A
+            # read on a reader thread costs the loop two thread hops, which the API server's
+            # read-modify-writes paid on every update.) The index changes only after a COMMIT
+            # succeeded, so this sees every write that has been acknowledged, and no uncommitted one.
+            kv = writer.index.get(begin)
+            at = max(writer.indexed_revision, kv.mod_revision if kv is not None else 0)
+            return RangeResult((kv,) if kv is not None else (), at, False, int(kv is not None))
+
         def query(conn: sqlite3.Connection) -> RangeResult:
             writer = self._writer
             if writer is None:

@@ -149,3 +149,26 @@ async def test_a_failing_write_batch_writes_nothing_and_the_store_goes_on(tmp_pa
         assert await store.current_revision() == before
         kv = await store.put(P + "b", b"2")  # the writer is still alive
         assert kv.mod_revision == before + 1
+
+
+async def test_a_get_of_one_key_now_is_answered_from_memory_and_sees_every_acknowledged_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with SqliteStore("c", path=tmp_path / "store.sqlite3") as store:
+        first = await store.put(P + "web", b"1")
+        await store.put(P + "web", b"2")
+        await store.put(P + "gone", b"x")
+        await store.delete(P + "gone")
+
+        async def no_reader(query: Any) -> Any:
+            raise AssertionError("a current single-key get went to a reader thread")
+
+        monkeypatch.setattr(store, "_read", no_reader)
+        kv = await store.get(P + "web")
+        assert kv is not None and kv.value == b"2" and kv.version == 2
+        assert kv.create_revision == first.mod_revision
+        assert await store.get(P + "gone") is None, "a deleted key is not found"
+        monkeypatch.undo()
+        # An older revision still reads the log.
+        old = await store.get(P + "web", revision=first.mod_revision)
+        assert old is not None and old.value == b"1"
