@@ -208,29 +208,62 @@ def _duplicates(value: Any, path: str, errors: list[str]) -> None:
 
 
 def prune_unknown(document: Any, node: Schema, *, definitions: Mapping[str, Schema] | None = None) -> Any:
-    """A copy of ``document`` without its unknown fields: what the Go decoder would have kept."""
+    """``document`` without its unknown fields: what the Go decoder would have kept.
+
+    Copy on write: a document with nothing unknown in it is returned as it is (most are), and
+    otherwise only the dicts and lists on the way to an unknown field are copied.
+    """
+    return _pruned(document, node, "", None, definitions)
+
+
+def without_unknown_fields(
+    document: Any, node: Schema, *, definitions: Mapping[str, Schema] | None = None
+) -> tuple[Any, list[str]]:
+    """:func:`prune_unknown` and :func:`unknown_fields` in one walk: the kept document, and the
+    ``unknown field "..."`` errors in document order."""
+    errors: list[str] = []
+    return _pruned(document, node, "", errors, definitions), errors
+
+
+def _pruned(
+    value: Any, node: Schema, path: str, errors: list[str] | None, definitions: Mapping[str, Schema] | None
+) -> Any:
+    """``value`` without unknown fields (itself if it has none); paths are written only for errors."""
     kind, sub = _shape(node, definitions)
-    if kind == "any":
-        return document
-    if kind == "list":
-        if not isinstance(document, list):
-            return document
-        return [
-            item if isinstance(item, _SCALARS) else prune_unknown(item, sub, definitions=definitions)
-            for item in document
-        ]
-    if not isinstance(document, dict):
-        return document
-    if kind == "map":
-        return {
-            k: v if isinstance(v, _SCALARS) else prune_unknown(v, sub, definitions=definitions)
-            for k, v in document.items()
-        }
-    return {
-        k: v if isinstance(v, _SCALARS) else prune_unknown(v, sub[k], definitions=definitions)
-        for k, v in document.items()
-        if k in sub
-    }
+    children: Iterable[tuple[Any, Any]]
+    if kind == "list" and isinstance(value, list):
+        children = enumerate(value)
+    elif kind in ("struct", "map") and isinstance(value, dict):
+        children = value.items()
+    else:
+        return value
+    changes: dict[Any, Any] = {}  # position or name: the kept child, or _DROPPED
+    key: Any
+    for key, child in children:
+        child_node = sub.get(key) if kind == "struct" else sub
+        if child_node is None:  # a struct without this field
+            if errors is not None:
+                errors.append(f'unknown field "{_join(path, key)}"')
+            changes[key] = _DROPPED
+            continue
+        if isinstance(child, _SCALARS):
+            continue
+        where = "" if errors is None else f"{path}[{key}]" if kind == "list" else _join(path, key)
+        kept = _pruned(child, child_node, where, errors, definitions)
+        if kept is not child:
+            changes[key] = kept
+    if not changes:
+        return value
+    copied = list(value) if kind == "list" else dict(value)
+    for key, kept in changes.items():
+        if kept is _DROPPED:
+            del copied[key]
+        else:
+            copied[key] = kept
+    return copied
+
+
+_DROPPED: Final = object()
 
 
 class _DuplicateKeyLoader(yaml.SafeLoader):

@@ -157,7 +157,8 @@ def decode_strictly(
             f'{rtype.kind} in version "{rtype.version}" cannot be handled as a {rtype.kind}: '
             f"{strict.strict_decoding_message(problems)}"
         )
-    pruned = strict.prune_unknown(obj, node)
+    # With the body checked and nothing found, there is nothing to prune.
+    pruned = strict.prune_unknown(obj, node) if problems or directive == strict.IGNORE else obj
     return (pruned if isinstance(pruned, dict) else obj), (problems if directive == strict.WARN else [])
 
 
@@ -270,22 +271,20 @@ class Patcher:
         if self.kind == "apply":
             return self._apply(current)
         patched = apply(self.kind, current, self.document, self.rtype, self.request)
-        if self.node is None or self.directive == strict.IGNORE:
-            return self._prune(patched)
+        if self.node is None:
+            return patched
+        if self.directive == strict.IGNORE:
+            pruned = strict.prune_unknown(patched, self.node)
+            return pruned if isinstance(pruned, dict) else patched
         # Duplicates are looked for in the patch (merge and strategic patches are JSON objects);
         # unknown fields in the patched object, as upstream's decoder finds them.
         problems = strict.duplicate_fields(self.raw) if self.kind in ("merge", "strategic") else []
-        problems += strict.unknown_fields(patched, self.node)
+        pruned, unknown = strict.without_unknown_fields(patched, self.node)
+        problems += unknown
         if problems and self.directive == strict.STRICT:
             raise errors.bad_request(strict.strict_decoding_message(problems))
         self.warnings = problems
-        return self._prune(patched)
-
-    def _prune(self, obj: Object) -> Object:
-        if self.node is None:
-            return obj
-        pruned = strict.prune_unknown(obj, self.node)
-        return pruned if isinstance(pruned, dict) else obj
+        return pruned if isinstance(pruned, dict) else patched
 
     def _apply(self, current: Object) -> Object:
         if not isinstance(self.document, dict):

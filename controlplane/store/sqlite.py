@@ -104,6 +104,17 @@ def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
 # -- the writer thread ---------------------------------------------------------------------------
 
 
+def _has_other_work(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether callbacks are ready to run on ``loop``: then a commit inline would keep them waiting
+    for the disk (an fsync), and the writer thread should wait for it instead.
+
+    Reads the ready queue of CPython's ``BaseEventLoop`` (``_ready``); a loop without one counts
+    as idle, and commits stay inline there as before.
+    """
+    ready = getattr(loop, "_ready", None)
+    return bool(ready)
+
+
 @dataclass(slots=True)
 class _Request:
     """One write; ``apply`` runs inside the SQLite transaction of the group commit it joins.
@@ -248,7 +259,13 @@ class _Writer:
         batch, self.pending = self.pending, []
         if not batch:
             return
-        if self.inline_commits and self.in_flight == 0 and len(batch) == 1 and batch[0].inline:
+        if (
+            self.inline_commits
+            and self.in_flight == 0
+            and len(batch) == 1
+            and batch[0].inline
+            and not _has_other_work(self.loop)
+        ):
             self._commit(batch)()
             return
         self.in_flight += 1

@@ -1,0 +1,62 @@
+"""Strict decoding's pruning: what the Go decoder keeps of a body, found in one copy-on-write walk."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controlplane.api import strict
+from controlplane.api.fieldmanager import typed
+
+_POD = typed.root_for_kind("", "v1", "Pod")
+assert _POD is not None
+POD = _POD
+
+
+def pod(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web", "labels": {"app": "web"}, "annotations": {"a": "b"}},
+        "spec": {"containers": [{"name": "app", "image": "nginx", "ports": [{"containerPort": 80}]}], **spec},
+        "status": {"phase": "Running"},
+    }
+
+
+def test_a_clean_object_is_kept_as_it_is_without_a_copy() -> None:
+    clean = pod()
+    kept, unknown = strict.without_unknown_fields(clean, POD)
+    assert unknown == []
+    assert kept is clean, "nothing unknown: nothing is copied"
+    assert strict.prune_unknown(clean, POD) is clean
+
+
+def test_unknown_fields_are_dropped_from_a_copy_and_named_in_document_order() -> None:
+    dirty = pod(replicaz=3)
+    dirty["spec"]["containers"][0]["imagez"] = "x"
+    dirty["metadata"]["labelz"] = {"x": "y"}
+    kept, unknown = strict.without_unknown_fields(dirty, POD)
+    assert unknown == [
+        'unknown field "metadata.labelz"',
+        'unknown field "spec.containers[0].imagez"',
+        'unknown field "spec.replicaz"',
+    ]
+    assert "labelz" not in kept["metadata"] and "replicaz" not in kept["spec"]
+    assert kept["spec"]["containers"] == [{"name": "app", "image": "nginx", "ports": [{"containerPort": 80}]}]
+    # The caller's object is untouched, and what held nothing unknown is shared, not copied.
+    assert dirty["spec"]["replicaz"] == 3 and dirty["spec"]["containers"][0]["imagez"] == "x"
+    assert kept["status"] is dirty["status"]
+    assert kept["metadata"]["labels"] is dirty["metadata"]["labels"]
+
+
+def test_map_keys_are_never_unknown_but_map_values_are_checked() -> None:
+    labelled = pod()
+    labelled["metadata"]["labels"]["anything/goes"] = "yes"
+    labelled["spec"]["nodeSelector"] = {"disk": "ssd"}
+    assert strict.without_unknown_fields(labelled, POD)[1] == []
+    assert strict.unknown_fields(labelled, POD) == []
+
+
+def test_the_one_walk_finds_what_unknown_fields_finds() -> None:
+    dirty = pod(hostnamez="x", volumes=[{"name": "v", "emptyDir": {}, "bogus": 1}])
+    assert strict.without_unknown_fields(dirty, POD)[1] == strict.unknown_fields(dirty, POD)
+    assert strict.prune_unknown(dirty, POD) == strict.without_unknown_fields(dirty, POD)[0]
