@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -172,3 +173,27 @@ async def test_a_get_of_one_key_now_is_answered_from_memory_and_sees_every_ackno
         # An older revision still reads the log.
         old = await store.get(P + "web", revision=first.mod_revision)
         assert old is not None and old.value == b"1"
+
+
+async def test_a_lone_write_commits_on_the_loop_only_while_the_loop_has_nothing_else_to_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with SqliteStore("c", path=tmp_path / "store.sqlite3") as store:
+        assert isinstance(store, SqliteStore)
+        writer = store._writer
+        assert writer is not None
+        threads: list[str] = []
+        commit = writer._commit
+
+        def recording(requests: Any) -> Any:
+            threads.append(threading.current_thread().name)
+            return commit(requests)
+
+        monkeypatch.setattr(writer, "_commit", recording)
+        await store.put(P + "idle", b"1")
+        assert threads == [threading.current_thread().name], "an idle loop commits inline"
+        loop = asyncio.get_running_loop()
+        loop.call_soon(loop.call_soon, lambda: None)  # other work is ready when the commit comes
+        await store.put(P + "busy", b"1")
+        assert threads[1] == writer.thread.name, "a busy loop leaves the fsync to the writer thread"
+        assert (await store.get(P + "busy")) is not None
