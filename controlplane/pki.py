@@ -78,10 +78,15 @@ DEFAULT_SERVING_HOSTS = ("127.0.0.1", "::1", "localhost")
 #: Wildcard listen addresses: not something a client can connect to, so never a SAN.
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::"})
 
-#: The keys Kubelab makes: ECDSA P-256 for CAs and certificates (small, fast to make, accepted by
-#: every Kubernetes client), RSA 2048 for the ServiceAccount key (upstream's default, RS256 tokens).
-#: A CA brought by an operator may also be RSA.
+#: The keys Kubelab makes: ECDSA P-256, for CAs, certificates and the ServiceAccount key alike, as
+#: kubeadm makes them with ``encryptionAlgorithm: ECDSA-P256`` (its default is RSA-2048). They are
+#: small, fast to make, and accepted by every Kubernetes client; ServiceAccount tokens are then
+#: ES256, and signing one costs a tenth of an RS256 signature, which the kubelet asks for per pod.
+#: A CA or an ``sa.key`` brought by an operator (or made by an older Kubelab) may also be RSA.
 PrivateKey = ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
+
+#: The curves a JWS signature may use (ES256, ES384, ES512), by their ``cryptography`` names.
+_JWS_CURVES = frozenset({"secp256r1", "secp384r1", "secp521r1"})
 
 SERVING_CA_NAME = "kubelab-serving-ca"
 SERVING_CERTIFICATE_NAME = "kube-apiserver"
@@ -99,9 +104,9 @@ def new_key() -> ec.EllipticCurvePrivateKey:
     return ec.generate_private_key(ec.SECP256R1())
 
 
-def new_service_account_key() -> rsa.RSAPrivateKey:
-    """A fresh RSA 2048 private key, as upstream's ``sa.key``."""
-    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+def new_service_account_key() -> ec.EllipticCurvePrivateKey:
+    """A fresh ``sa.key``: ECDSA P-256, as kubeadm's ``ECDSA-P256`` makes it (tokens are ES256)."""
+    return new_key()
 
 
 def key_pem(key: PrivateKey) -> bytes:
@@ -533,7 +538,7 @@ class ClusterPKI:
 
     directory: Path
     ca: CertificateAuthority
-    service_account_key: rsa.RSAPrivateKey
+    service_account_key: PrivateKey
     now: Now = field(default=utc_now, compare=False, repr=False)
 
     @property
@@ -560,14 +565,17 @@ class ClusterPKI:
             ca = load_or_create_ca(directory, "ca", f"kubelab-client-ca:{cluster_dir.name}", now=now)
             key_path = directory / "sa.key"
             data = _read(key_path)
+            sa_key: PrivateKey
             if data is None:
                 sa_key = new_service_account_key()
                 write_atomic(key_path, key_pem(sa_key), mode=0o600)
             else:
-                loaded = _load_key(key_path, data)
-                if not isinstance(loaded, rsa.RSAPrivateKey):
-                    raise PKIError(f"{key_path} must be an RSA key (ServiceAccount tokens are RS256)")
-                sa_key = loaded
+                sa_key = _load_key(key_path, data)
+                if isinstance(sa_key, ec.EllipticCurvePrivateKey) and sa_key.curve.name not in _JWS_CURVES:
+                    raise PKIError(
+                        f"{key_path} must be an RSA key or an ECDSA key on P-256, P-384 or P-521 "
+                        "(what a ServiceAccount token's signature may use)"
+                    )
             pub_path = directory / "sa.pub"
             if _read(pub_path) != public_key_pem(sa_key):
                 write_atomic(pub_path, public_key_pem(sa_key), mode=0o644)

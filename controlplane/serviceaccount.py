@@ -12,9 +12,10 @@ kubelet asks for to put a token into every pod.
 The token is a **JWT** (JSON Web Token, RFC 7519) in the compact **JWS** form (RFC 7515): three
 base64url pieces joined by dots, ``header.payload.signature``.
 
-- The *header* says how it is signed: ``{"alg":"RS256","kid":"<key id>"}``: RSA PKCS#1 v1.5 over
-  SHA-256, and which key (upstream's key id: the base64url SHA-256 of the public key's DER form,
-  ``keyIDFromPublicKey`` in kubernetes ``pkg/serviceaccount/jwt.go``).
+- The *header* says how it is signed: ``{"alg":"ES256","kid":"<key id>"}``: ECDSA on P-256 over
+  SHA-256 (``RS256``, RSA PKCS#1 v1.5, for an RSA ``sa.key``, kubeadm's default), and which key
+  (upstream's key id: the base64url SHA-256 of the public key's DER form, ``keyIDFromPublicKey`` in
+  kubernetes ``pkg/serviceaccount/jwt.go``).
 - The *payload* holds the **claims**: ``iss`` who issued it (kubeadm's
   ``https://kubernetes.default.svc.cluster.local``), ``sub`` whom it names, ``aud`` for whom it is
   meant (its *audiences*), ``iat``/``nbf``/``exp`` when it was issued, from when and until when it is

@@ -35,9 +35,11 @@ from controlplane.pki import (
     PKIError,
     ServingPKI,
     certificate_hosts,
+    key_pem,
     new_ca,
     new_key,
     normalize_hosts,
+    public_key_pem,
     serving_certificate,
     serving_certificate_problem,
 )
@@ -279,10 +281,10 @@ def test_the_cluster_pki_is_kept_across_loads(tmp_path: Path) -> None:
     assert first.ca.common_name == "kubelab-client-ca:demo"
 
 
-def test_the_service_account_key_is_rsa_2048_with_its_public_half_beside_it(tmp_path: Path) -> None:
+def test_the_service_account_key_is_ecdsa_p256_with_its_public_half_beside_it(tmp_path: Path) -> None:
     pki = ClusterPKI.load_or_create(tmp_path / "demo", now=clock)
-    assert isinstance(pki.service_account_key, rsa.RSAPrivateKey)
-    assert pki.service_account_key.key_size == 2048
+    assert isinstance(pki.service_account_key, ec.EllipticCurvePrivateKey)
+    assert pki.service_account_key.curve.name == "secp256r1"
     assert pki.service_account_public_key_path.read_bytes() == pki.service_account_public_key_pem
     assert pki.service_account_public_key_pem.startswith(b"-----BEGIN PUBLIC KEY-----")
 
@@ -340,3 +342,20 @@ def test_an_unstarted_cluster_has_no_identities_yet(tmp_path: Path) -> None:
         cluster.tokens  # noqa: B018
     with pytest.raises(RuntimeError, match="has not started"):
         cluster.revocations  # noqa: B018
+
+
+def test_an_rsa_service_account_key_on_disk_is_still_used(tmp_path: Path) -> None:
+    rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    (tmp_path / "demo" / "pki").mkdir(parents=True)
+    (tmp_path / "demo" / "pki" / "sa.key").write_bytes(key_pem(rsa_key))
+    pki = ClusterPKI.load_or_create(tmp_path / "demo", now=clock)
+    assert isinstance(pki.service_account_key, rsa.RSAPrivateKey)
+    assert pki.service_account_public_key_pem == public_key_pem(rsa_key)
+
+
+def test_a_service_account_key_on_a_curve_jws_cannot_use_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "demo" / "pki").mkdir(parents=True)
+    odd = ec.generate_private_key(ec.SECP256K1())
+    (tmp_path / "demo" / "pki" / "sa.key").write_bytes(key_pem(odd))
+    with pytest.raises(PKIError, match="P-256, P-384 or P-521"):
+        ClusterPKI.load_or_create(tmp_path / "demo", now=clock)
