@@ -278,12 +278,14 @@ class APFController:
     def classify(self, digest: RequestDigest) -> tuple[Classification, PriorityLevel]:
         """The request's FlowSchema, flow and priority level (the catch-all ones if nothing matches)."""
         user = digest.user
+        # A resource request is matched by its group, resource, namespace and verb, never by its path
+        # (which names the object): leaving the path out lets every pod's request share one entry.
         key = (
             user.username,
             user.groups,
             digest.verb,
             digest.is_resource_request,
-            digest.path,
+            "" if digest.is_resource_request else digest.path,
             digest.api_group,
             digest.namespace,
             digest.resource,

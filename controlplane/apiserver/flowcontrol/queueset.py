@@ -290,6 +290,8 @@ class QueueSet:
     def _dispatch_as_much_as_possible(self, now: float) -> list[Request]:
         dispatched: list[Request] = []
         while self.waiting:
+            if self.executing and self.seats_in_use >= self.concurrency_limit:
+                break  # every seat is taken: no head fits (what _can_accommodate would say of each)
             request = self._next_to_dispatch()
             if request is None:
                 break
