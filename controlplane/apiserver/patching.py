@@ -170,6 +170,8 @@ def apply(kind: str, current: Object, document: Any, rtype: ResourceType, reques
 
     The patch algorithms alone, errors turned into Statuses; "apply" here is the structured merge of
     the configuration into ``current`` with no managed fields (see :class:`Patcher` for the real thing).
+    ``current`` is the caller's own copy (the registry decodes one for each read-modify-write): it is
+    patched in place rather than copied once more.
     """
     try:
         if kind == "json":
@@ -177,12 +179,12 @@ def apply(kind: str, current: Object, document: Any, rtype: ResourceType, reques
                 raise errors.bad_request(
                     "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
                 )
-            result = patches.apply_json_patch(current, document)
+            result = patches.apply_json_patch(current, document, copy=False)
         elif kind == "merge":
-            result = patches.apply_merge_patch(current, document)
+            result = patches.apply_merge_patch(current, document, copy=False)
         elif kind == "strategic":
             result = patches.apply_strategic_merge_patch(
-                current, document, group=rtype.group, version=rtype.version, kind=rtype.kind
+                current, document, group=rtype.group, version=rtype.version, kind=rtype.kind, copy=False
             )
         else:
             if not isinstance(document, dict):

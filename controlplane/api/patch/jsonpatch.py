@@ -78,20 +78,21 @@ def apply_json_patch(
     *,
     max_operations: int = MAX_OPERATIONS,
     copy_size_limit: int = COPY_SIZE_LIMIT,
+    copy: bool = True,
 ) -> Any:
     """Apply an RFC 6902 patch (the decoded request body) to a copy of ``doc`` and return it.
 
-    ``doc`` is not modified. Raises :class:`~.InvalidPatch` (400) if ``operations`` is not a
-    list of objects, :class:`~.PatchTooLarge` (413) beyond ``max_operations``, and
-    :class:`~.JSONPatchOperationFailed` (422; :class:`~.JSONPatchTestFailed` for ``test``)
-    naming the first operation that failed.
+    ``doc`` is not modified, unless ``copy`` is False (a caller's own copy, patched in place).
+    Raises :class:`~.InvalidPatch` (400) if ``operations`` is not a list of objects,
+    :class:`~.PatchTooLarge` (413) beyond ``max_operations``, and :class:`~.JSONPatchOperationFailed`
+    (422; :class:`~.JSONPatchTestFailed` for ``test``) naming the first operation that failed.
     """
     ops = _decode(operations)
     if len(ops) > max_operations:
         raise PatchTooLarge(
             f"The allowed maximum operations in a JSON patch is {max_operations}, got {len(ops)}"
         )
-    state = _State(deep_copy(doc), copy_size_limit)
+    state = _State(deep_copy(doc) if copy else doc, copy_size_limit)
     for index, op in enumerate(ops):
         kind = _op_kind(op)
         handler = _HANDLERS.get(kind)

@@ -33,10 +33,12 @@ from controlplane.api.deepcopy import deep_copy
 from controlplane.api.patch.errors import InvalidPatch, UnhandledPatchError
 
 
-def apply_merge_patch(doc: Any, patch: Any) -> Any:
+def apply_merge_patch(doc: Any, patch: Any, *, copy: bool = True) -> Any:
     """Apply a merge patch (the decoded request body) to a copy of ``doc`` and return it.
 
-    ``doc`` is not modified. Raises :class:`~.InvalidPatch` (400, ``Invalid JSON Patch``) for
+    ``doc`` is not modified, unless ``copy`` is False: then it is patched in place (for a caller
+    whose ``doc`` is its own copy already, as the API server's read-modify-write decodes one).
+    Raises :class:`~.InvalidPatch` (400, ``Invalid JSON Patch``) for
     a patch that is not an object or a list, and :class:`~.UnhandledPatchError` (500,
     ``Invalid JSON Document``) for a ``null`` document.
     """
@@ -49,7 +51,7 @@ def apply_merge_patch(doc: Any, patch: Any) -> Any:
         return _prune_nulls(patch)
     if not isinstance(doc, dict):
         return _prune_nulls(patch)
-    result = deep_copy(doc)
+    result = deep_copy(doc) if copy else doc
     _merge_into(result, patch)
     return result
 

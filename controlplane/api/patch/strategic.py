@@ -91,17 +91,18 @@ _SLICE_TYPE: Final = "[]interface {}"
 
 
 def apply_strategic_merge_patch(
-    doc: Any, patch: Any, *, group: str, version: str, kind: str
+    doc: Any, patch: Any, *, group: str, version: str, kind: str, copy: bool = True
 ) -> dict[str, Any]:
     """Apply a strategic merge patch (the decoded request body) to a copy of an object of a kind.
 
     The kind's schema comes from upstream's definitions (:func:`..schema.definition_for_kind`).
-    Raises a :class:`~.PatchError` whose ``status_code`` is what kube-apiserver answers.
+    Raises a :class:`~.PatchError` whose ``status_code`` is what kube-apiserver answers. With
+    ``copy`` False, ``doc`` (the caller's own copy) may be changed instead.
     """
     name = schemas.definition_for_kind(group, version, kind)
     if name is None:
         raise UnsupportedStrategicMergePatch(_ERR_UNSUPPORTED)
-    return apply_with_definition(doc, patch, definition=name)
+    return apply_with_definition(doc, patch, definition=name, copy=copy)
 
 
 def apply_with_definition(
@@ -110,6 +111,7 @@ def apply_with_definition(
     *,
     definition: str,
     definitions: Mapping[str, schemas.Schema] | None = None,
+    copy: bool = True,
 ) -> dict[str, Any]:
     """Apply a strategic merge patch against a named schema definition.
 
@@ -119,7 +121,7 @@ def apply_with_definition(
         patch = {}
     if not isinstance(patch, dict):
         raise InvalidPatch(f"json: cannot unmarshal {_json_kind(patch)} into Go value of type {_MAP_TYPE}")
-    original = deep_copy(doc) if isinstance(doc, dict) else {}
+    original = (deep_copy(doc) if copy else doc) if isinstance(doc, dict) else {}
     root = _Lookup.for_definition(definition, definitions)
     return _merge_map(original, deep_copy(patch), root)
 

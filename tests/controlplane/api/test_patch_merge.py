@@ -109,3 +109,14 @@ def test_an_empty_patch_changes_nothing() -> None:
     result = apply_merge_patch(doc, {})
     assert result == doc
     assert result is not doc
+
+
+def test_a_callers_own_copy_is_patched_in_place_when_asked() -> None:
+    doc: dict[str, Any] = {"spec": {"replicas": 1, "paused": True}, "status": {"ready": 0}}
+    patch = {"spec": {"replicas": 3, "paused": None}}
+    kept = copy.deepcopy(doc)
+    assert apply_merge_patch(doc, patch) == {"spec": {"replicas": 3}, "status": {"ready": 0}}
+    assert doc == kept, "by default the document is copied, never changed"
+    result = apply_merge_patch(doc, patch, copy=False)
+    assert result is doc and doc == {"spec": {"replicas": 3}, "status": {"ready": 0}}
+    assert patch == {"spec": {"replicas": 3, "paused": None}}, "the patch itself is never changed"
