@@ -22,24 +22,22 @@ from controlplane.components.scheduler.framework import (
 )
 
 NAME = "NodeResourcesBalancedAllocation"
-RESOURCES = ("cpu", "memory")
 
 
 class BalancedAllocation:
     name = NAME
 
     def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> int:
+        # balancedResourceScorer over cpu and memory (noderesources/balanced_allocation.go).
         request = state.pod_requests(pod)
-        if all(request.get(r) == 0 for r in RESOURCES):
+        if request.milli_cpu == 0 and request.memory == 0:
             return 0
-        fractions: list[float] = []
-        for resource in RESOURCES:
-            allocatable = node.allocatable.get(resource)
-            if allocatable == 0:
-                continue
-            requested = node.requested.get(resource) + request.get(resource)
-            fractions.append(min(requested / allocatable, 1.0))
-        std = abs(fractions[0] - fractions[1]) / 2 if len(fractions) == 2 else 0.0
+        allocatable, requested = node.allocatable, node.requested
+        if allocatable.milli_cpu == 0 or allocatable.memory == 0:
+            return MAX_NODE_SCORE  # fewer than two fractions to compare: std is 0
+        cpu = min((requested.milli_cpu + request.milli_cpu) / allocatable.milli_cpu, 1.0)
+        memory = min((requested.memory + request.memory) / allocatable.memory, 1.0)
+        std = abs(cpu - memory) / 2
         return int((1 - std) * MAX_NODE_SCORE)
 
     def normalize(self, scores: dict[str, int]) -> dict[str, int]:
