@@ -261,3 +261,14 @@ def test_plugins_whose_prefilter_says_skip_do_not_run_and_the_trace_says_so() ->
     decision = schedule(anti, snapshot, default_profile(), rng=random.Random(0))
     assert "InterPodAffinity" not in decision.skipped_filters
     assert decision.to_trace()["nodes"]["a"]["filters"]["InterPodAffinity"]["code"] == "Success"
+
+
+def test_balanced_allocation_skips_best_effort_pods_as_upstream() -> None:
+    """noderesources/balanced_allocation.go PreScore: a pod requesting neither CPU nor memory gets Skip."""
+    snapshot = Snapshot([node("a"), node("b")], [pod("x", cpu="1", node_name="a")])
+    best_effort = schedule(pod("be"), snapshot, default_profile(), rng=random.Random(0))
+    assert best_effort.skipped_scores == ["NodeAffinity", "NodeResourcesBalancedAllocation"]
+    assert "NodeResourcesBalancedAllocation" not in best_effort.to_trace()["nodes"]["a"]["scores"]
+    assert best_effort.chosen == "b"  # LeastAllocated still spreads it (scoring's 100m default)
+    memory_only = schedule(pod("m", memory="1Gi"), snapshot, default_profile(), rng=random.Random(0))
+    assert "NodeResourcesBalancedAllocation" not in memory_only.skipped_scores
