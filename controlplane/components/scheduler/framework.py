@@ -98,12 +98,34 @@ def _amounts(resource_list: Obj | None) -> dict[str, int]:
     """A ResourceList as integers: CPU in milli-cores (``MilliValue``), the rest in units (``Value``)."""
     amounts: dict[str, int] = {}
     for name, raw in (resource_list or {}).items():
-        try:
-            quantity = parse_json_quantity(raw)
-        except QuantityError:
-            continue  # validation refuses these before they reach the scheduler
-        amounts[name] = quantity.milli_value() if name == "cpu" else quantity.value()
+        amount = _AMOUNTS.get((name, raw)) if type(raw) is str else None
+        if amount is None:
+            amount = _amount(name, raw)
+            if amount is None:
+                continue  # validation refuses these before they reach the scheduler
+        amounts[name] = amount
     return amounts
+
+
+def _amount(name: str, raw: object) -> int | None:
+    """One quantity as ``_amounts`` counts it, or None if it is not one; a string's is remembered."""
+    try:
+        quantity = parse_json_quantity(raw)
+    except QuantityError:
+        return None
+    amount = quantity.milli_value() if name == "cpu" else quantity.value()
+    if type(raw) is str:
+        if len(_AMOUNTS) >= _AMOUNTS_LIMIT:
+            _AMOUNTS.clear()
+        _AMOUNTS[(name, raw)] = amount
+    return amount
+
+
+#: ``_amount`` by (resource name, quantity string): the same few spellings ("100m", "64Mi") come back
+#: for every pod and every version of it, and parsing one is far dearer than looking it up. Only
+#: strings are kept, so that ``True`` (refused) and ``1`` (one unit) cannot share an entry.
+_AMOUNTS: dict[tuple[str, str], int] = {}
+_AMOUNTS_LIMIT = 10_000
 
 
 def resource_from_list(resource_list: Obj | None) -> Resource:
@@ -198,27 +220,35 @@ class NodeInfo:
 
     ``requested`` sums the requests of the pods on the node (what NodeResourcesFit compares with
     ``allocatable``); ``non_zero_requested`` is the same with scoring's defaults for missing requests.
+    What the plugins read of the node object itself (``allocatable``, ``labels``, ``taints``,
+    ``unschedulable``) is taken out of it once, when the object arrives, not once per pod scheduled.
     """
 
     def __init__(self, node: Obj, pods: Iterable[Obj] = ()) -> None:
-        self.node = node
-        self.name = _node_name(node)
         self.pods: list[Obj] = []
         #: The pods with required anti-affinity terms (``PodsWithRequiredAntiAffinity``): the only
         #: ones InterPodAffinity must look at for a pod that has no affinity terms of its own.
         self.pods_with_required_anti_affinity: list[Obj] = []
-        self.allocatable = resource_from_list((node.get("status") or {}).get("allocatable"))
         self.requested = Resource()
         self.non_zero_requested = Resource()
+        self._read_node(node)
         for pod in pods:
             self.add_pod(pod)
 
     def set_node(self, node: Obj) -> None:
         """The node object changed (labels, taints, allocatable); its pods stay."""
         if node is not self.node:
-            self.node = node
-            self.name = _node_name(node)
-            self.allocatable = resource_from_list((node.get("status") or {}).get("allocatable"))
+            self._read_node(node)
+
+    def _read_node(self, node: Obj) -> None:
+        self.node = node
+        self.name = _node_name(node)
+        self.allocatable = resource_from_list((node.get("status") or {}).get("allocatable"))
+        spec: Obj = node.get("spec") or {}
+        self.labels: Mapping[str, str] = labels_of(node)
+        self.taints: tuple[Obj, ...] = tuple(spec.get("taints") or ())
+        #: ``spec.unschedulable``: cordoned.
+        self.unschedulable = bool(spec.get("unschedulable"))
 
     def add_pod(self, pod: Obj) -> None:
         """``AddPod``: the pod now takes room on this node."""
@@ -239,14 +269,6 @@ class NodeInfo:
                 self.requested -= pod_requests(pod)
                 self.non_zero_requested -= pod_requests(pod, non_zero=True)
                 return
-
-    @property
-    def labels(self) -> Mapping[str, str]:
-        return labels_of(self.node)
-
-    @property
-    def taints(self) -> list[Obj]:
-        return list((self.node.get("spec") or {}).get("taints") or [])
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name!r}, pods={len(self.pods)})"
@@ -435,7 +457,11 @@ class PluginScore:
 
 @dataclass
 class Decision:
-    """Everything one scheduling attempt found out, for the binding, the event and the trace."""
+    """Everything one scheduling attempt found out, for the binding, the event and the trace.
+
+    ``filters`` holds each node's verdicts by plugin and ``scores`` each feasible node's score by
+    plugin; without ``explain`` (see ``schedule``) only the failed nodes' verdicts are kept.
+    """
 
     pod: str
     nodes: list[str]
@@ -514,37 +540,55 @@ def num_feasible_nodes_to_find(num_all_nodes: int) -> int:
 
 
 def schedule(
-    pod: Obj, snapshot: Snapshot, plugins: Profile, *, rng: random.Random, start: int = 0
+    pod: Obj,
+    snapshot: Snapshot,
+    plugins: Profile,
+    *,
+    rng: random.Random,
+    start: int = 0,
+    explain: bool = True,
 ) -> Decision:
     """One scheduling attempt (``schedulePod``): filter, score, select.
 
     Filtering starts at node ``start`` (the scheduler moves it round-robin between attempts) and stops
     once ``num_feasible_nodes_to_find`` nodes passed; ``Decision.processed`` says how many were looked
     at. Nodes not looked at have no verdicts in the decision.
+
+    With ``explain`` the decision keeps every verdict and every plugin's score of every node, for the
+    trace. Without it (nobody watches the trace) it keeps only what the scheduler acts on: the chosen
+    node, the totals, and the verdicts of the nodes that failed (``message`` is built from those). The
+    choice is the same either way.
     """
     state = CycleState(snapshot)
-    names = [info.name for info in snapshot.node_infos]
+    infos = snapshot.node_infos
+    count = len(infos)
+    names = [info.name for info in infos]
     skipped_filters = [p.name for p in plugins.filters if skips_filter(p, state, pod)]
-    active_filters = [p for p in plugins.filters if p.name not in skipped_filters]
+    active_filters = [(p.name, p.filter) for p in plugins.filters if p.name not in skipped_filters]
     filters: dict[str, dict[str, Status]] = {}
     feasible: list[NodeInfo] = []
-    infos = snapshot.node_infos
-    wanted = num_feasible_nodes_to_find(len(infos))
+    wanted = num_feasible_nodes_to_find(count)
     processed = 0
-    for i in range(len(infos)):
-        if len(feasible) >= wanted:
-            break
-        info = infos[(start + i) % len(infos)]
-        processed += 1
-        verdicts: dict[str, Status] = {}
-        filters[info.name] = verdicts
-        for plugin in active_filters:
-            status = plugin.filter(state, pod, info)
-            verdicts[plugin.name] = status
-            if not status.is_success:
-                break  # RunFilterPlugins stops at the first plugin that rejects the node
-        else:
-            feasible.append(info)
+    success = Code.SUCCESS
+    if count:
+        start %= count
+        for info in infos[start:] + infos[:start] if start else infos:
+            if len(feasible) >= wanted:
+                break
+            processed += 1
+            verdicts: dict[str, Status] = {}
+            for plugin_name, check in active_filters:
+                status = check(state, pod, info)
+                if status.code is not success:
+                    verdicts[plugin_name] = status
+                    filters[info.name] = verdicts
+                    break  # RunFilterPlugins stops at the first plugin that rejects the node
+                if explain:
+                    verdicts[plugin_name] = status
+            else:
+                feasible.append(info)
+                if explain:
+                    filters[info.name] = verdicts
 
     decision = Decision(pod_key(pod), names, filters, [i.name for i in feasible], {}, {}, None)
     decision.processed = processed
@@ -556,17 +600,22 @@ def schedule(
         decision.chosen = feasible[0].name
         return decision
 
-    totals = {info.name: 0 for info in feasible}
-    per_node: dict[str, dict[str, PluginScore]] = {info.name: {} for info in feasible}
+    totals = dict.fromkeys(decision.feasible, 0)
+    per_node: dict[str, dict[str, PluginScore]] = {}
+    if explain:
+        per_node = {name: {} for name in decision.feasible}
     for scorer, weight in plugins.scores:
         if skips_score(scorer, state, pod):
             decision.skipped_scores.append(scorer.name)
             continue
-        raw = {info.name: scorer.score(state, pod, info) for info in feasible}
-        normalized = scorer.normalize(dict(raw))
+        score = scorer.score
+        raw = {info.name: score(state, pod, info) for info in feasible}
+        normalized = scorer.normalize(dict(raw) if explain else raw)
         for name, value in normalized.items():
-            per_node[name][scorer.name] = PluginScore(raw[name], value, value * weight)
             totals[name] += value * weight
+        if explain:
+            for name, value in normalized.items():
+                per_node[name][scorer.name] = PluginScore(raw[name], value, value * weight)
     decision.scores = per_node
     decision.totals = totals
     decision.chosen = select_host(totals, rng)

@@ -267,6 +267,8 @@ class Scheduler:
         #: The node infos the snapshot is made of, and where each pod in them is (node, the object).
         self._node_infos: dict[str, NodeInfo] = {}
         self._placed: dict[str, tuple[str, Obj]] = {}
+        #: The snapshot over those infos, ordered by node name: kept until a node comes or goes.
+        self._snapshot: Snapshot | None = None
         self._next_start_node = 0
         self._client: RESTClient | None = None
         self._factory: SharedInformerFactory | None = None
@@ -494,13 +496,15 @@ class Scheduler:
 
         Like upstream's cache (``UpdateSnapshot``), the node infos are kept between cycles and only
         what changed since the last one is applied: a node object replaced, a pod placed, moved or
-        gone. Going over every pod again for each pod scheduled would cost pods x pods in all.
+        gone. Going over every pod again for each pod scheduled would cost pods x pods in all. The
+        snapshot itself (the infos in name order) lasts until a node comes or goes.
         """
         infos = self._node_infos
         changed_nodes = [(name, self.nodes.get(name), infos.get(name)) for name in self._changed_nodes]
         self._changed_nodes.clear()
         if any(node is None or info is None for _, node, info in changed_nodes):
             self._rebuild()  # a node came or went (rare): place every pod again
+            self._snapshot = None
         else:
             for _, node, info in changed_nodes:
                 assert node is not None and info is not None
@@ -509,7 +513,9 @@ class Scheduler:
                 pod = self.pods.get(key)
                 self._place(key, pod if pod is not None else self.assumed.get(key))
         self._changed_pods.clear()
-        return Snapshot.of(infos.values())
+        if self._snapshot is None:
+            self._snapshot = Snapshot.of(infos.values())
+        return self._snapshot
 
     def _rebuild(self) -> None:
         """Match the node infos to the node set, then place every bound and assumed pod."""
@@ -582,7 +588,14 @@ class Scheduler:
         pod = info.pod
         key = info.key
         snapshot = self.snapshot()
-        decision = schedule(pod, snapshot, self.profile, rng=self.rng, start=self._next_start_node)
+        decision = schedule(
+            pod,
+            snapshot,
+            self.profile,
+            rng=self.rng,
+            start=self._next_start_node,
+            explain=self.trace.enabled,  # every node's verdicts and scores only if the trace is read
+        )
         if snapshot.node_infos:
             # ``nextStartNodeIndex``: the next attempt starts where this one stopped (round-robin).
             self._next_start_node = (self._next_start_node + decision.processed) % len(snapshot.node_infos)

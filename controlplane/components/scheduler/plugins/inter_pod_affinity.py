@@ -87,6 +87,29 @@ def affinity_terms(pod: Obj, kind: str) -> list[AffinityTerm]:
     return terms
 
 
+def existing_anti_affinity_terms(pod: Obj) -> tuple[AffinityTerm, ...]:
+    """The required anti-affinity terms of a pod already placed, parsed once per version of the pod.
+
+    Upstream parses them when the pod enters the scheduler's cache (``PodInfo``'s
+    ``RequiredAntiAffinityTerms``), not in every attempt; here they are kept by (uid,
+    resourceVersion), which names one version of one pod.
+    """
+    meta: Obj = pod.get("metadata") or {}
+    key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
+    if not key[0]:
+        return tuple(affinity_terms(pod, "podAntiAffinity"))
+    terms = _ANTI_AFFINITY_TERMS.get(key)
+    if terms is None:
+        if len(_ANTI_AFFINITY_TERMS) >= _ANTI_AFFINITY_TERMS_LIMIT:
+            _ANTI_AFFINITY_TERMS.clear()
+        terms = _ANTI_AFFINITY_TERMS[key] = tuple(affinity_terms(pod, "podAntiAffinity"))
+    return terms
+
+
+_ANTI_AFFINITY_TERMS: dict[tuple[str, str], tuple[AffinityTerm, ...]] = {}
+_ANTI_AFFINITY_TERMS_LIMIT = 10_000
+
+
 @dataclass
 class _State:
     affinity: list[AffinityTerm]
@@ -119,7 +142,7 @@ def _pre_filter(state: CycleState, pod: Obj) -> _State:
                         _add(result.anti_affinity_counts, node, t.topology_key)
         # Only pods with required anti-affinity can refuse this one (the node keeps that list).
         for existing in node.pods_with_required_anti_affinity:
-            for t in affinity_terms(existing, "podAntiAffinity"):
+            for t in existing_anti_affinity_terms(existing):
                 if t.matches(pod, ns_labels):
                     _add(result.existing_anti_affinity_counts, node, t.topology_key)
     state.data[NAME] = result
@@ -127,6 +150,10 @@ def _pre_filter(state: CycleState, pod: Obj) -> _State:
 
 
 def _in_counted_domain(counts: Mapping[tuple[str, str], int], node: NodeInfo) -> bool:
+    """Whether a domain of the node holds a counted pod (``satisfyPodAntiAffinity`` and
+    ``satisfyExistingPodsAntiAffinity`` look at the node's labels only when something was counted)."""
+    if not counts:
+        return False
     return any(counts.get((key, value), 0) > 0 for key, value in node.labels.items())
 
 

@@ -32,31 +32,32 @@ from controlplane.components.scheduler.framework import (
 
 NAME = "NodeResourcesFit"
 #: ``NodeResourcesFitArgs.ScoringStrategy`` default: LeastAllocated over cpu and memory, weight 1 each.
-DEFAULT_RESOURCES = (("cpu", 1), ("memory", 1))
+CPU_WEIGHT = 1
+MEMORY_WEIGHT = 1
 
 
 def insufficient_resources(pod: Obj, node: NodeInfo, request: Resource | None = None) -> list[str]:
     """``fitsRequest``: the reasons, in upstream's order, why the pod's requests do not fit."""
     reasons: list[str] = []
-    if len(node.pods) + 1 > node.allocatable.allowed_pod_number:
+    allocatable, requested = node.allocatable, node.requested
+    if len(node.pods) + 1 > allocatable.allowed_pod_number:
         reasons.append("Too many pods")
     if request is None:
         request = pod_requests(pod)
     if request.is_zero():
         return reasons
-    free_cpu = node.allocatable.milli_cpu - node.requested.milli_cpu
-    if request.milli_cpu > 0 and request.milli_cpu > free_cpu:
+    if request.milli_cpu > 0 and request.milli_cpu > allocatable.milli_cpu - requested.milli_cpu:
         reasons.append("Insufficient cpu")
-    free_memory = node.allocatable.memory - node.requested.memory
-    if request.memory > 0 and request.memory > free_memory:
+    if request.memory > 0 and request.memory > allocatable.memory - requested.memory:
         reasons.append("Insufficient memory")
-    free_storage = node.allocatable.ephemeral_storage - node.requested.ephemeral_storage
-    if request.ephemeral_storage > 0 and request.ephemeral_storage > free_storage:
+    storage = request.ephemeral_storage
+    if storage > 0 and storage > allocatable.ephemeral_storage - requested.ephemeral_storage:
         reasons.append("Insufficient ephemeral-storage")
-    for name in sorted(request.scalar):
-        amount = request.scalar[name]
-        if amount > 0 and amount > node.allocatable.get(name) - node.requested.get(name):
-            reasons.append(f"Insufficient {name}")
+    if request.scalar:
+        for name in sorted(request.scalar):
+            amount = request.scalar[name]
+            if amount > 0 and amount > allocatable.get(name) - requested.get(name):
+                reasons.append(f"Insufficient {name}")
     return reasons
 
 
@@ -78,12 +79,10 @@ class NodeResourcesFit:
 
     def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> int:
         request = state.pod_requests(pod, non_zero=True)
-        total = weights = 0
-        for resource, weight in DEFAULT_RESOURCES:
-            requested = node.non_zero_requested.get(resource) + request.get(resource)
-            total += least_requested_score(requested, node.allocatable.get(resource)) * weight
-            weights += weight
-        return total // weights if weights else 0
+        allocatable, requested = node.allocatable, node.non_zero_requested
+        cpu = least_requested_score(requested.milli_cpu + request.milli_cpu, allocatable.milli_cpu)
+        memory = least_requested_score(requested.memory + request.memory, allocatable.memory)
+        return (cpu * CPU_WEIGHT + memory * MEMORY_WEIGHT) // (CPU_WEIGHT + MEMORY_WEIGHT)
 
     def normalize(self, scores: dict[str, int]) -> dict[str, int]:
         return scores  # already 0..100: LeastAllocated has no ScoreExtensions

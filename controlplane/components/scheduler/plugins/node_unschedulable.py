@@ -28,7 +28,7 @@ class NodeUnschedulable:
     name = NAME
 
     def filter(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status:
-        if not (node.node.get("spec") or {}).get("unschedulable"):
+        if not node.unschedulable:
             return SUCCESS
         taint = {"key": TAINT_NODE_UNSCHEDULABLE, "effect": "NoSchedule"}
         tolerations = (pod.get("spec") or {}).get("tolerations") or []

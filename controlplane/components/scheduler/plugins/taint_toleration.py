@@ -54,10 +54,29 @@ def find_untolerated_taint(taints: Iterable[Obj], tolerations: list[Obj], effect
     return None
 
 
+#: ``preScoreStateKey``: where Score finds what PreScore worked out once for the attempt.
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+
+def _tolerations_prefer_no_schedule(state: CycleState, pod: Obj) -> list[Obj]:
+    """PreScore's ``getAllTolerationPreferNoSchedule``: the pod's tolerations with effect
+    PreferNoSchedule or none, picked out once per attempt rather than once per node."""
+    tolerations: list[Obj] | None = state.data.get(PRE_SCORE_STATE_KEY)
+    if tolerations is None:
+        tolerations = state.data[PRE_SCORE_STATE_KEY] = [
+            t
+            for t in (pod.get("spec") or {}).get("tolerations") or []
+            if (t.get("effect") or "") in ("", "PreferNoSchedule")
+        ]
+    return tolerations
+
+
 class TaintToleration:
     name = NAME
 
     def filter(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status:
+        if not node.taints:
+            return SUCCESS  # nothing to tolerate
         tolerations = list((pod.get("spec") or {}).get("tolerations") or [])
         taint = find_untolerated_taint(node.taints, tolerations, {"NoSchedule", "NoExecute"})
         if taint is None:
@@ -66,11 +85,9 @@ class TaintToleration:
         return unschedulable(NAME, reason, unresolvable=True)
 
     def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> int:
-        tolerations = [
-            t
-            for t in (pod.get("spec") or {}).get("tolerations") or []
-            if (t.get("effect") or "") in ("", "PreferNoSchedule")
-        ]
+        if not node.taints:
+            return 0  # countIntolerableTaintsPreferNoSchedule of no taints
+        tolerations = _tolerations_prefer_no_schedule(state, pod)
         return sum(
             1
             for taint in node.taints

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
+from controlplane.api.quantity import parse_json_quantity
+from controlplane.components.scheduler import framework
 from controlplane.components.scheduler.framework import (
     Code,
     CycleState,
@@ -12,6 +17,7 @@ from controlplane.components.scheduler.framework import (
     Snapshot,
     Status,
     pod_requests,
+    resource_from_list,
 )
 from controlplane.components.scheduler.plugins import (
     BalancedAllocation,
@@ -23,6 +29,7 @@ from controlplane.components.scheduler.plugins import (
     PodTopologySpread,
     TaintToleration,
 )
+from controlplane.components.scheduler.plugins.inter_pod_affinity import existing_anti_affinity_terms
 from tests.controlplane.components.scheduler.fixtures import node, pod
 
 
@@ -56,6 +63,51 @@ def test_node_info_sums_requests_of_its_pods() -> None:
     info = NodeInfo(node("n"), [pod("a", cpu="1", memory="1Gi"), pod("b", cpu="500m")])
     assert (info.requested.milli_cpu, info.requested.memory) == (1500, 1024**3)
     assert info.allocatable.milli_cpu == 4000 and info.allocatable.allowed_pod_number == 110
+
+
+def test_each_quantity_spelling_is_parsed_once_per_resource(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: list[object] = []
+    real = parse_json_quantity
+
+    def counting(raw: object) -> Any:
+        parsed.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(framework, "parse_json_quantity", counting)
+    monkeypatch.setattr(framework, "_AMOUNTS", {})
+    first = resource_from_list({"cpu": "1", "memory": "1"})
+    again = resource_from_list({"cpu": "1", "memory": "1"})
+    assert (first.milli_cpu, first.memory) == (again.milli_cpu, again.memory) == (1000, 1)
+    assert parsed == ["1", "1"]  # once as cpu (milli-cores), once as memory (bytes), then remembered
+    # Only strings are remembered: a JSON true is refused, a bare 1 is one core, a bad string is skipped.
+    assert resource_from_list({"cpu": True}).milli_cpu == 0
+    assert resource_from_list({"cpu": 1}).milli_cpu == 1000
+    assert resource_from_list({"cpu": "lots"}).milli_cpu == 0
+    assert resource_from_list({"cpu": True}).milli_cpu == 0
+
+
+def test_node_info_reads_the_node_object_again_only_when_it_is_replaced() -> None:
+    soft = {"key": "k", "value": "v", "effect": "PreferNoSchedule"}
+    info = NodeInfo(node("n", labels={"zone": "a"}), [pod("a", cpu="1")])
+    assert (info.taints, info.labels["zone"], info.unschedulable) == ((), "a", False)
+    info.set_node(node("n", cpu="8", labels={"zone": "b"}, taints=[soft], unschedulable=True))
+    assert (info.taints, info.labels["zone"], info.unschedulable) == ((soft,), "b", True)
+    assert (info.allocatable.milli_cpu, info.requested.milli_cpu) == (8000, 1000)  # its pods stay
+
+
+def test_placed_pods_anti_affinity_terms_are_parsed_once_per_version() -> None:
+    placed = pod("w", node_name="a", labels={"app": "web"}, affinity=anti())
+    placed["metadata"].update(uid="u-1", resourceVersion="5")
+    terms = existing_anti_affinity_terms(placed)
+    assert [t.topology_key for t in terms] == ["kubernetes.io/hostname"]
+    assert existing_anti_affinity_terms(copy.deepcopy(placed)) is terms  # the same version
+    zonal = copy.deepcopy(placed)
+    zonal["spec"]["affinity"] = anti("zone")
+    zonal["metadata"]["resourceVersion"] = "6"
+    assert [t.topology_key for t in existing_anti_affinity_terms(zonal)] == ["zone"]
+    # Without a uid (a pod not from the API) nothing is remembered.
+    zonal["metadata"].pop("uid")
+    assert existing_anti_affinity_terms(zonal) is not existing_anti_affinity_terms(zonal)
 
 
 def test_node_unschedulable() -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
 from controlplane.components.scheduler.framework import (
+    NodeInfo,
     Snapshot,
     num_feasible_nodes_to_find,
     pod_key,
@@ -89,10 +91,55 @@ def test_a_cluster_without_nodes_says_so_as_upstream() -> None:
     assert fit_error_message(0, {}) == "no nodes available to schedule pods"
 
 
+def test_without_explain_the_choice_is_the_same_and_only_failures_are_kept() -> None:
+    """``explain=False`` (nobody reads the trace): the same node, totals, message and random draws;
+    no per-node scores, and verdicts only for the nodes that failed (what the message counts)."""
+    snapshot = Snapshot(
+        [
+            node("a"),
+            node("b", cpu="500m"),
+            node("c", taints=[CONTROL_PLANE_TAINT]),
+            node("d", taints=[{"key": "soft", "effect": "PreferNoSchedule"}]),
+            node("e"),
+        ],
+        [pod("x", cpu="1", node_name="a")],
+    )
+    pods = [pod("p", cpu="1", memory="1Gi"), pod("big", cpu="8"), pod("best-effort"), pod("tiny", cpu="1m")]
+    for p in pods:
+        for seed in range(5):
+            full_rng, lean_rng = random.Random(seed), random.Random(seed)
+            full = schedule(p, snapshot, default_profile(), rng=full_rng, start=seed)
+            lean = schedule(p, snapshot, default_profile(), rng=lean_rng, start=seed, explain=False)
+            assert (lean.chosen, lean.feasible, lean.totals, lean.processed, lean.message()) == (
+                full.chosen,
+                full.feasible,
+                full.totals,
+                full.processed,
+                full.message(),
+            )
+            assert lean.statuses == full.statuses
+            assert full_rng.random() == lean_rng.random()  # as many tie-breaking draws
+            assert lean.scores == {}
+            assert set(lean.filters) == set(full.statuses)
+    assert schedule(pods[1], snapshot, default_profile(), rng=random.Random(0), explain=False).message() == (
+        "0/5 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
+        "4 Insufficient cpu."
+    )
+
+
 def test_the_schedulers_incremental_snapshot_equals_one_built_afresh() -> None:
-    def view(snapshot: Snapshot) -> list[tuple[str, int, int, list[str]]]:
+    def view(snapshot: Snapshot) -> list[tuple[Any, ...]]:
         return [
-            (i.name, i.requested.milli_cpu, i.non_zero_requested.memory, sorted(pod_key(p) for p in i.pods))
+            (
+                i.name,
+                i.requested.milli_cpu,
+                i.non_zero_requested.memory,
+                sorted(pod_key(p) for p in i.pods),
+                i.allocatable,
+                dict(i.labels),
+                i.taints,
+                i.unschedulable,
+            )
             for i in snapshot.node_infos
         ]
 
@@ -124,6 +171,51 @@ def test_the_schedulers_incremental_snapshot_equals_one_built_afresh() -> None:
     sched.pods["default/new"] = sched.assumed.pop("default/new")  # the binding is confirmed
     sched.nodes["b"] = node("b")  # the node comes back: its pods take room again
     assert view(sched.snapshot()) == view(fresh(sched))
+
+
+def test_the_scheduler_keeps_its_snapshot_up_to_date_until_a_node_comes_or_goes() -> None:
+    """The snapshot (node infos in name order) is kept between cycles: assuming and forgetting a pod,
+    a pod's new version and a node's new object update it in place; a new node makes a new one."""
+    sched = Scheduler(lambda: pytest.fail("no client is needed"))
+    sched.nodes.update({"a": node("a"), "b": node("b")})
+    snapshot = sched.snapshot()
+
+    def info(name: str) -> NodeInfo:
+        found = sched.snapshot().get(name)
+        assert found is not None
+        return found
+
+    sched.assumed["default/p"] = pod("p", cpu="1", memory="1Gi", node_name="a")  # assume
+    assert info("a").requested.milli_cpu == 1000 and sched.snapshot() is snapshot
+    sched.pods["default/p"] = pod("p", cpu="1", memory="1Gi", node_name="a")  # the binding shows up
+    del sched.assumed["default/p"]
+    a = info("a")
+    assert (a.requested.milli_cpu, a.requested.memory, len(a.pods)) == (1000, 2**30, 1)
+    sched.assumed["default/q"] = pod("q", cpu="2", node_name="b")
+    assert info("b").requested.milli_cpu == 2000
+    del sched.assumed["default/q"]  # forget: the binding failed
+    b = info("b")
+    assert (b.requested.milli_cpu, b.non_zero_requested.milli_cpu, b.pods) == (0, 0, [])
+
+    soft = {"key": "soft", "value": "x", "effect": "PreferNoSchedule"}
+    sched.nodes["b"] = node("b", cpu="2", labels={"zone": "z"}, taints=[soft], unschedulable=True)
+    b = info("b")
+    assert (b.allocatable.milli_cpu, b.labels["zone"], b.taints, b.unschedulable) == (
+        2000,
+        "z",
+        (soft,),
+        True,
+    )
+    assert sched.snapshot() is snapshot
+    decision = schedule(pod("r", cpu="1"), sched.snapshot(), default_profile(), rng=random.Random(0))
+    assert decision.chosen == "a"  # b is cordoned now
+    sched.nodes["b"] = node("b")
+    assert (info("b").taints, info("b").unschedulable, info("b").allocatable.milli_cpu) == ((), False, 4000)
+
+    sched.nodes["c"] = node("c")  # a node joins: a new snapshot, in name order
+    assert sched.snapshot() is not snapshot
+    assert [i.name for i in sched.snapshot().node_infos] == ["a", "b", "c"]
+    assert info("a").requested.milli_cpu == 1000
 
 
 def test_large_clusters_filter_only_enough_nodes_round_robin() -> None:
@@ -169,3 +261,14 @@ def test_plugins_whose_prefilter_says_skip_do_not_run_and_the_trace_says_so() ->
     decision = schedule(anti, snapshot, default_profile(), rng=random.Random(0))
     assert "InterPodAffinity" not in decision.skipped_filters
     assert decision.to_trace()["nodes"]["a"]["filters"]["InterPodAffinity"]["code"] == "Success"
+
+
+def test_balanced_allocation_skips_best_effort_pods_as_upstream() -> None:
+    """noderesources/balanced_allocation.go PreScore: a pod requesting neither CPU nor memory gets Skip."""
+    snapshot = Snapshot([node("a"), node("b")], [pod("x", cpu="1", node_name="a")])
+    best_effort = schedule(pod("be"), snapshot, default_profile(), rng=random.Random(0))
+    assert best_effort.skipped_scores == ["NodeAffinity", "NodeResourcesBalancedAllocation"]
+    assert "NodeResourcesBalancedAllocation" not in best_effort.to_trace()["nodes"]["a"]["scores"]
+    assert best_effort.chosen == "b"  # LeastAllocated still spreads it (scoring's 100m default)
+    memory_only = schedule(pod("m", memory="1Gi"), snapshot, default_profile(), rng=random.Random(0))
+    assert "NodeResourcesBalancedAllocation" not in memory_only.skipped_scores
