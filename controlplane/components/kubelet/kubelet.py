@@ -230,6 +230,12 @@ class PodWorker:
     tokens: dict[str, str] = field(default_factory=dict)
     tokens_due: float | None = None
 
+    def due(self, now: float) -> bool:
+        """Whether a timer of its containers or its token refresh has come."""
+        wakeup = self.lifecycle.next_wakeup()
+        tokens = self.tokens_due
+        return (wakeup is not None and wakeup <= now) or (tokens is not None and tokens <= now)
+
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     meta: Mapping[str, Any] = obj.get("metadata") or {}
@@ -335,6 +341,8 @@ class Kubelet:
         self._broadcaster: EventBroadcaster | None = None
         self._recorder: EventRecorder | None = None
         self._wakeup = asyncio.Event()
+        #: Pods the informer changed since their last sync (by uid): the sync loop's work list.
+        self._changed_pods: set[str] = set()
         self._change = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -388,7 +396,7 @@ class Kubelet:
             )
             self._pod_informer = self._factory.informer_for("", "v1", "pods")
             wake = ResourceEventHandlerFuncs(
-                lambda _obj: self._wake(), lambda _old, _new: self._wake(), lambda _obj: self._wake()
+                self._pod_changed, lambda _old, new: self._pod_changed(new), lambda _obj: self._wake()
             )
             self._pod_informer.add_event_handler(wake)
             self._factory.start()
@@ -667,6 +675,10 @@ class Kubelet:
     def _wake(self) -> None:
         self._wakeup.set()
 
+    def _pod_changed(self, pod: Object) -> None:
+        self._changed_pods.add(str(_meta(pod).get("uid")))
+        self._wake()
+
     def _pods(self, namespace: str) -> ResourceClient:
         return self.client.resource("", "v1", "pods", namespace)
 
@@ -679,7 +691,7 @@ class Kubelet:
             if full:
                 self._last_full_sync = now
             try:
-                await self.sync_pods(now, full=full)
+                await self.sync_pods(now, full=full, only_due=True)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -705,24 +717,43 @@ class Kubelet:
                 waiter.cancel()
             await asyncio.gather(*waiters, return_exceptions=True)
 
-    async def sync_pods(self, now: float, *, full: bool = False) -> None:
-        """One pass over this node's pods (``HandlePodSyncs`` + ``HandlePodCleanups``)."""
+    async def sync_pods(self, now: float, *, full: bool = False, only_due: bool = False) -> None:
+        """One pass over this node's pods (``HandlePodSyncs`` + ``HandlePodCleanups``).
+
+        ``only_due``: sync only the pods that need it, as upstream's sync loop hands a pod worker only
+        its own pod's updates and timers (``getPodsToSync``): those the informer changed, new ones,
+        and those whose container timer or token refresh has come. A full sync takes them all.
+        """
         if self._pod_informer is None:
             return
         desired = {str(_meta(p).get("uid")): p for p in self._pod_informer.indexer.list()}
         for uid in [u for u in self.workers if u not in desired]:
             self._forget(uid)  # deleted from the API: the containers are gone with it
-        for uid, pod in desired.items():
-            started = time.perf_counter()
-            error: Exception | None = None
-            with recording_requests() as issued:
-                try:
-                    await self._sync_pod(uid, pod, now, full=full)
-                except (APIError, TransportError) as failure:
-                    error = failure
-                    logger.warning("kubelet %s: syncing pod %s failed: %s", self.node_name, uid, failure)
-            if issued:
-                self._trace_sync(pod, issued, error, time.perf_counter() - started)
+        changed, self._changed_pods = self._changed_pods, set()
+        changed &= desired.keys()
+        try:
+            for uid, pod in desired.items():
+                worker = self.workers.get(uid)
+                quiet = uid not in changed and worker is not None and not worker.due(now)
+                if only_due and not full and quiet:
+                    continue
+                changed.discard(uid)
+                await self._sync_one(uid, pod, now, full=full)
+        finally:
+            self._changed_pods |= changed  # what this pass did not get to (it was cancelled, or failed)
+
+    async def _sync_one(self, uid: str, pod: Object, now: float, *, full: bool) -> None:
+        started = time.perf_counter()
+        error: Exception | None = None
+        with recording_requests() as issued:
+            try:
+                await self._sync_pod(uid, pod, now, full=full)
+            except (APIError, TransportError) as failure:
+                error = failure
+                self._changed_pods.add(uid)  # try it again at the next pass
+                logger.warning("kubelet %s: syncing pod %s failed: %s", self.node_name, uid, failure)
+        if issued:
+            self._trace_sync(pod, issued, error, time.perf_counter() - started)
 
     def _forget(self, uid: str) -> None:
         self.workers.pop(uid, None)
