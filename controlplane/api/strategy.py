@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from controlplane.api import serializer
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.validation import (
     FieldError,
@@ -92,8 +93,14 @@ class Strategy:
         oldObj.Spec``). The registry has already kept the server-owned metadata (uid, timestamps)."""
         status = obj.get("status")
         meta = obj.get("metadata")
+        # The old object's fields, in its order. A field the write left as it was (most of them: a
+        # status write is decoded from a copy of the stored object) is kept rather than copied again.
+        fields = {
+            name: obj[name] if name in obj and _same(obj[name], value) else deep_copy(value)
+            for name, value in old.items()
+        }
         obj.clear()
-        obj.update(deep_copy(old))
+        obj.update(fields)
         if isinstance(meta, dict):
             kept = dict(meta)
             for field in self.status_resets_metadata:
@@ -119,3 +126,13 @@ class Strategy:
 
     def validate_status_update(self, obj: Object, old: Object, *, namespaced: bool) -> list[FieldError]:
         return validate_object_meta_update(obj["metadata"], old["metadata"])
+
+
+def _same(new: Any, old: Any) -> bool:
+    """Whether ``new`` is ``old``'s JSON, decided in C: ``==`` first, then the encodings, which tell
+    ``true`` from ``1`` and ``1`` from ``1.0`` where ``==`` does not. (Keys in another order count as
+    a change: the old value is copied then, which is right either way.)"""
+    try:
+        return bool(new == old) and serializer.encode(new) == serializer.encode(old)
+    except serializer.UnencodableObject:
+        return False

@@ -33,12 +33,12 @@ a pod's, at ``spec.template.spec``). Upstream: ``pkg/apis/core/validation/valida
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from controlplane.api.deepcopy import deep_copy
 from controlplane.api.quantity import Quantity, QuantityError, parse_json_quantity
 from controlplane.api.strategies.common import (
     CoreKindStrategy,
@@ -1518,7 +1518,7 @@ def validate_pod_update(obj: Object, old: Object, *, allow_binding: bool) -> lis
         spec.get("tolerations"), old_spec.get("tolerations"), "spec.tolerations"
     )
 
-    munged = copy.deepcopy(spec)
+    munged = deep_copy(spec)
     for field in ("containers", "initContainers"):
         for container, old_container in zip(
             as_list(munged.get(field)), as_list(old_spec.get(field)), strict=False
@@ -1690,7 +1690,7 @@ class PodBindingStrategy(PodStrategy):
         node_name = as_dict(obj.get("spec")).get("nodeName")
         conditions = as_dict(obj.get("status")).get("conditions")
         obj.clear()
-        obj.update(copy.deepcopy(old))
+        obj.update(deep_copy(old))
         spec_of(obj)["nodeName"] = node_name
         if conditions is not None:
             obj.setdefault("status", {})["conditions"] = conditions

@@ -36,11 +36,11 @@ All arithmetic lives in ``deploymentutil`` (pure); this module reads the caches 
 from __future__ import annotations
 
 import contextlib
-import copy
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from controlplane.api.deepcopy import deep_copy
 from controlplane.api.selectors import LabelSelector, SelectorError, label_selector_from_object
 from controlplane.client.cache import NAMESPACE_INDEX, Indexer
 from controlplane.client.errors import AlreadyExists, APIError, NotFound, TransportError
@@ -151,7 +151,7 @@ class DeploymentReconciler:
         cached = self.deployments.get_by_key(request.key)
         if cached is None:
             return Result()
-        d = copy.deepcopy(cached)
+        d = deep_copy(cached)
         if spec(d).get("selector") == {}:
             self.recorder.event(
                 d,
@@ -221,7 +221,7 @@ class DeploymentReconciler:
                 errors.append(error)
         if errors:
             raise errors[0]
-        return [copy.deepcopy(rs) for rs in claimed]
+        return [deep_copy(rs) for rs in claimed]
 
     def get_pod_map(
         self, d: Object, selector: LabelSelector, rs_list: Sequence[Object]
@@ -297,7 +297,7 @@ class DeploymentReconciler:
                 and ref.get("uid") == uid_of(d)
                 and du.equal_ignore_hash(spec(d).get("template") or {}, spec(found).get("template") or {})
             ):
-                created = copy.deepcopy(found)
+                created = deep_copy(found)
             else:
                 current = status(d).get("collisionCount")
                 d.setdefault("status", {})["collisionCount"] = (
@@ -381,7 +381,7 @@ class DeploymentReconciler:
         size_changed = old_scale != new_scale
         if not size_changed and not du.replicas_annotations_need_update(rs, replicas, maximum):
             return False, rs
-        rs_copy = copy.deepcopy(rs)
+        rs_copy = deep_copy(rs)
         rs_copy.setdefault("spec", {})["replicas"] = new_scale
         du.set_replicas_annotations(rs_copy, replicas, maximum)
         updated = await self._replicasets(str(meta(rs).get("namespace") or "")).update(rs_copy)

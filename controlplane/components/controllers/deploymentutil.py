@@ -41,7 +41,6 @@ What differs from upstream, and why:
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -49,6 +48,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from controlplane.api.deepcopy import deep_copy
 from controlplane.client.record import format_time
 
 Object = dict[str, Any]
@@ -302,7 +302,7 @@ def compute_hash(template: Mapping[str, Any], collision_count: int | None = None
 
 def template_without_hash(template: Mapping[str, Any]) -> Object:
     """A copy of the template without the ``pod-template-hash`` label."""
-    copied = copy.deepcopy(dict(template))
+    copied = deep_copy(dict(template))
     labels = (copied.get("metadata") or {}).get("labels")
     if isinstance(labels, dict):
         labels.pop(DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, None)
@@ -477,14 +477,14 @@ def new_replica_set(
 ) -> Object:
     """The new ReplicaSet ``getNewReplicaSet`` creates: ``<deployment>-<hash>``, the hash as a label
     on it, its template and selector, sized by ``new_rs_new_replicas`` and annotated."""
-    template = copy.deepcopy(spec(d).get("template") or {})
+    template = deep_copy(spec(d).get("template") or {})
     collision_count = status(d).get("collisionCount")
     pod_template_hash = compute_hash(template, collision_count if isinstance(collision_count, int) else None)
     template_meta = template.setdefault("metadata", {})
     labels = dict(template_meta.get("labels") or {})
     labels[DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY] = pod_template_hash
     template_meta["labels"] = labels
-    selector = copy.deepcopy(spec(d).get("selector") or {})
+    selector = deep_copy(spec(d).get("selector") or {})
     match_labels = dict(selector.get("matchLabels") or {})
     match_labels[DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY] = pod_template_hash
     selector["matchLabels"] = match_labels
@@ -513,7 +513,7 @@ def existing_new_replica_set_update(
 ) -> Object | None:
     """For an existing new ReplicaSet: the updated copy to write when its annotations (revision, the
     Deployment's) or ``minReadySeconds`` are behind, else None."""
-    rs_copy = copy.deepcopy(dict(rs))
+    rs_copy = deep_copy(dict(rs))
     annotations_updated = set_new_replica_set_annotations(d, rs_copy, new_revision, exists=True)
     min_ready = spec(d).get("minReadySeconds") or 0
     if annotations_updated or (spec(rs_copy).get("minReadySeconds") or 0) != min_ready:
@@ -1053,7 +1053,7 @@ def paused_condition_status(d: Mapping[str, Any], now: float) -> Object | None:
         return None
     paused_exists = current is not None and current.get("reason") == PAUSED_DEPLOY_REASON
     paused = bool(spec(d).get("paused"))
-    new_status = copy.deepcopy(status(d))
+    new_status = deep_copy(status(d))
     if paused and not paused_exists:
         set_condition(
             new_status,

@@ -29,11 +29,12 @@ controller_utils.go`` (``SwapNodeControllerTaint``, ``MarkPodsNotReady``).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final
+
+from controlplane.api.deepcopy import deep_copy
 
 Object = dict[str, Any]
 
@@ -157,7 +158,7 @@ def observe_node_health(
             health = NodeHealth(created, created, None)
     else:
         grace = monitor_grace_period
-        current = copy.deepcopy(current)
+        current = deep_copy(current)
         if saved is None or saved.ready_condition is None:
             lease_time = saved.lease_renew_time if saved is not None else None
             health = NodeHealth(now, now, current, lease_time)
@@ -187,7 +188,7 @@ def conditions_when_silent(node: Mapping[str, Any], now: float) -> list[Object]:
     ``NodeStatusUnknown``, "Kubelet stopped posting node status.") with ``lastTransitionTime`` now and
     ``lastHeartbeatTime`` kept; those never posted are added (``NodeStatusNeverUpdated``).
     """
-    conditions = [copy.deepcopy(c) for c in (node.get("status") or {}).get("conditions") or []]
+    conditions = [deep_copy(c) for c in (node.get("status") or {}).get("conditions") or []]
     stamp = format_time(now)
     created = (node.get("metadata") or {}).get("creationTimestamp") or stamp
     for type in MONITORED_CONDITIONS:
@@ -290,7 +291,7 @@ def pod_marked_not_ready(pod: Mapping[str, Any], now: float) -> Object | None:
     ``MarkPodsNotReady`` only flips an existing Ready condition (``UpdatePodCondition``: a changed
     status gets a new ``lastTransitionTime``).
     """
-    status = copy.deepcopy(dict(pod.get("status") or {}))
+    status = deep_copy(dict(pod.get("status") or {}))
     condition = get_condition(status, "Ready")
     if condition is None or condition.get("status") == "False":
         return None

@@ -36,13 +36,13 @@ by UID, as ``LogarithmicScaleDown`` does).
 from __future__ import annotations
 
 import asyncio
-import copy
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any, Final
 
+from controlplane.api.deepcopy import deep_copy
 from controlplane.api.selectors import LabelSelector
 from controlplane.clock import Clock
 from controlplane.components.controllers.deploymentutil import meta, name_of, parse_time, spec, status, uid_of
@@ -179,7 +179,7 @@ def pod_from_template(
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": pod_meta,
-        "spec": copy.deepcopy(template.get("spec") or {}),
+        "spec": deep_copy(template.get("spec") or {}),
     }
 
 

@@ -30,11 +30,11 @@ whose selector matches it, so one of them adopts it.
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from controlplane.api.deepcopy import deep_copy
 from controlplane.api.selectors import LabelSelector, SelectorError, label_selector_from_object
 from controlplane.client.cache import NAMESPACE_INDEX, DeletedFinalStateUnknown, Indexer
 from controlplane.client.errors import APIError, NotFound, TransportError
@@ -102,7 +102,7 @@ def calculate_status(
 ) -> Object:
     """``calculateStatus`` (replica_set_utils.go): the ReplicaSet's new status (observedGeneration is
     set when it is written). Zero counts are left out, as Go's ``omitempty`` does."""
-    new_status: Object = copy.deepcopy(status(rs))
+    new_status: Object = deep_copy(status(rs))
     template_labels: Mapping[str, str] = ((spec(rs).get("template") or {}).get("metadata") or {}).get(
         "labels"
     ) or {}
@@ -212,7 +212,7 @@ class ReplicaSetReconciler:
         if cached is None:
             self.expectations.delete(key)
             return Result()
-        rs = copy.deepcopy(cached)
+        rs = deep_copy(cached)
         needs_sync = self.expectations.satisfied(key)
         selector = selector_of(rs)
         if selector is None:

@@ -26,12 +26,12 @@ Upstream: ``pkg/controller/tainteviction/taint_eviction.go`` (``processPodOnNode
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from controlplane.api.deepcopy import deep_copy
 from controlplane.client.errors import APIError, Conflict, NotFound
 from controlplane.client.manager import Manager
 from controlplane.client.reconciler import Controller, Request, Result
@@ -136,7 +136,7 @@ def schedule_eviction(existing: ScheduledEviction | None, delay: float, now: flo
 
 def with_disruption_target(pod: Mapping[str, Any], now: float) -> Object | None:
     """The pod's status with the DisruptionTarget condition, or None if it already has it."""
-    status = copy.deepcopy(dict(pod.get("status") or {}))
+    status = deep_copy(dict(pod.get("status") or {}))
     wanted = {
         "type": DISRUPTION_TARGET,
         "status": "True",
