@@ -13,7 +13,6 @@ pointer ``escape`` for the paths of the patches plugins return.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,7 +72,26 @@ class Attributes:
     def with_objects(
         self, obj: Object | None, old: Object | None, operation: str | None = None
     ) -> Attributes:
-        return dataclasses.replace(self, object=obj, old_object=old, operation=operation or self.operation)
+        # Built directly: ``dataclasses.replace`` looks up the fields on every call, and admission
+        # makes one of these for every step of every write.
+        return Attributes(
+            self.user,
+            operation or self.operation,
+            self.group,
+            self.version,
+            self.resource,
+            self.subresource,
+            self.kind,
+            self.kind_group,
+            self.kind_version,
+            self.namespace,
+            self.name,
+            self.namespaced,
+            self.dry_run,
+            obj,
+            old,
+            self.options,
+        )
 
     def is_pod(self) -> bool:
         return self.group == "" and self.resource == "pods"
