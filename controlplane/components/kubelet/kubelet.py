@@ -20,7 +20,8 @@ nobody but the API server, with its own identity ``system:node:<node>``:
    pods bound here. For each one a ``PodLifecycle`` (the pure core, ``lifecycle.py``) plays the
    containers: pull, create, start, probe, exit, restart with back-off. The kubelet's loop (its
    ``syncLoop``) sleeps on the cluster clock until the earliest timer of any pod, a pod change, or
-   the periodic full sync (1 min), then advances every pod and:
+   the periodic full sync (1 min), then advances the pods whose turn it is (those that changed,
+   whose timer came, or all of them at a full sync: upstream's pod workers) and:
 
    - records an Event for each thing the core did (``Pulling``, ``Pulled``, ``Created``, ``Started``,
      ``Killing``, ``BackOff``, ``Unhealthy``, ``Failed``...), from ``kubelet`` on host ``<node>``;
@@ -683,7 +684,7 @@ class Kubelet:
         return self.client.resource("", "v1", "pods", namespace)
 
     async def _sync_loop(self) -> None:
-        """``syncLoop``: sync every pod, then sleep until a timer, a pod change or the periodic sync."""
+        """``syncLoop``: sync the pods due, then sleep until a timer, a pod change or the periodic sync."""
         while True:
             self._wakeup.clear()
             now = self.clock.now()
