@@ -199,10 +199,12 @@ class _Writer:
     Requests submitted during one turn of the event loop are committed together (``submit`` schedules
     one ``flush`` per turn). A flush hands its batch to the writer thread, so the loop keeps serving
     while SQLite waits for the disk; batches that pile up meanwhile are merged into the next commit.
-    When a single short transaction arrives and nothing else is in flight, the hop to the thread and
-    back (about 80 µs here, as long as half an fsync) would dominate, so that one is committed inline
-    on the loop's thread instead. Commits are published in revision order either way: inline commits
-    happen only while no threaded batch is queued, running or undelivered.
+    When a single short transaction arrives, nothing else is in flight and the loop has nothing else
+    ready to run, the hop to the thread and back (about 80 µs here, as long as half an fsync) would
+    dominate, so that one is committed inline on the loop's thread instead. (With other work ready,
+    the loop goes on with it while the thread waits for the disk.) Commits are published in revision
+    order either way: inline commits happen only while no threaded batch is queued, running or
+    undelivered. Reads of one key now never wait for either: the ``index`` answers them.
     """
 
     def __init__(
