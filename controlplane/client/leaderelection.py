@@ -61,6 +61,8 @@ logger = logging.getLogger(__name__)
 
 #: client-go's ``JitterFactor``: a candidate waits between ``retry_period`` and 2.2 x ``retry_period``.
 JITTER_FACTOR = 1.2
+#: Tries to give a lease up on stop, each reading it again (see ``LeaderElector._release``).
+RELEASE_ATTEMPTS = 3
 
 #: The time format of a Lease's ``acquireTime``/``renewTime`` (``metav1.MicroTime``).
 MICRO_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -481,20 +483,29 @@ class LeaderElector:
 
     async def _release(self) -> None:
         """Give the lease up, if the lease as read now still names this candidate (a renewal that was
-        cut short may have changed it since this candidate last wrote it)."""
-        try:
-            current = await self.lock.get()
-        except Exception as error:
-            logger.warning(
-                "%s: cannot read lease %s to release it: %s", self.identity, self.lock.describe(), error
-            )
-            return
-        if current is None:
-            return
-        self.observed = self.observed.seeing(current, self.clock.now())
-        record = release_record(identity=self.identity, observed=self.observed, now=self.clock.now())
-        if record is not None and await self._write(self.lock.update, record):
-            logger.info("%s: released lease %s", self.identity, self.lock.describe())
+        cut short may have changed it since this candidate last wrote it).
+
+        That renewal may even commit after the read: the read then shows the version before it, and
+        the release fails with a Conflict. The lease is read again and the release tried again, a few
+        times, rather than leaving the others to wait for the whole lease duration.
+        """
+        for _ in range(RELEASE_ATTEMPTS):
+            try:
+                current = await self.lock.get()
+            except Exception as error:
+                logger.warning(
+                    "%s: cannot read lease %s to release it: %s", self.identity, self.lock.describe(), error
+                )
+                return
+            if current is None:
+                return
+            self.observed = self.observed.seeing(current, self.clock.now())
+            record = release_record(identity=self.identity, observed=self.observed, now=self.clock.now())
+            if record is None:
+                return  # no longer ours
+            if await self._write(self.lock.update, record):
+                logger.info("%s: released lease %s", self.identity, self.lock.describe())
+                return
 
     def _maybe_report_transition(self) -> None:
         leader = self.observed.leader
