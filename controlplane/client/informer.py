@@ -43,6 +43,7 @@ import contextlib
 import inspect
 import logging
 import random
+import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -202,6 +203,40 @@ def strip_managed_fields(obj: Object) -> Object:
     meta = obj.get("metadata")
     if isinstance(meta, dict) and "managedFields" in meta:
         del meta["managedFields"]
+    return obj
+
+
+_intern = sys.intern
+
+
+def intern_strings(obj: Any) -> Any:
+    """``obj`` with every string value in it replaced, in place, by the interned string of equal value.
+
+    An informer decodes each object it receives into fresh Python objects: a thousand pods of one
+    Deployment hold a thousand ``"registry.k8s.io/pause:3.10"``, ``"IfNotPresent"``, ``"True"`` ...,
+    each a separate string of 50 bytes and more. Interned (``sys.intern``), equal values are one
+    string: the cache of every informer in the process shares it, and so do the scheduler's, the
+    controller manager's and a kubelet's copies of the same pod (their names, uids and timestamps
+    too). A string is immutable, so sharing it changes nothing a reader can see; and an interned
+    string that nothing uses any more is freed as any other. Keys need nothing: the JSON decoder
+    already shares them (see ``controlplane.api.serializer``). Dicts and lists are never shared:
+    whoever changes a cached object copies it first (``controlplane.api.deepcopy``), but a mistake
+    there must not spread to other objects.
+    """
+    if type(obj) is dict:
+        for key, value in obj.items():
+            kind = type(value)
+            if kind is str:
+                obj[key] = _intern(value)
+            elif kind is dict or kind is list:
+                intern_strings(value)
+    elif type(obj) is list:
+        for i, value in enumerate(obj):
+            kind = type(value)
+            if kind is str:
+                obj[i] = _intern(value)
+            elif kind is dict or kind is list:
+                intern_strings(value)
     return obj
 
 
@@ -371,8 +406,12 @@ class SharedIndexInformer:
                 self._distribute(_Delete(obj), sync=False)
                 continue
             assert not isinstance(obj, DeletedFinalStateUnknown)
-            if self.transform is not None:
-                obj = self.transform(obj)
+            # A Sync re-delivers what the cache holds, transformed already (client-go's DeltaFIFO
+            # ``queueActionInternalLocked`` skips the transform for it too).
+            if delta.type is not DeltaType.SYNC:
+                if self.transform is not None:
+                    obj = self.transform(obj)
+                intern_strings(obj)
             old = self.indexer.get(obj)
             if old is not None:
                 self.indexer.update(obj)
@@ -504,5 +543,6 @@ __all__ = [
     "SharedIndexInformer",
     "SharedInformer",
     "SharedInformerFactory",
+    "intern_strings",
     "wait_for_cache_sync",
 ]
