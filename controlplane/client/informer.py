@@ -32,6 +32,11 @@ What handlers receive:
 - ``on_delete(obj)`` with the object's final state, or a ``DeletedFinalStateUnknown`` when it was
   deleted while the watch was down and only a relist noticed.
 
+Cached objects are read-only, as in client-go: whoever wants to change one deep-copies it first
+(``controlplane.api.deepcopy``). Here they are also frozen and shared by every informer of the
+process that caches the same version of the same object (``sharing.py``): the scheduler, the
+controller manager and a kubelet hold one copy of a pod, not three, and a change to it raises.
+
 ``has_synced()`` is true once the first list is in the cache; controllers wait for it
 (``wait_for_cache_sync``) before they start working, or they would act on a partial picture.
 """
@@ -43,7 +48,6 @@ import contextlib
 import inspect
 import logging
 import random
-import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -61,6 +65,7 @@ from controlplane.client.cache import (
 from controlplane.client.delta_fifo import DeltaFIFO, Deltas, DeltaType, FIFOClosed
 from controlplane.client.reflector import ListerWatcher, ListWatch, Reflector
 from controlplane.client.rest import RESTClient
+from controlplane.client.sharing import SHARED_VERSIONS, SharedVersions
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
 logger = logging.getLogger(__name__)
@@ -206,40 +211,6 @@ def strip_managed_fields(obj: Object) -> Object:
     return obj
 
 
-_intern = sys.intern
-
-
-def intern_strings(obj: Any) -> Any:
-    """``obj`` with every string value in it replaced, in place, by the interned string of equal value.
-
-    An informer decodes each object it receives into fresh Python objects: a thousand pods of one
-    Deployment hold a thousand ``"registry.k8s.io/pause:3.10"``, ``"IfNotPresent"``, ``"True"`` ...,
-    each a separate string of 50 bytes and more. Interned (``sys.intern``), equal values are one
-    string: the cache of every informer in the process shares it, and so do the scheduler's, the
-    controller manager's and a kubelet's copies of the same pod (their names, uids and timestamps
-    too). A string is immutable, so sharing it changes nothing a reader can see; and an interned
-    string that nothing uses any more is freed as any other. Keys need nothing: the JSON decoder
-    already shares them (see ``controlplane.api.serializer``). Dicts and lists are never shared:
-    whoever changes a cached object copies it first (``controlplane.api.deepcopy``), but a mistake
-    there must not spread to other objects.
-    """
-    if type(obj) is dict:
-        for key, value in obj.items():
-            kind = type(value)
-            if kind is str:
-                obj[key] = _intern(value)
-            elif kind is dict or kind is list:
-                intern_strings(value)
-    elif type(obj) is list:
-        for i, value in enumerate(obj):
-            kind = type(value)
-            if kind is str:
-                obj[i] = _intern(value)
-            elif kind is dict or kind is list:
-                intern_strings(value)
-    return obj
-
-
 class SharedIndexInformer:
     """One resource's reflector, cache and event handlers (client-go ``SharedIndexInformer``)."""
 
@@ -254,10 +225,14 @@ class SharedIndexInformer:
         rng: random.Random | None = None,
         reflector_options: Mapping[str, Any] | None = None,
         transform: TransformFunc | None = None,
+        shared_versions: SharedVersions = SHARED_VERSIONS,
     ) -> None:
         self.name = name
         #: Applied to every object before it enters the cache (``SetTransform``).
         self.transform = transform
+        #: Where equal versions cached by other informers of the process are found (``sharing.py``):
+        #: the cache and the handlers get frozen objects, shared with every informer caching them.
+        self.shared_versions = shared_versions
         self.list_watch = list_watch
         self.clock = clock
         self.rng = rng if rng is not None else random.Random()
@@ -411,7 +386,7 @@ class SharedIndexInformer:
             if delta.type is not DeltaType.SYNC:
                 if self.transform is not None:
                     obj = self.transform(obj)
-                intern_strings(obj)
+                obj = self.shared_versions.share(obj)
             old = self.indexer.get(obj)
             if old is not None:
                 self.indexer.update(obj)
@@ -543,6 +518,5 @@ __all__ = [
     "SharedIndexInformer",
     "SharedInformer",
     "SharedInformerFactory",
-    "intern_strings",
     "wait_for_cache_sync",
 ]

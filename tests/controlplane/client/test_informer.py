@@ -24,12 +24,12 @@ from controlplane.client.informer import (
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
     SharedInformerFactory,
-    intern_strings,
     strip_managed_fields,
     wait_for_cache_sync,
 )
 from controlplane.client.reflector import ListWatch
 from controlplane.client.rest import ResourceClient
+from controlplane.client.sharing import intern_strings
 from controlplane.clock import ManualClock
 from tests.controlplane.client.conftest import Cluster, MakeCluster, configmap
 from tests.controlplane.client.helpers import GatedListWatch, NoBackoff, ScriptedListWatch, cm, cm_list
