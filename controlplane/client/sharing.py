@@ -10,14 +10,15 @@ that same version, it caches that copy instead of its own. Each component still 
 decodes and indexes on its own; only equal values end up as one Python object, as equal strings do
 when interned.
 
-Sharing is safe only if nobody changes a cached object, which is client-go's rule anyway ("objects
-returned by a lister or an informer are read-only: deep-copy before you change them",
-``tools/cache/shared_informer.go``; ``controlplane.api.deepcopy`` makes the copies). Here the rule
-is enforced: a shared object is made of ``FrozenDict`` and ``FrozenList``, which are a ``dict`` and a
-``list`` for every reader (``isinstance``, ``==``, JSON encoding, iteration) but refuse every change
-with a ``SharedObjectChanged`` error, instead of silently changing every component's cache at once.
-Their copies (``deep_copy``, ``copy.copy``, ``dict(obj)``, ``list(obj)``) are ordinary, changeable
-dicts and lists.
+Sharing is safe only if nobody changes a cached object, which is client-go's rule anyway: "NEVER
+modify objects from the store. It's a read-only, local cache. You can use DeepCopy() to make a deep
+copy of original object and modify this copy" (kubernetes/sample-controller ``controller.go``;
+``controlplane.api.deepcopy`` makes the copies here). Here the rule is enforced: a shared object is
+made of ``FrozenDict`` and ``FrozenList``, which are a ``dict`` and a ``list`` for every reader
+(``isinstance``, ``==``, JSON encoding, iteration) but refuse every change with a
+``SharedObjectChanged`` error, instead of silently changing every component's cache at once. Their
+copies (``deep_copy``, ``copy.copy``, ``dict(obj)``, ``list(obj)``) are ordinary, changeable dicts
+and lists.
 
 An object without a ``uid`` and a ``resourceVersion`` is not shared (its strings are still interned,
 see ``intern_strings``). A version nobody caches any more is forgotten: the registry holds weak
