@@ -29,7 +29,7 @@ from controlplane.client.informer import (
 )
 from controlplane.client.reflector import ListWatch
 from controlplane.client.rest import ResourceClient
-from controlplane.client.sharing import intern_strings
+from controlplane.client.sharing import FrozenDict, SharedObjectChanged, SharedVersions, intern_strings
 from controlplane.clock import ManualClock
 from tests.controlplane.client.conftest import Cluster, MakeCluster, configmap
 from tests.controlplane.client.helpers import GatedListWatch, NoBackoff, ScriptedListWatch, cm, cm_list
@@ -459,3 +459,51 @@ async def test_a_resync_does_not_transform_the_cached_objects_again() -> None:
         await clock.advance(30)
         assert sorted(await recorder.next(2)) == [("update", "a", "3"), ("update", "b", "4")]
         assert sorted(transformed) == ["a", "b"]
+
+
+async def test_two_informers_caching_one_version_hold_one_frozen_object(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A scheduler's and a kubelet's informer: their own lists and watches, one copy of the pod."""
+    versions = SharedVersions()
+
+    def with_uid(obj: Object) -> Object:
+        obj["metadata"]["uid"] = "uid-a"
+        return decoded(obj)
+
+    informers = [
+        SharedIndexInformer(
+            ScriptedListWatch(
+                {
+                    "kind": "PodList",
+                    "metadata": {"resourceVersion": "10"},
+                    "items": [with_uid(pod_of_a_replica_set("a", "3"))],
+                }
+            ),
+            clock=ManualClock(),
+            reflector_options={"backoff": NoBackoff()},
+            shared_versions=versions,
+        )
+        for _ in range(2)
+    ]
+    careless = Recorder()
+
+    tried = asyncio.Event()
+
+    def change_it(obj: Object) -> None:
+        tried.set()
+        obj["metadata"]["labels"]["app"] = "changed"
+
+    informers[0].add_event_handler(ResourceEventHandlerFuncs(add_func=change_it))
+    informers[1].add_event_handler(careless)
+    async with informers[0], informers[1]:
+        await wait_for_cache_sync(*informers)
+        assert await careless.next() == [("add", "a", "3")]
+        async with asyncio.timeout(10):
+            await tried.wait()  # the handler raised and its task logged it in that same step
+        first, second = (informer.indexer.get_by_key("default/a") for informer in informers)
+        assert first is second and isinstance(first, FrozenDict)
+        expected = pod_of_a_replica_set("a", "3")
+        expected["metadata"]["uid"] = "uid-a"
+        assert first == expected
+    assert any(isinstance(r.exc_info[1], SharedObjectChanged) for r in caplog.records if r.exc_info)
