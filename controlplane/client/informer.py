@@ -32,6 +32,11 @@ What handlers receive:
 - ``on_delete(obj)`` with the object's final state, or a ``DeletedFinalStateUnknown`` when it was
   deleted while the watch was down and only a relist noticed.
 
+Cached objects are read-only, as in client-go: whoever wants to change one deep-copies it first
+(``controlplane.api.deepcopy``). Here they are also frozen and shared by every informer of the
+process that caches the same version of the same object (``sharing.py``): the scheduler, the
+controller manager and a kubelet hold one copy of a pod, not three, and a change to it raises.
+
 ``has_synced()`` is true once the first list is in the cache; controllers wait for it
 (``wait_for_cache_sync``) before they start working, or they would act on a partial picture.
 """
@@ -60,6 +65,7 @@ from controlplane.client.cache import (
 from controlplane.client.delta_fifo import DeltaFIFO, Deltas, DeltaType, FIFOClosed
 from controlplane.client.reflector import ListerWatcher, ListWatch, Reflector
 from controlplane.client.rest import RESTClient
+from controlplane.client.sharing import SHARED_VERSIONS, SharedVersions
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
 logger = logging.getLogger(__name__)
@@ -219,10 +225,14 @@ class SharedIndexInformer:
         rng: random.Random | None = None,
         reflector_options: Mapping[str, Any] | None = None,
         transform: TransformFunc | None = None,
+        shared_versions: SharedVersions = SHARED_VERSIONS,
     ) -> None:
         self.name = name
         #: Applied to every object before it enters the cache (``SetTransform``).
         self.transform = transform
+        #: Where equal versions cached by other informers of the process are found (``sharing.py``):
+        #: the cache and the handlers get frozen objects, shared with every informer caching them.
+        self.shared_versions = shared_versions
         self.list_watch = list_watch
         self.clock = clock
         self.rng = rng if rng is not None else random.Random()
@@ -371,8 +381,12 @@ class SharedIndexInformer:
                 self._distribute(_Delete(obj), sync=False)
                 continue
             assert not isinstance(obj, DeletedFinalStateUnknown)
-            if self.transform is not None:
-                obj = self.transform(obj)
+            # A Sync re-delivers what the cache holds, transformed already (client-go's DeltaFIFO
+            # ``queueActionInternalLocked`` skips the transform for it too).
+            if delta.type is not DeltaType.SYNC:
+                if self.transform is not None:
+                    obj = self.transform(obj)
+                obj = self.shared_versions.share(obj)
             old = self.indexer.get(obj)
             if old is not None:
                 self.indexer.update(obj)

@@ -41,6 +41,9 @@ class RateLimiter(Protocol):
 class TokenBucketRateLimiter:
     """``qps`` requests a second on average, with bursts of up to ``burst``; the bucket starts full."""
 
+    # Slots: an event recorder keeps one bucket per object it reports on (``record.py``).
+    __slots__ = ("_last", "_tokens", "burst", "clock", "qps")
+
     def __init__(self, qps: float, burst: int, *, clock: Clock = SYSTEM_CLOCK) -> None:
         if qps <= 0:
             raise ValueError(f"qps must be positive, got {qps}")

@@ -148,13 +148,14 @@ def aggregate_key(event: Event) -> tuple[tuple[str, ...], str]:
     return _fields(event, _AGGREGATE_KEY), str(event.get("message", ""))
 
 
-@dataclass
+# Slots: a recorder keeps one of each per recent event (a thousand kubelets, ten thousand pods).
+@dataclass(slots=True)
 class _Aggregate:
     messages: set[str]
     last: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Log:
     """What was last written for one event key (``eventLog``)."""
 

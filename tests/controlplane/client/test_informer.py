@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from controlplane.api import serializer
 from controlplane.client.cache import (
     NAMESPACE_INDEX,
     DeletedFinalStateUnknown,
@@ -28,6 +29,7 @@ from controlplane.client.informer import (
 )
 from controlplane.client.reflector import ListWatch
 from controlplane.client.rest import ResourceClient
+from controlplane.client.sharing import FrozenDict, SharedObjectChanged, SharedVersions, intern_strings
 from controlplane.clock import ManualClock
 from tests.controlplane.client.conftest import Cluster, MakeCluster, configmap
 from tests.controlplane.client.helpers import GatedListWatch, NoBackoff, ScriptedListWatch, cm, cm_list
@@ -372,3 +374,136 @@ async def test_a_factorys_transform_strips_managed_fields_before_anything_is_cac
         assert all("managedFields" not in obj["metadata"] for obj in [*informer.indexer.list(), *heard])
     finally:
         await factory.shutdown()
+
+
+def decoded(obj: Object) -> Object:
+    """``obj`` as a watch delivers it: freshly decoded, sharing no string value with anything."""
+    copy: Object = serializer.decode(serializer.encode(obj))
+    return copy
+
+
+def pod_of_a_replica_set(name: str, rv: str) -> Object:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "resourceVersion": rv, "labels": {"app": "web"}},
+        "spec": {
+            "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10", "args": ["--v", "2"]}],
+            "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists"}],
+        },
+    }
+
+
+def test_interning_makes_equal_string_values_one_string_and_keeps_the_objects_apart() -> None:
+    first, second = decoded(pod_of_a_replica_set("a", "1")), decoded(pod_of_a_replica_set("b", "2"))
+    image = first["spec"]["containers"][0]["image"]
+    assert image == second["spec"]["containers"][0]["image"]
+    assert image is not second["spec"]["containers"][0]["image"]  # the decoder shares keys, not values
+
+    expected = [pod_of_a_replica_set("a", "1"), pod_of_a_replica_set("b", "2")]
+    assert [intern_strings(first), intern_strings(second)] == expected
+
+    first_container, second_container = first["spec"]["containers"][0], second["spec"]["containers"][0]
+    assert first_container["image"] is second_container["image"]
+    assert first_container["args"][1] is second_container["args"][1]  # in lists too
+    assert first["metadata"]["labels"]["app"] is second["metadata"]["labels"]["app"]
+    # Only strings are shared: a change to one object's dicts or lists stays in that object.
+    first_container["args"].append("--extra")
+    first["spec"]["tolerations"][0]["operator"] = "Equal"
+    first["metadata"]["labels"]["app"] = "changed"
+    assert second == pod_of_a_replica_set("b", "2")
+
+
+async def test_cached_objects_share_equal_strings_and_nothing_else() -> None:
+    lw = ScriptedListWatch(
+        {
+            "kind": "PodList",
+            "metadata": {"resourceVersion": "10"},
+            "items": [decoded(pod_of_a_replica_set("a", "3"))],
+        }
+    )
+    informer = SharedIndexInformer(lw, clock=ManualClock(), reflector_options={"backoff": NoBackoff()})
+    recorder = Recorder()
+    informer.add_event_handler(recorder)
+    async with informer:
+        await informer.wait_for_sync()
+        watcher = await lw.watchers.get()
+        watcher.add(decoded(pod_of_a_replica_set("b", "11")))
+        assert await recorder.next(2) == [("add", "a", "3"), ("add", "b", "11")]
+        a, b = informer.indexer.get_by_key("default/a"), informer.indexer.get_by_key("default/b")
+        assert a is not None and b is not None
+        assert a["spec"]["containers"][0]["image"] is b["spec"]["containers"][0]["image"]
+        assert a["spec"]["tolerations"] is not b["spec"]["tolerations"]
+        a["spec"]["tolerations"][0]["operator"] = "Equal"  # a careless handler, changing the cache
+        assert b == pod_of_a_replica_set("b", "11")
+
+
+async def test_a_resync_does_not_transform_the_cached_objects_again() -> None:
+    clock = ManualClock(start=0.0)
+    lw = ScriptedListWatch(cm_list("10", cm("a", "3"), cm("b", "4")))
+    transformed: list[str] = []
+
+    def transform(obj: Object) -> Object:
+        transformed.append(obj["metadata"]["name"])
+        return obj
+
+    informer = SharedIndexInformer(
+        lw, clock=clock, transform=transform, reflector_options={"backoff": NoBackoff()}
+    )
+    recorder = Recorder()
+    informer.add_event_handler(recorder, resync_period=30.0)
+    async with informer:
+        await informer.wait_for_sync()
+        await lw.watchers.get()
+        assert len(await recorder.next(2)) == 2
+        await clock.advance(30)
+        assert sorted(await recorder.next(2)) == [("update", "a", "3"), ("update", "b", "4")]
+        assert sorted(transformed) == ["a", "b"]
+
+
+async def test_two_informers_caching_one_version_hold_one_frozen_object(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A scheduler's and a kubelet's informer: their own lists and watches, one copy of the pod."""
+    versions = SharedVersions()
+
+    def with_uid(obj: Object) -> Object:
+        obj["metadata"]["uid"] = "uid-a"
+        return decoded(obj)
+
+    informers = [
+        SharedIndexInformer(
+            ScriptedListWatch(
+                {
+                    "kind": "PodList",
+                    "metadata": {"resourceVersion": "10"},
+                    "items": [with_uid(pod_of_a_replica_set("a", "3"))],
+                }
+            ),
+            clock=ManualClock(),
+            reflector_options={"backoff": NoBackoff()},
+            shared_versions=versions,
+        )
+        for _ in range(2)
+    ]
+    careless = Recorder()
+
+    tried = asyncio.Event()
+
+    def change_it(obj: Object) -> None:
+        tried.set()
+        obj["metadata"]["labels"]["app"] = "changed"
+
+    informers[0].add_event_handler(ResourceEventHandlerFuncs(add_func=change_it))
+    informers[1].add_event_handler(careless)
+    async with informers[0], informers[1]:
+        await wait_for_cache_sync(*informers)
+        assert await careless.next() == [("add", "a", "3")]
+        async with asyncio.timeout(10):
+            await tried.wait()  # the handler raised and its task logged it in that same step
+        first, second = (informer.indexer.get_by_key("default/a") for informer in informers)
+        assert first is second and isinstance(first, FrozenDict)
+        expected = pod_of_a_replica_set("a", "3")
+        expected["metadata"]["uid"] = "uid-a"
+        assert first == expected
+    assert any(isinstance(r.exc_info[1], SharedObjectChanged) for r in caplog.records if r.exc_info)
