@@ -138,6 +138,11 @@ async def running_cluster(
         finally:
             await client.aclose()
             await cluster.stop()
+            # What was frozen is never scanned again, so the stopped cluster's cycles would stay in
+            # memory for the next measurement (a lab's clusters live as long as the lab, so runlab
+            # never needs this): unfreeze and collect them now.
+            gc.unfreeze()
+            gc.collect()
 
 
 def _ready_nodes(items: list[Object]) -> int:
