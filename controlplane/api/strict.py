@@ -177,9 +177,7 @@ def unknown_fields(
     document: Any, node: Schema, *, definitions: Mapping[str, Schema] | None = None
 ) -> list[str]:
     """``unknown field "..."`` errors of a decoded object (``FromUnstructuredWithValidation``'s)."""
-    errors: list[str] = []
-    _walk(document, node, "", errors, definitions)
-    return errors
+    return without_unknown_fields(document, node, definitions=definitions)[1]
 
 
 def duplicate_fields(raw: bytes) -> list[str]:

@@ -104,6 +104,10 @@ def container_state(p: Object) -> Object:
     return state
 
 
+def both_running_and_ready(items: list[Object]) -> bool:
+    return len(items) == 2 and all(running_and_ready([item]) for item in items)
+
+
 def running_and_ready(items: list[Object]) -> bool:
     ready = condition(items[0], "Ready") if items else None
     return (
@@ -257,6 +261,38 @@ async def test_each_pod_sync_that_writes_is_traced_as_a_kubelet_reconcile(
     assert len({e["requests"][0] for e in syncs}) == len(syncs)
     assert [e["revision"] for e in syncs] == sorted(e["revision"] for e in syncs)
     assert syncs[-1]["revision"] < int(web["metadata"]["resourceVersion"])  # the last patch wrote web's
+
+
+async def test_a_changed_pod_is_synced_and_its_quiet_neighbours_are_not(
+    cluster: InProcessCluster, start_kubelet: StartKubelet, clock: ManualClock
+) -> None:
+    """The sync loop hands work to one pod at a time (upstream's pod workers): a pod that changed is
+    synced, the quiet ones on the node are left alone until their timers or the full sync."""
+    kubelet = await start_kubelet()
+    web = await pods(cluster).create(pod("web"))
+    db = await pods(cluster).create(pod("db"))
+    await wait_for(pods(cluster), both_running_and_ready)
+    synced: list[str] = []
+    arrived = asyncio.Event()
+    sync_pod = kubelet._sync_pod
+
+    async def recording(uid: str, obj: Object, now: float, *, full: bool) -> None:
+        synced.append(obj["metadata"]["name"])
+        await sync_pod(uid, obj, now, full=full)
+        arrived.set()
+
+    kubelet._sync_pod = recording  # type: ignore[method-assign,assignment]
+    await pods(cluster).patch("db", {"metadata": {"labels": {"tier": "data"}}})
+    async with asyncio.timeout(10):
+        while "db" not in synced:
+            arrived.clear()
+            await arrived.wait()
+    assert synced == ["db"], f"only the changed pod is synced, not {synced}"
+    assert {web["metadata"]["uid"], db["metadata"]["uid"]} <= kubelet.workers.keys()
+
+    synced.clear()
+    await kubelet.sync_pods(clock.now(), full=True)
+    assert sorted(synced) == ["db", "web"], "a full sync takes every pod"
 
 
 async def test_a_crashing_container_ends_in_crash_loop_back_off_and_restarts_after_it(
