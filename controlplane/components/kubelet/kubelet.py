@@ -71,6 +71,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
+from controlplane.api import serializer
 from controlplane.client.errors import AlreadyExists, APIError, Conflict, NotFound, TransportError
 from controlplane.client.informer import (
     ResourceEventHandlerFuncs,
@@ -183,10 +184,13 @@ class PodIPAllocator:
     cidr: str
     by_uid: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self._network = ipaddress.ip_network(self.cidr, strict=False)
+
     def allocate(self, uid: str, preferred: str | None = None) -> str:
         if uid in self.by_uid:
             return self.by_uid[uid]
-        network = ipaddress.ip_network(self.cidr, strict=False)
+        network = self._network
         taken = set(self.by_uid.values())
         if preferred and preferred not in taken:
             with contextlib.suppress(ValueError):
@@ -224,12 +228,19 @@ class PodWorker:
     pod_ips: tuple[str, ...]
     #: The status last written (or found already right); None: nothing written yet.
     written: Object | None = None
+    #: ``written`` without its null fields, as the next sync compares it.
+    written_set: Object | None = None
     #: The final delete (grace 0, uid precondition) was sent.
     deleted: bool = False
     #: The ServiceAccount tokens of its projected volumes, by volume name (see ``_project_tokens``),
     #: and when (cluster time) they are due to be fetched again; None: not fetched yet.
     tokens: dict[str, str] = field(default_factory=dict)
     tokens_due: float | None = None
+
+    def wrote(self, status: Object) -> None:
+        """Remember ``status`` (its kubelet-owned fields) as written."""
+        self.written = status
+        self.written_set = _without_none(status)
 
     def due(self, now: float) -> bool:
         """Whether a timer of its containers or its token refresh has come."""
@@ -779,7 +790,7 @@ class Kubelet:
         worker = PodWorker(pod, lifecycle, ips)
         if started is not None and started <= now:
             lifecycle.advance(now)  # replay quietly: these Events were recorded by the earlier run
-            worker.written = _owned(status)
+            worker.wrote(_owned(status))
         return worker
 
     async def _sync_pod(self, uid: str, pod: Object, now: float, *, full: bool) -> None:
@@ -845,7 +856,7 @@ class Kubelet:
                 namespace = str(meta.get("namespace") or "default")
                 try:
                     answer = await self._accounts(namespace).request("POST", account, "token", body=request)
-                    token = str(answer.json()["status"]["token"])
+                    token = str(serializer.decode(answer.content)["status"]["token"])
                 except (APIError, TransportError, ValueError, KeyError, TypeError) as error:
                     self._record(
                         pod,
@@ -877,10 +888,14 @@ class Kubelet:
             host_ip=self.internal_ip,
             pod_ips=worker.pod_ips,
         )
-        wanted = _without_none(_owned(status))
-        reference = _owned(current) if full or worker.written is None else worker.written
-        if wanted == _without_none(reference):
-            worker.written = _owned(status)
+        owned = _owned(status)
+        wanted = _without_none(owned)
+        if full or worker.written_set is None:
+            reference = _without_none(_owned(current))
+        else:
+            reference = worker.written_set
+        if wanted == reference:
+            worker.written, worker.written_set = owned, wanted
             return
         patch: Object = dict(status)
         for key in _OWNED_POD_STATUS:
@@ -893,7 +908,7 @@ class Kubelet:
             )
         except NotFound:
             return  # deleted meanwhile: the informer will tell
-        worker.written = _owned(status)
+        worker.written, worker.written_set = owned, wanted
         worker.pod = written
 
     async def _finish_deletion(self, worker: PodWorker) -> None:

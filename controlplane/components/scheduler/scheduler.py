@@ -61,7 +61,6 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
-from controlplane.api.deepcopy import deep_copy
 from controlplane.client.cache import DeletedFinalStateUnknown
 from controlplane.client.errors import APIError, Conflict, NotFound, TransportError
 from controlplane.client.informer import (
@@ -610,8 +609,11 @@ class Scheduler:
             return
 
         node = decision.chosen
-        assumed_pod = deep_copy(dict(pod))
-        assumed_pod.setdefault("spec", {})["nodeName"] = node
+        # Upstream deep-copies the pod to assume it (``assumedPod := podInfo.Pod.DeepCopy()``). Only
+        # ``spec.nodeName`` differs, and the informer's pods are frozen (``client.sharing``): a new
+        # top level and a new ``spec`` are copy enough, and every other part is shared as it is.
+        assumed_pod = dict(pod)
+        assumed_pod["spec"] = {**(pod.get("spec") or {}), "nodeName": node}
         self.assumed[key] = assumed_pod  # reserve: the next attempt sees the room taken
         # The binding cycle runs beside the next scheduling cycles, as upstream's goroutine does:
         # the assumed pod already holds its room, so the loop need not wait for the API server.
