@@ -113,37 +113,54 @@ class Cached:
     window only so that a watch can resume from before it; once its change has gone out to every
     watcher it is ``release``d: the cache keeps its bytes and drops the decoded form, several times
     bigger. A late reader decodes the bytes again, without keeping the result.
+
+    An object of a ``BYTES_ONLY`` resource may also be held as the store gave it (``Cached.stored``):
+    nothing is decoded until a reader or a watcher needs it. Most Events are never read at all.
     """
 
-    __slots__ = ("_obj", "_raw", "fields", "labels", "revision")
+    __slots__ = ("_obj", "_raw", "_stored", "fields", "labels", "revision")
 
     def __init__(
         self,
-        obj: Object,
+        obj: Object | None,
         revision: int,
         labels: Mapping[str, str] | None = None,
         fields: Mapping[str, str] | None = None,
     ) -> None:
         self._obj: Object | None = obj
         self._raw: bytes | None = None
+        #: The stored value (without its resourceVersion), while neither form has been made.
+        self._stored: bytes | None = None
         self.revision = revision
         #: Its labels and selectable fields (``selectors.field_set``), when the cache keeps them
         #: (``ATTRIBUTES_ONLY``); None: selectors read the object.
         self.labels = labels
         self.fields = fields
 
+    @classmethod
+    def stored(cls, value: bytes, revision: int) -> Cached:
+        """The object stored as ``value`` at ``revision`` (plain JSON, no conversion), not decoded yet."""
+        cached = cls(None, revision)
+        cached._stored = value
+        return cached
+
     @property
     def obj(self) -> Object:
         if self._obj is not None:
             return self._obj
-        assert self._raw is not None  # released, so its bytes were kept
-        decoded: Object = serializer.decode(self._raw)
-        return decoded
+        if self._raw is not None:  # released, so its bytes were kept
+            decoded: Object = serializer.decode(self._raw)
+            return decoded
+        assert self._stored is not None
+        found: Object = serializer.decode(self._stored)
+        found.setdefault("metadata", {})["resourceVersion"] = str(self.revision)  # as registry.decode
+        return found
 
     @property
     def raw(self) -> bytes:
         if self._raw is None:
-            self._raw = serializer.encode(self._obj)
+            self._raw = serializer.encode(self.obj)
+            self._stored = None
         return self._raw
 
     @property
@@ -336,6 +353,20 @@ class WatchCache:
         self._ready = asyncio.Event()
         self._advanced = asyncio.Event()
 
+    @property
+    def lazy(self) -> bool:
+        """Whether objects are kept as the store gave them, decoded only when read (``Cached.stored``).
+
+        Only for ``BYTES_ONLY`` resources stored as plain JSON of this very version: a value to
+        decrypt is decrypted as it comes, so that one no key opens is found at once (``unreadable``).
+        """
+        return (
+            not self.keep_decoded
+            and not self.keep_attributes
+            and self.transformer is None
+            and (self.rtype.conversion is None)
+        )
+
     # -- lifecycle -------------------------------------------------------------------------------
 
     @property
@@ -388,6 +419,9 @@ class WatchCache:
             page = await self.store.range(self.prefix, start=start, revision=revision, limit=1000)
             revision = page.revision
             for kv in page.kvs:
+                if self.lazy:
+                    listed[kv.key] = Cached.stored(kv.value, kv.mod_revision)
+                    continue
                 try:
                     cached = listed[kv.key] = self._cached(
                         self.rtype.from_storage(decode(kv, self.transformer)), kv.mod_revision
@@ -438,17 +472,22 @@ class WatchCache:
         fields = selectors.field_set(self._resource_key, obj, namespaced=self.rtype.namespaced)
         return Cached(obj, revision, labels, fields)
 
+    def _current(self, event: Event) -> Cached:
+        """The object ``event`` put, as the cache holds it."""
+        if self.lazy:
+            return Cached.stored(event.kv.value, event.revision)
+        # Objects are kept in this type's version (converted once here, for every reader).
+        obj = self.rtype.from_storage(decode(event.kv, self.transformer))
+        return self._cached(obj, event.revision)
+
     def _apply(self, event: Event) -> CacheEvent | None:
         """Bring the objects and the event window up to ``event``; the change for watchers, if any."""
         previous = self.objects.get(event.key)
         if self.unreadable:
             self.unreadable.pop(event.key, None)
         if event.type is EventType.PUT:
-            # Objects are kept in this type's version (converted once here, for every reader).
             try:
-                current = self._cached(
-                    self.rtype.from_storage(decode(event.kv, self.transformer)), event.revision
-                )
+                current = self._current(event)
             except UnreadableValue as error:
                 self._unreadable(event, error)
                 return None

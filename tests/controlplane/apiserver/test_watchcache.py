@@ -336,3 +336,37 @@ async def test_pods_are_kept_as_bytes_with_the_labels_and_fields_selectors_read(
     assert now_b.type == "ADDED", "a pod that came to match was not ADDED for the selecting watcher"
     assert [c.labels for c in cache.list("default", on_b)] == [{"tier": "b"}]
     assert on_b.objects == 0, "selectors were matched against decoded pods, not their kept fields"
+
+
+async def test_an_event_nobody_reads_is_never_decoded(api: API) -> None:
+    """An Event is held as the store's bytes (``Cached.stored``): no decode and no encode until a
+    reader or a watcher needs it, and then it reads as the registry's own decode would."""
+    cache = api.server.caches["/registry/events"]
+    assert cache.lazy
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "quiet"},
+        "involvedObject": {"kind": "Pod", "name": "web", "namespace": "default"},
+        "reason": "Pulled",
+        "message": "already present",
+    }
+    created = await api.client.post("/api/v1/namespaces/default/events", json=event)
+    assert created.status_code == 201
+    await cache.wait_for(int(created.json()["metadata"]["resourceVersion"]), 5.0)
+    held = cache.objects["/registry/events/default/quiet"]
+    assert held._stored is not None and held._raw is None, "the Event was decoded or encoded unasked"
+    assert held.obj == created.json(), "the Event read from its stored bytes differs from the created one"
+    line = cache.events[-1].json_line
+    assert json.loads(line) == {"type": "ADDED", "object": created.json()}
+    assert held._stored is None, "the stored bytes were kept beside the encoded object"
+
+
+async def test_an_encrypted_resource_is_decoded_as_it_comes(api: API) -> None:
+    """Only plain JSON is held undecoded: a value to decrypt is opened at once (``unreadable``)."""
+    cache = api.server.caches["/registry/events"]
+    cache.transformer = object()  # type: ignore[assignment]  # any transformer at all
+    try:
+        assert not cache.lazy
+    finally:
+        cache.transformer = None
