@@ -32,9 +32,8 @@ validation/policy_comparator.go`` (``Covers``).
 
 from __future__ import annotations
 
-import contextlib
 import copy
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -55,14 +54,25 @@ FULL_AUTHORITY: tuple[Rule, ...] = (
 _requester: ContextVar[UserInfo | None] = ContextVar("rbac_requester", default=None)
 
 
-@contextlib.contextmanager
-def requesting(user: UserInfo | None) -> Iterator[None]:
-    """Run the block as a request by ``user`` (whose RBAC writes are then checked)."""
-    token = _requester.set(user)
-    try:
-        yield
-    finally:
-        _requester.reset(token)
+class _Requesting:
+    """The context manager of ``requesting`` (a class: it is entered for every request)."""
+
+    __slots__ = ("_token", "_user")
+
+    def __init__(self, user: UserInfo | None) -> None:
+        self._user = user
+
+    def __enter__(self) -> None:
+        self._token = _requester.set(self._user)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _requester.reset(self._token)
+
+
+def requesting(user: UserInfo | None) -> _Requesting:
+    """``with requesting(user):`` runs the block as a request by ``user`` (whose RBAC writes are then
+    checked)."""
+    return _Requesting(user)
 
 
 # -- covers (pure) ---------------------------------------------------------------------------------

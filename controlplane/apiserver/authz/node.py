@@ -49,6 +49,9 @@ Vertex = tuple[str, str, str]
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 
+#: The answer to anyone who is not a kubelet (decisions are immutable: one serves every request).
+NOT_A_NODE = Decision(Verdict.NO_OPINION)
+
 
 def node_identity(attrs: Attributes) -> tuple[str, bool]:
     """Upstream's ``NodeIdentity``: (node name, is a node). A node is ``system:node:<name>`` in
@@ -170,7 +173,7 @@ class NodeAuthorizer:
     def authorize(self, attrs: Attributes) -> Decision:
         node, is_node = node_identity(attrs)
         if not is_node:
-            return Decision(Verdict.NO_OPINION)
+            return NOT_A_NODE
         if not node:
             return self._no(f'unknown node for user "{attrs.user.username}"')
         if attrs.resource_request:

@@ -323,6 +323,9 @@ def _why_no_rule_fits(attrs: Attributes, rules: Sequence[Rule]) -> str:
     return "; ".join(shown) + more
 
 
+#: The name in a remembered decision's key that stands for every name (no string is this object).
+ANY_NAME = object()
+
 #: Decisions an RBAC authorizer remembers at most (all are forgotten when the policy changes).
 DECISION_CACHE_SIZE = 10_000
 
@@ -346,32 +349,49 @@ class RBACAuthorizer:
             self._decisions.clear()
             self._generation = generation
         user = attrs.user
-        key = (
-            user.username,
-            user.groups,
-            attrs.verb,
-            attrs.resource_request,
-            attrs.api_group,
-            attrs.resource,
-            attrs.subresource,
-            attrs.namespace,
-            attrs.name,
-            attrs.path,
-        )
+        key: tuple[object, ...]
+        unnamed: tuple[object, ...] | None = None
+        if attrs.resource_request:
+            # A resource request is judged on its group, resource, verb and namespace, and on its
+            # object's name only by rules with ``resourceNames``. A decision that met none of those is
+            # the same for every name: kept under ``ANY_NAME``, it serves each pod's request alike.
+            unnamed = (
+                user.username,
+                user.groups,
+                attrs.verb,
+                True,
+                attrs.api_group,
+                attrs.resource,
+                attrs.subresource,
+                attrs.namespace,
+                ANY_NAME,
+            )
+            decision = self._decisions.get(unnamed)
+            if decision is not None:
+                return decision
+            key = (*unnamed[:-1], attrs.name)
+        else:
+            key = (user.username, user.groups, attrs.verb, False, attrs.path)
         decision = self._decisions.get(key)
         if decision is None:
-            decision = self._decisions[key] = self._authorize(attrs)
+            decision, any_name = self._authorize(attrs)
+            self._decisions[unnamed if any_name and unnamed is not None else key] = decision
         return decision
 
-    def _authorize(self, attrs: Attributes) -> Decision:
+    def _authorize(self, attrs: Attributes) -> tuple[Decision, bool]:
+        """The decision, and whether it holds for any object name (an allowance no rule before it,
+        nor itself, narrowed by ``resourceNames``; a refusal's explanation names the object)."""
         considered: list[Mapping[str, str]] = []
         errors: list[str] = []
+        any_name = True
         for grant in grants_for(self.source, attrs.user, attrs.namespace):
             if grant.error:
                 errors.append(grant.error)
                 considered.append(self._considered(grant, f"its role cannot be read: {grant.error}"))
                 continue
             for rule in grant.rules:
+                if any_name and _strings(rule, "resourceNames"):
+                    any_name = False
                 if rule_allows(attrs, rule):
                     return Decision(
                         Verdict.ALLOW,
@@ -381,7 +401,7 @@ class RBACAuthorizer:
                         binding=describe_binding(grant.binding),
                         role=describe_role_ref(grant.binding),
                         rule=_rule_json(rule),
-                    )
+                    ), any_name
             considered.append(self._considered(grant, _why_no_rule_fits(attrs, grant.rules)))
         # Upstream's reason for a refusal is empty unless a role could not be read.
         reason = ""
@@ -402,7 +422,7 @@ class RBACAuthorizer:
             explanation,
             considered=tuple(considered),
             errors=tuple(errors),
-        )
+        ), False
 
     @staticmethod
     def _considered(grant: Grant, why: str) -> Mapping[str, str]:

@@ -255,7 +255,9 @@ async def authenticate(request: Request, authenticator: Authenticator) -> Authen
     how = ""
     if authenticator.x509 is not None:
         certificate = authenticator.x509.authenticate(request.client_cert_chain)
-        if certificate is not None and certificate.user is not None:
+        if certificate is not None and certificate.authenticated is not None:
+            user, how = certificate.authenticated, certificate.how
+        elif certificate is not None and certificate.user is not None:
             user, how = certificate.user, describe(certificate.user)
         elif certificate is not None:
             reasons.append(str(certificate.error or "x509: the certificate has no common name"))

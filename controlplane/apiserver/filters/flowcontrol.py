@@ -52,6 +52,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import TracebackType
 from typing import Any
 
 from controlplane.api.resources import ResourceRegistry
@@ -89,6 +90,9 @@ MAX_WAIT_LIMIT = 60.0
 #: until it is set up).
 LONG_RUNNING_VERBS = frozenset({"watch", "proxy"})
 LONG_RUNNING_SUBRESOURCES = frozenset({"attach", "exec", "proxy", "log", "portforward"})
+
+#: Encoded response headers a filter remembers at most (one pair per FlowSchema and priority level).
+HEADER_CACHE_SIZE = 1024
 
 FLOW_SCHEMAS = "/registry/flowschemas"
 PRIORITY_LEVELS = "/registry/prioritylevelconfigurations"
@@ -167,11 +171,22 @@ def wait_limit(timeout: str | None) -> float:
     return DEFAULT_WAIT_LIMIT
 
 
+def encode_headers(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
+    """``headers`` as ASGI's raw header pairs (lower-case names)."""
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+
+
 def adding_headers(
     send: Send, headers: Mapping[str, str], on_start: Callable[[], None] | None = None
 ) -> Send:
     """``send`` with ``headers`` added to the response start (and ``on_start`` called when it goes)."""
-    extra = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+    return adding_encoded_headers(send, encode_headers(headers), on_start)
+
+
+def adding_encoded_headers(
+    send: Send, extra: list[tuple[bytes, bytes]], on_start: Callable[[], None] | None = None
+) -> Send:
+    """``adding_headers`` for headers already encoded (``encode_headers``)."""
 
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
@@ -214,6 +229,12 @@ class FlowControl(abc.ABC):
             )
 
 
+def _expire(future: asyncio.Future[None]) -> None:
+    """A queued request's wait limit has passed: unless it was dispatched meanwhile, it times out."""
+    if not future.done():
+        future.set_exception(TimeoutError())
+
+
 @dataclass(eq=False, slots=True)
 class _Waiter:
     future: asyncio.Future[None]
@@ -250,6 +271,7 @@ class PriorityAndFairness(FlowControl):
         self._seen: tuple[Any, ...] | None = None
         self._dirty = asyncio.Event()
         self._maintainer: asyncio.Task[None] | None = None
+        self._encoded_headers: dict[tuple[str, str], list[tuple[bytes, bytes]]] = {}
 
     # -- configuration ---------------------------------------------------------------------------
 
@@ -334,14 +356,30 @@ class PriorityAndFairness(FlowControl):
                 if not waiter.future.done():
                     waiter.future.set_result(None)
 
-    @contextlib.asynccontextmanager
-    async def admit(self, request: Request, send: Send) -> AsyncIterator[Send]:
+    def admit(self, request: Request, send: Send) -> _Admission:
+        return _Admission(self, request, send)
+
+    def _extra_headers(self, classified: Classification) -> list[tuple[bytes, bytes]]:
+        """The response headers naming ``classified``'s FlowSchema and priority level, encoded once."""
+        key = (classified.flow_schema_uid, classified.priority_level_uid)
+        encoded = self._encoded_headers.get(key)
+        if encoded is None:
+            if len(self._encoded_headers) >= HEADER_CACHE_SIZE:
+                self._encoded_headers.clear()
+            encoded = self._encoded_headers[key] = encode_headers(
+                {FLOW_SCHEMA_UID_HEADER: key[0], PRIORITY_LEVEL_UID_HEADER: key[1]}
+            )
+        return encoded
+
+    async def _enter(self, admission: _Admission) -> Send:
+        """Classify, queue and dispatch the request (or refuse it with 429): the ``admit`` body's
+        first half; ``_Admission.__aexit__`` gives the seats back."""
+        request, send = admission.request, admission.send
         info = request.info
         user = request.user
         if info is None or user is None or (is_long_running(request) and info.verb != "watch"):
             pipeline.stage("flowcontrol", "pass", "long-running request: not limited")
-            yield send
-            return
+            return send
         self.refresh()
         digest = RequestDigest(
             user=user,
@@ -397,35 +435,26 @@ class PriorityAndFairness(FlowControl):
         )
         pipeline.stage("flowcontrol", "pass", detail)
 
-        released = False
-
-        def release() -> None:
-            nonlocal released
-            if not released:
-                released = True
-                self._wake(level.queueset.finish(queued, self.clock()))
-
+        admission.headers = headers
+        admission.seat = (level, queued)
         # A watch gives its seat back once it is set up: when its response headers go out.
-        wrapped = adding_headers(send, headers, release if info.verb == "watch" else None)
-        try:
-            yield wrapped
-        except errors.StatusError as error:
-            for key, value in headers.items():
-                error.headers.setdefault(key, value)
-            raise
-        finally:
-            release()
+        return adding_encoded_headers(
+            send, self._extra_headers(classified), admission.release if info.verb == "watch" else None
+        )
 
     async def _wait(
         self, request: Request, queued: queueset.Request, classified: Classification, level: PriorityLevel
     ) -> None:
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
         queued.ticket = _Waiter(future, classified, level)
         if self.trace.enabled:
             self._decision(request, "queued", classified, level, queued, 0.0)
+        # The wait limit fails the future itself (a dispatch that came first has resolved it, and
+        # then wins): cheaper than ``asyncio.timeout``, which cancels and un-cancels the task.
+        timer = loop.call_later(wait_limit(request.query.get("timeout")), _expire, future)
         try:
-            async with asyncio.timeout(wait_limit(request.query.get("timeout"))):
-                await future
+            await future
         except TimeoutError:
             if queued.state is queueset.State.WAITING:
                 self._wake(level.queueset.cancel(queued, queueset.TIME_OUT, self.clock()))
@@ -437,6 +466,8 @@ class PriorityAndFairness(FlowControl):
             elif queued.state is queueset.State.EXECUTING:
                 self._wake(level.queueset.finish(queued, self.clock()))
             raise
+        finally:
+            timer.cancel()
 
     def _decision(
         self,
@@ -472,6 +503,44 @@ class PriorityAndFairness(FlowControl):
         return FlowControlSnapshot(
             "priority-and-fairness", self.options.server_concurrency_limit, tuple(levels), tuple(schemas)
         )
+
+
+class _Admission:
+    """``PriorityAndFairness.admit``'s context manager: holds the request's seats while its body runs.
+
+    (A class rather than an ``asynccontextmanager`` generator: it runs for every request, and a
+    generator costs a frame, an async generator and its finalizer hooks each time.)
+    """
+
+    __slots__ = ("_flow_control", "headers", "request", "seat", "send")
+
+    def __init__(self, flow_control: PriorityAndFairness, request: Request, send: Send) -> None:
+        self._flow_control = flow_control
+        self.request = request
+        self.send = send
+        #: Set once the request is dispatched: its FlowSchema's headers, and its level and seat.
+        self.headers: dict[str, str] | None = None
+        self.seat: tuple[PriorityLevel, queueset.Request] | None = None
+
+    async def __aenter__(self) -> Send:
+        return await self._flow_control._enter(self)
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _: TracebackType | None
+    ) -> None:
+        if isinstance(error, errors.StatusError) and self.headers is not None:
+            for key, value in self.headers.items():
+                error.headers.setdefault(key, value)
+        self.release()
+
+    def release(self) -> None:
+        """Give the seats back (once: a watch does when its headers go out, then again at its end)."""
+        seat = self.seat
+        if seat is not None:
+            self.seat = None
+            level, queued = seat
+            flow_control = self._flow_control
+            flow_control._wake(level.queueset.finish(queued, flow_control.clock()))
 
 
 class MaxInFlightFilter(FlowControl):

@@ -44,7 +44,11 @@ clock may start before the CA was made (tests start theirs in 2023). Chains are 
 
 Parsing a certificate and checking its signature cost more than the rest together, so what depends on
 the chain alone (the parsed certificate, whether the cluster CA signed it, its key usage, its user) is
-remembered per chain; the validity window and the revocation list are checked on every request.
+remembered per chain, keyed by the chain's bytes; the validity window and the revocation list are
+checked on every request (upstream's ``AuthenticateRequest`` in ``x509.go`` verifies with the current
+time on each request, too). The window is kept in POSIX seconds as well, so that a request well inside
+it costs two float comparisons; one within a second of its edges, or outside it, is judged by
+``check_validity`` exactly as before.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from controlplane.clock import Clock
-from controlplane.identity import UserInfo
+from controlplane.identity import AUTHENTICATED, UserInfo
 from controlplane.pki import issued_by
 from controlplane.revocation import format_serial
 
@@ -111,6 +115,10 @@ class X509Result:
     user: UserInfo | None = None
     error: CertificateRejected | None = None
     certificate: x509.Certificate | None = None
+    #: ``user`` in ``system:authenticated`` too, as the authenticator chain hands it on, and how the
+    #: trace says it was proven (``describe``); worked out once per chain.
+    authenticated: UserInfo | None = None
+    how: str = ""
 
 
 def _go_time(when: dt.datetime) -> str:
@@ -224,6 +232,12 @@ class _Checked:
     #: The refusal's type and message (a new exception is raised each time, never this one again).
     refusal: tuple[type[CertificateRejected], str] | None
     user: UserInfo | None
+    #: The validity window in POSIX seconds, shrunk by a second at each end (see ``_verify``).
+    surely_valid_from: float
+    surely_valid_until: float
+    #: ``X509Result.authenticated`` and ``X509Result.how``.
+    authenticated: UserInfo | None
+    how: str
 
 
 class X509Authenticator:
@@ -255,7 +269,16 @@ class X509Authenticator:
                 check_usage(certificate)
             except IncompatibleUsage as error:
                 refusal = (IncompatibleUsage, str(error))
-        return _Checked(certificate, refusal, user_of(certificate))
+        user = user_of(certificate)
+        return _Checked(
+            certificate,
+            refusal,
+            user,
+            certificate.not_valid_before_utc.timestamp() + 1,
+            certificate.not_valid_after_utc.timestamp() - 1,
+            None if user is None else user.with_groups(AUTHENTICATED),
+            "" if user is None else describe(user),
+        )
 
     def _checked_chain(self, chain: Sequence[object]) -> _Checked:
         key = tuple(pem for pem in chain if isinstance(pem, str))
@@ -276,7 +299,11 @@ class X509Authenticator:
         """
         if checked.refusal is not None and checked.refusal[0] is UnknownAuthority:
             raise UnknownAuthority(checked.refusal[1])
-        check_validity(checked.certificate, now=self.now())
+        now = self.clock.now()
+        # A second inside the window either side is inside it whatever the rounding of ``now`` to
+        # a datetime's microseconds; anything else is judged by ``check_validity``, as it always was.
+        if not checked.surely_valid_from <= now <= checked.surely_valid_until:
+            check_validity(checked.certificate, now=dt.datetime.fromtimestamp(now, dt.UTC))
         if checked.refusal is not None:
             raise checked.refusal[0](checked.refusal[1])
         serial = checked.certificate.serial_number
@@ -300,4 +327,6 @@ class X509Authenticator:
             # Upstream's wording: "verifying certificate SN=..., SKID=..., AKID=... failed: <Go error>".
             wrapped = type(error)(f"verifying certificate {_identifier(leaf)} failed: {error}")
             return X509Result(error=wrapped, certificate=leaf)
-        return X509Result(user=checked.user, certificate=leaf)
+        return X509Result(
+            user=checked.user, certificate=leaf, authenticated=checked.authenticated, how=checked.how
+        )

@@ -271,7 +271,7 @@ class QueueSet:
         assert self.dealer is not None
         best: Queue | None = None
         best_seats = 0
-        for index in self.dealer.deal(flow):
+        for index in self.dealer.hand(flow):
             queue = self.queues[index]
             seats = queue.waiting_seats + queue.seats_in_use
             if best is None or seats < best_seats:

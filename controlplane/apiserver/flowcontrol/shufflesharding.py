@@ -20,6 +20,8 @@ import math
 
 #: The most hash bits a deal may need (upstream's ``MaxHashBits``).
 MAX_HASH_BITS = 60
+#: Hands a dealer remembers at most (one per flow: a flow is a FlowSchema and a user or namespace).
+HAND_CACHE_SIZE = 4096
 
 
 class InvalidDeal(ValueError):
@@ -34,7 +36,7 @@ def required_entropy_bits(deck_size: int, hand_size: int) -> int:
 class Dealer:
     """Deals hands of ``hand_size`` distinct cards (queue indexes) out of ``deck_size``."""
 
-    __slots__ = ("deck_size", "hand_size")
+    __slots__ = ("_hands", "deck_size", "hand_size")
 
     def __init__(self, deck_size: int, hand_size: int) -> None:
         if deck_size <= 0 or hand_size <= 0:
@@ -50,6 +52,17 @@ class Dealer:
             )
         self.deck_size = deck_size
         self.hand_size = hand_size
+        #: Hands already dealt, by hash: a server sees the same few flows again and again.
+        self._hands: dict[int, tuple[int, ...]] = {}
+
+    def hand(self, hash_value: int) -> tuple[int, ...]:
+        """``deal(hash_value)``, remembered (at most ``HAND_CACHE_SIZE`` hands, then dealt afresh)."""
+        hand = self._hands.get(hash_value)
+        if hand is None:
+            if len(self._hands) >= HAND_CACHE_SIZE:
+                self._hands.clear()
+            hand = self._hands[hash_value] = tuple(self.deal(hash_value))
+        return hand
 
     def deal(self, hash_value: int) -> list[int]:
         """The hand for ``hash_value`` (a 64-bit unsigned integer), in dealing order."""

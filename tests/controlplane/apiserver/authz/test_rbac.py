@@ -213,3 +213,35 @@ def test_a_decision_is_reused_until_the_policy_changes() -> None:
     edit = binding("alice-edit", "ClusterRole", "edit", user("alice"), namespace="team")
     rbac.source = StaticPolicy(cluster_roles=policy().cluster_roles, role_bindings_=[edit])
     assert rbac.authorize(ask("list", "pods", "team")).verdict is Verdict.ALLOW  # a new generation
+
+
+def test_a_decision_no_resource_names_rule_met_serves_every_name() -> None:
+    # "edit-pods" grants every pod; "one-secret" grants one Secret by name, before a rule for all.
+    roles = [
+        role("edit-pods", rule("get update", [""], "pods"), namespace="team"),
+        role(
+            "secrets",
+            rule("get", [""], "secrets", names="one"),
+            rule("get", [""], "secrets"),
+            namespace="team",
+        ),
+    ]
+    bindings = [
+        binding("b1", "Role", "edit-pods", user("alice"), namespace="team"),
+        binding("b2", "Role", "secrets", user("alice"), namespace="team"),
+    ]
+    rbac = RBACAuthorizer(StaticPolicy(roles=roles, role_bindings_=bindings))
+    first = rbac.authorize(ask("update", "pods", "team", "web-1"))
+    assert first.allowed
+    assert rbac.authorize(ask("update", "pods", "team", "web-2")) is first  # one decision for every pod
+    # A resourceNames rule was met on the way: each name is decided (and remembered) on its own,
+    # and the rule that allowed each one is the one its name fits.
+    one = rbac.authorize(ask("get", "secrets", "team", "one"))
+    other = rbac.authorize(ask("get", "secrets", "team", "other"))
+    assert one.allowed and other.allowed
+    assert one.rule is not None and one.rule.get("resourceNames") == ["one"]
+    assert other.rule is not None and "resourceNames" not in other.rule
+    # A refusal names the object in its explanation: never shared between names.
+    refused = rbac.authorize(ask("delete", "pods", "team", "web-1"))
+    assert not refused.allowed and '"web-1"' in refused.explanation
+    assert '"web-2"' in rbac.authorize(ask("delete", "pods", "team", "web-2")).explanation

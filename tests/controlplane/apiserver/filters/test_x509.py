@@ -199,3 +199,30 @@ def test_only_the_first_certificate_of_the_chain_is_the_clients(
     assert result is not None and result.user is not None and result.user.username == "first"
     refused = authenticator.authenticate([foreign, good])
     assert refused is not None and isinstance(refused.error, UnknownAuthority)
+
+
+@pytest.mark.parametrize(
+    ("edge", "offset", "refused"),
+    [
+        ("not_valid_before_utc", -1e-6, CertificateNotYetValid),
+        ("not_valid_before_utc", 0.0, None),
+        ("not_valid_before_utc", 1.5, None),
+        ("not_valid_after_utc", -1.5, None),
+        ("not_valid_after_utc", 0.0, None),
+        ("not_valid_after_utc", 1e-6, CertificateExpired),
+    ],
+)
+async def test_the_validity_window_is_exact_at_its_edges(
+    ca: CertificateAuthority, edge: str, offset: float, refused: type[Exception] | None
+) -> None:
+    cert, _ = client_pair(ca, days=1)
+    when = getattr(x509.load_pem_x509_certificate(cert.encode()), edge).timestamp() + offset
+    authenticator = X509Authenticator(ca.certificate, clock=ManualClock(NOW.timestamp()))
+    assert authenticator.authenticate([cert]).user is not None  # type: ignore[union-attr]  # remembered
+    authenticator.clock = ManualClock(when)
+    result = authenticator.authenticate([cert])
+    assert result is not None
+    if refused is None:
+        assert result.error is None and result.user is not None
+    else:
+        assert isinstance(result.error, refused) and result.user is None

@@ -55,3 +55,10 @@ def test_the_flow_hash_separates_schema_and_distinguisher() -> None:
 def test_impossible_deals_are_refused(deck: int, hand: int, problem: str) -> None:
     with pytest.raises(InvalidDeal, match=problem):
         Dealer(deck, hand)
+
+
+def test_a_remembered_hand_is_the_dealt_one() -> None:
+    dealer = Dealer(64, 8)
+    for flow in (0, 1, 12345, 2**64 - 1, hash_flow("workload-low", "ns")):
+        assert dealer.hand(flow) == tuple(dealer.deal(flow))
+        assert dealer.hand(flow) is dealer.hand(flow)
