@@ -64,9 +64,25 @@ _K = TypeVar("_K")
 _V = TypeVar("_V")
 
 
+def _format_second(second: int) -> str:
+    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+#: The last second formatted: a component records its events in bursts, many within one second.
+_last_second: tuple[int, str] = (0, _format_second(0))
+
+
 def format_time(timestamp: float) -> str:
     """``metav1.Time`` as JSON: RFC 3339 in UTC, whole seconds."""
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    global _last_second
+    second = int(timestamp)
+    # Well inside a second, the whole second is what the string shows (``datetime`` rounds to the
+    # microsecond first, so the last microsecond of a second may show the next one: not cached).
+    if not 0.0 <= timestamp - second < 0.999999:
+        return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if _last_second[0] != second:
+        _last_second = (second, _format_second(second))
+    return _last_second[1]
 
 
 def object_reference(obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -246,6 +246,55 @@ class _Collected:
                     self.done.set_result(None)
 
 
+class WholeResponse(httpx.Response):
+    """A response the in-process app sent whole (``InProcessTransport.call``): an ``httpx.Response``
+    in every way its readers can tell, in the state ``httpx.Response(status, headers=...,
+    content=...)`` leaves one (read and closed, ``Content-Length`` added if the app sent none), but
+    made by setting that state directly: httpx's constructor would wrap the body in a stream, read it
+    back chunk by chunk and parse every header, a measurable part of what a request cost the client.
+    The headers are parsed only when someone reads them (an error, a ``Retry-After``), which most
+    callers never do.
+    """
+
+    def __init__(self, status_code: int, raw_headers: list[tuple[bytes, bytes]], content: bytes) -> None:
+        # Everything ``httpx.Response.__init__`` sets, as it leaves a response made from ``content``.
+        self.status_code = status_code
+        self._raw_headers: list[tuple[bytes, bytes]] | None = raw_headers
+        self._headers: httpx.Headers | None = None
+        self._request: httpx.Request | None = None
+        self.next_request: httpx.Request | None = None
+        self.extensions = {"http_version": b"HTTP/1.1"}
+        self.history = []
+        self.is_closed = True
+        self.is_stream_consumed = True
+        self.default_encoding = "utf-8"
+        self.stream = httpx.ByteStream(content)
+        self._num_bytes_downloaded = 0  # as httpx leaves it: it counts only what a stream reads
+        self._content = content
+
+    @property
+    def headers(self) -> httpx.Headers:
+        if self._headers is None:
+            headers = httpx.Headers(self._raw_headers)
+            headers.setdefault("Content-Length", str(len(self._content)))  # what ``content=`` adds
+            self._headers, self._raw_headers = headers, None
+        return self._headers
+
+    @headers.setter
+    def headers(self, value: httpx.Headers) -> None:
+        self._headers, self._raw_headers = value, None
+
+
+def whole_response(status: int, headers: list[tuple[bytes, bytes]], content: bytes) -> httpx.Response:
+    """The response of a request the app answered whole: a ``WholeResponse``, or httpx's own for a
+    body that is content-encoded (httpx would decode it when reading; the API server never encodes)."""
+    if any(name == b"content-encoding" for name, _ in headers):
+        return httpx.Response(
+            status, headers=headers, content=content, extensions={"http_version": b"HTTP/1.1"}
+        )
+    return WholeResponse(status, headers, content)
+
+
 class InProcessTransport(httpx.AsyncBaseTransport):
     """An httpx transport that calls an ASGI app in this process and streams its responses.
 
@@ -277,8 +326,15 @@ class InProcessTransport(httpx.AsyncBaseTransport):
 
     def target(self, url: httpx.URL) -> Target | None:
         """Where ``url`` goes in the app; None if it is not under the app's mount point."""
-        path = url.path
-        raw_path = url.raw_path.split(b"?", 1)[0]
+        return self.target_of(
+            url.scheme, url.host, url.port, url.path, url.raw_path.split(b"?", 1)[0], url.query
+        )
+
+    def target_of(
+        self, scheme: str, host: str, port: int | None, path: str, raw_path: bytes, query: bytes
+    ) -> Target | None:
+        """``target`` from a URL's parts: ``path`` decoded, ``raw_path`` as sent (no query), ``query``
+        the encoded query string, ``port`` None for the scheme's default."""
         root_path = ""
         if self.mount_prefix:
             prefix = self.mount_prefix
@@ -287,11 +343,9 @@ class InProcessTransport(httpx.AsyncBaseTransport):
             path = path[len(prefix) :] or "/"
             raw_path = raw_path[len(prefix.encode()) :] or b"/"
             root_path = prefix
-        port = url.port or (443 if url.scheme == "https" else 80)
-        host = url.host if url.port is None else f"{url.host}:{url.port}"
-        return Target(
-            path, raw_path, root_path, url.query, url.scheme, (url.host, port), host.encode("ascii")
-        )
+        host_header = host if port is None else f"{host}:{port}"
+        server = (host, port or (443 if scheme == "https" else 80))
+        return Target(path, raw_path, root_path, query, scheme, server, host_header.encode("ascii"))
 
     def _scope(self, method: str, target: Target, raw_headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
         replaced = {name for name, _ in self._identity}
@@ -360,12 +414,7 @@ class InProcessTransport(httpx.AsyncBaseTransport):
                 if not collected.status
                 else "the in-process server ended the response before its end"
             )
-        return httpx.Response(
-            collected.status,
-            headers=collected.headers,
-            content=b"".join(collected.chunks),
-            extensions={"http_version": b"HTTP/1.1"},
-        )
+        return whole_response(collected.status, collected.headers, b"".join(collected.chunks))
 
     def _tls_extension(self, pem: bytes) -> dict[str, Any]:
         """The ASGI TLS extension of a connection whose client presented ``pem`` (split per certificate)."""
@@ -541,6 +590,7 @@ __all__ = [
     "DISCONNECT_GRACE",
     "InProcessTransport",
     "Target",
+    "WholeResponse",
     "build_http_client",
     "default_headers",
     "in_process_transport",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -329,3 +330,12 @@ async def test_five_identical_events_make_one_stored_event_with_count_five(clust
     assert event["firstTimestamp"] == format_time(T0)
     assert event["lastTimestamp"] == format_time(T0 + 28)
     assert event["metadata"]["name"].startswith("settings.")
+
+
+@pytest.mark.parametrize(
+    "timestamp", [0.0, 59.5, 1.9999994, 1.9999996, 1_700_000_000.25, 1_700_000_000.9999999, -1.5, -0.0000001]
+)
+def test_format_time_is_the_rounded_whole_second_however_often_it_is_asked(timestamp: float) -> None:
+    expected = datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert format_time(timestamp) == expected
+    assert format_time(timestamp) == expected  # the second time, from the last second formatted

@@ -443,3 +443,63 @@ async def test_in_process_through_the_cluster_router_as_well(cluster: Cluster) -
     async with RESTClient(Config.for_in_process(router, "elsewhere", bearer_token=TOKEN, qps=-1)) as lost:
         with pytest.raises(NotFound, match='cluster "elsewhere" not found'):
             await lost.resource("", "v1", "configmaps", "default").list()
+
+
+# -- in-process request lines --------------------------------------------------------------------------
+
+REQUEST_LINES = [
+    ("/api/v1/namespaces/default/pods/web-7d9f-x2k4p/status", None),
+    ("/api/v1/namespaces/default/pods/web", {"fieldManager": "kubelet", "dryRun": "All"}),
+    ("/apis/apps/v1/namespaces/kube-system/deployments", {"resourceVersion": "12", "limit": "500"}),
+    ("/api/v1/nodes/node-1.example_x~y", {}),
+    ("/api/v1/namespaces/default/configmaps", {"labelSelector": "app=web,tier in (a,b)"}),
+    ("/api/v1/namespaces/default/configmaps/a%20b", {"fieldSelector": "metadata.name=a b"}),
+    ("/api/v1/namespaces/default/configmaps/..", None),
+    ("/api/v1/namespaces/default/configmaps/.hidden/", {"k": "é"}),
+    ("/api/v1//pods", {"": ""}),
+    ("/version", None),
+]
+
+
+@pytest.mark.parametrize("host", ["http://testserver", "http://testserver/clusters/c1", "https://h:8443/x"])
+@pytest.mark.parametrize("mount_prefix", ["", "/clusters/c1"])
+@pytest.mark.parametrize(("path", "params"), REQUEST_LINES)
+async def test_an_in_process_request_line_goes_where_httpx_would_send_it(
+    host: str, mount_prefix: str, path: str, params: dict[str, str] | None
+) -> None:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("not called")
+
+    client = RESTClient(Config(host=host, app=app, mount_prefix=mount_prefix))
+    transport = client._direct
+    assert transport is not None
+    expected = transport.target(client._http.build_request("GET", path, params=params).url)
+    assert client._url(path, params) == client._http.build_request("GET", path, params=params).url
+    assert client._target(transport, path, params) == expected
+    await client.aclose()
+
+
+class _Chunks(httpx.AsyncByteStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def __aiter__(self) -> Any:
+        for chunk in self.chunks:
+            yield chunk
+
+
+async def test_watch_lines_are_split_at_newlines_wherever_the_chunks_end() -> None:
+    from controlplane.client.rest import _json_lines
+
+    events = [
+        b'{"type":"ADDED","object":{"metadata":{"name":"a\xe2\x80\xa8b"}}}',  # U+2028 inside a string
+        b'{"type":"MODIFIED","object":{"metadata":{"name":"c"}}}',
+        b'{"type":"DELETED","object":{"metadata":{"name":"d"}}}',
+    ]
+    wire = b"\n".join(events) + b"\n"
+    for size in (1, 7, 50, len(wire)):
+        chunks = [wire[i : i + size] for i in range(0, len(wire), size)]
+        response = httpx.Response(200, stream=_Chunks(chunks))
+        assert [line async for line in _json_lines(response)] == events
+    unterminated = httpx.Response(200, stream=_Chunks([events[0] + b"\n" + events[1]]))
+    assert [line async for line in _json_lines(unterminated)] == events[:2]

@@ -200,3 +200,44 @@ async def test_a_read_timeout_applies_while_waiting_for_the_response(monkeypatch
     ) as client:
         with pytest.raises(httpx.ReadTimeout):
             await client.get("/")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [(b"content-type", b"application/json"), (b"audit-id", b"a1")],
+        [(b"content-type", b"application/json"), (b"content-length", b"17")],
+        [],
+    ],
+)
+async def test_a_whole_response_is_what_httpx_makes_of_the_same_answer(
+    headers: list[tuple[bytes, bytes]],
+) -> None:
+    body = b'{"kind":"Status"}'
+    expected = httpx.Response(200, headers=headers, content=body, extensions={"http_version": b"HTTP/1.1"})
+    response = transport.whole_response(200, list(headers), body)
+    assert isinstance(response, transport.WholeResponse)
+    for name in (
+        "status_code",
+        "content",
+        "text",
+        "is_closed",
+        "is_stream_consumed",
+        "http_version",
+        "encoding",
+    ):
+        assert getattr(response, name) == getattr(expected, name), name
+    assert response.headers.raw == expected.headers.raw
+    assert response.json() == expected.json()
+    assert await response.aread() == body
+    assert [chunk async for chunk in response.stream] == [body]  # type: ignore[union-attr]
+    await response.aclose()
+
+
+async def test_a_content_encoded_whole_response_is_decoded_by_httpx() -> None:
+    import gzip
+
+    body = gzip.compress(b"{}")
+    response = transport.whole_response(200, [(b"content-encoding", b"gzip")], body)
+    assert not isinstance(response, transport.WholeResponse)
+    assert response.content == b"{}"
