@@ -66,6 +66,7 @@ from controlplane.client.delta_fifo import DeltaFIFO, Deltas, DeltaType, FIFOClo
 from controlplane.client.reflector import ListerWatcher, ListWatch, Reflector
 from controlplane.client.rest import RESTClient
 from controlplane.client.sharing import SHARED_VERSIONS, SharedVersions
+from controlplane.client.watch import EventType, WatchEvent, decode_event, split_event
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
 logger = logging.getLogger(__name__)
@@ -211,6 +212,10 @@ def strip_managed_fields(obj: Object) -> Object:
     return obj
 
 
+#: The watch events whose object ``SharedIndexInformer._decode`` shares as it decodes them.
+_SHARED_EVENT_TYPES = {b"ADDED": EventType.ADDED, b"MODIFIED": EventType.MODIFIED}
+
+
 class SharedIndexInformer:
     """One resource's reflector, cache and event handlers (client-go ``SharedIndexInformer``)."""
 
@@ -318,6 +323,7 @@ class SharedIndexInformer:
             should_resync=self._should_resync,
             clock=self.clock,
             rng=self.rng,
+            decode=self._decode,
             **self._reflector_options,
         )
         for listener in self._listeners:
@@ -372,6 +378,34 @@ class SharedIndexInformer:
             listener.sync_mark = listener.enqueued
         self._synced.set()
 
+    def _decode(self, line: bytes) -> WatchEvent:
+        """A watch line as an event whose object is already transformed and shared.
+
+        What client-go's DeltaFIFO does as an event comes in (``queueActionInternalLocked`` runs the
+        transform), done here one step earlier, so that the bytes are decoded only once per
+        process: the scheduler, the controller manager and a kubelet get the same line for the
+        same pod version, and the second and third find the shared copy by the bytes' digest.
+        """
+        split = split_event(line)
+        kind = _SHARED_EVENT_TYPES.get(split[0]) if split is not None else None
+        if split is None or kind is None:
+            return decode_event(line)
+        transform, versions = self.transform, self.shared_versions
+        digest = versions.digest(split[1])
+        known = versions.frame(transform, digest)
+        if known is not None:
+            return WatchEvent(kind, known)
+        event = decode_event(line)
+        meta = event.object.get("metadata")
+        if not isinstance(meta, dict) or not meta.get("uid") or not meta.get("resourceVersion"):
+            return event  # not shareable: ``_handle_deltas`` transforms it, as any other
+        obj = event.object if transform is None else transform(event.object)
+        shared = versions.share(obj)
+        if not versions.holds(shared):  # the transform made it unshareable: start again, plainly
+            return decode_event(line)
+        versions.remember_frame(transform, digest, shared)  # type: ignore[arg-type]
+        return WatchEvent(event.type, shared)
+
     def _handle_deltas(self, deltas: Deltas) -> None:
         """Apply one key's deltas to the cache, then queue the notifications (``processDeltas``)."""
         for delta in deltas:
@@ -383,7 +417,8 @@ class SharedIndexInformer:
             assert not isinstance(obj, DeletedFinalStateUnknown)
             # A Sync re-delivers what the cache holds, transformed already (client-go's DeltaFIFO
             # ``queueActionInternalLocked`` skips the transform for it too).
-            if delta.type is not DeltaType.SYNC:
+            # An object from a watch is shared already (``_decode``).
+            if delta.type is not DeltaType.SYNC and not self.shared_versions.holds(obj):
                 if self.transform is not None:
                     obj = self.transform(obj)
                 obj = self.shared_versions.share(obj)

@@ -49,7 +49,7 @@ from controlplane.client.backoff import BackoffManager, reflector_backoff
 from controlplane.client.errors import ConnectError, ResourceExpired, TooManyRequests
 from controlplane.client.pager import DEFAULT_PAGE_SIZE, ListPager
 from controlplane.client.rest import ListOptions, ResourceClient, Watch
-from controlplane.client.watch import EventType, WatchInterface
+from controlplane.client.watch import EventType, WatchEvent, WatchInterface
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
 logger = logging.getLogger(__name__)
@@ -145,6 +145,7 @@ class Reflector:
         clock: Clock = SYSTEM_CLOCK,
         rng: random.Random | None = None,
         backoff: BackoffManager | None = None,
+        decode: Callable[[bytes], WatchEvent] | None = None,
     ) -> None:
         self.list_watch = list_watch
         self.store = store
@@ -158,6 +159,8 @@ class Reflector:
         self.clock = clock
         self.rng = rng if rng is not None else random.Random()
         self.backoff = backoff if backoff is not None else reflector_backoff(clock=clock, rng=self.rng)
+        #: How the lines of this client's watches become events (``Watch.decode``), if not as usual.
+        self.decode = decode
         self._last_sync_resource_version = ""
         self._last_sync_unavailable = False
         self._paginated_result = False
@@ -269,6 +272,8 @@ class Reflector:
                 allow_watch_bookmarks=True,
             )
             watcher = self.list_watch.watch(options)
+            if self.decode is not None and isinstance(watcher, Watch):
+                watcher.decode = self.decode
             try:
                 await watcher.start()
             except (ConnectError, TooManyRequests) as error:

@@ -478,6 +478,8 @@ class Watch:
         self._response: httpx.Response | None = None
         self._lines: Any = None  # the response's line iterator (an async generator)
         self._stopped = False
+        #: How a line becomes an event; an informer puts in its own, which shares what it decodes.
+        self.decode: Callable[[bytes], WatchEvent] = decode_event
 
     async def start(self) -> None:
         if self._response is None and not self._stopped:
@@ -503,7 +505,7 @@ class Watch:
             if not line.strip():
                 continue
             try:
-                event = decode_event(line)
+                event = self.decode(line)
             except MalformedEvent:
                 await self.stop()
                 raise

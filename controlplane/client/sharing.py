@@ -6,9 +6,12 @@ its own client, its own watches and its own informer caches, as the course teach
 identical copies of ten thousand pods are three times the memory for the same bytes. So the
 informers of a process share what is *identical*: when an informer is about to cache version
 ``resourceVersion`` of the object with ``uid``, and another informer already caches an equal copy of
-that same version, it caches that copy instead of its own. Each component still lists, watches,
-decodes and indexes on its own; only equal values end up as one Python object, as equal strings do
-when interned.
+that same version, it caches that copy instead of its own. Each component still lists, watches
+and indexes on its own; only equal values end up as one Python object, as equal strings do when
+interned. One step further, the same watch line (the API server sends the same bytes to every
+watcher of a change) is decoded once per process: an informer that gets an object's bytes another
+informer with the same transform has already decoded finds the shared copy by the bytes' digest
+(``frame``), and skips the decoding and the comparison.
 
 Sharing is safe only if nobody changes a cached object, which is client-go's rule anyway: "NEVER
 modify objects from the store. It's a read-only, local cache. You can use DeepCopy() to make a deep
@@ -28,6 +31,7 @@ references only.
 from __future__ import annotations
 
 import copy
+import hashlib
 import sys
 import weakref
 from collections.abc import Iterable
@@ -160,6 +164,11 @@ class SharedVersions:
         self._versions: weakref.WeakValueDictionary[tuple[str, str], FrozenDict] = (
             weakref.WeakValueDictionary()
         )
+        #: Shared versions by what they were made from: a transform and a digest of the watched
+        #: object's bytes (see ``frame``).
+        self._frames: weakref.WeakValueDictionary[tuple[object, bytes], FrozenDict] = (
+            weakref.WeakValueDictionary()
+        )
 
     def __len__(self) -> int:
         return len(self._versions)
@@ -181,6 +190,29 @@ class SharedVersions:
         frozen: FrozenDict = freeze(obj)
         self._versions[key] = frozen
         return frozen
+
+    def holds(self, obj: Object) -> bool:
+        """Whether ``obj`` is the shared copy of its version (nothing left to do to it)."""
+        if type(obj) is not FrozenDict:
+            return False
+        meta = obj.get("metadata")
+        key = (meta.get("uid"), meta.get("resourceVersion")) if isinstance(meta, dict) else None
+        return key is not None and self._versions.get(key) is obj  # type: ignore[arg-type]
+
+    @staticmethod
+    def digest(data: bytes) -> bytes:
+        """What ``frame`` knows an object's bytes by (128 bits of BLAKE2b: no two differ by chance)."""
+        return hashlib.blake2b(data, digest_size=16).digest()
+
+    def frame(self, transform: object, digest: bytes) -> FrozenDict | None:
+        """The shared version made from the object bytes of ``digest`` with ``transform`` (None for
+        none), if an informer of the process caches it: the bytes of one watch event, delivered to
+        the scheduler, the controller manager and a kubelet alike, are decoded once, not thrice."""
+        return self._frames.get((transform, digest))
+
+    def remember_frame(self, transform: object, digest: bytes, shared: FrozenDict) -> None:
+        """Note that ``shared`` is what the object bytes of ``digest`` become with ``transform``."""
+        self._frames[(transform, digest)] = shared
 
 
 #: The process's registry, which every informer uses unless given another.

@@ -71,6 +71,26 @@ def decode_event(line: str | bytes) -> WatchEvent:
     return WatchEvent(event_type, obj)
 
 
+_TYPE_PREFIX = b'{"type":"'
+_OBJECT_INFIX = b'","object":'
+
+
+def split_event(line: bytes) -> tuple[bytes, bytes] | None:
+    """A watch line's type and its object's bytes, if it has the API server's own layout
+    (``{"type":"MODIFIED","object":{...}}``, as both kube-apiserver and Kubelab write it); None if
+    not, and then only ``decode_event`` can tell what it holds.
+
+    The object's bytes are then all the line says about the object: equal bytes decode to equal
+    objects, whatever the type in front of them.
+    """
+    if not line.startswith(_TYPE_PREFIX):
+        return None
+    end = line.find(b'"', len(_TYPE_PREFIX))
+    if end < 0 or not line.startswith(_OBJECT_INFIX, end) or not line.endswith(b"}"):
+        return None
+    return line[len(_TYPE_PREFIX) : end], line[end + len(_OBJECT_INFIX) : -1]
+
+
 def raise_for_error(event: WatchEvent) -> WatchEvent:
     """``event`` itself, unless it is an ``ERROR``: then its Status as a typed error (410: ``Expired``)."""
     if event.type is EventType.ERROR:
@@ -173,4 +193,5 @@ __all__ = [
     "WatchInterface",
     "decode_event",
     "raise_for_error",
+    "split_event",
 ]

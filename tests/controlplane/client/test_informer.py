@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from controlplane.api import serializer
+from controlplane.client import informer as informer_module
 from controlplane.client.cache import (
     NAMESPACE_INDEX,
     DeletedFinalStateUnknown,
@@ -30,6 +31,7 @@ from controlplane.client.informer import (
 from controlplane.client.reflector import ListWatch
 from controlplane.client.rest import ResourceClient
 from controlplane.client.sharing import FrozenDict, SharedObjectChanged, SharedVersions, intern_strings
+from controlplane.client.watch import decode_event, split_event
 from controlplane.clock import ManualClock
 from tests.controlplane.client.conftest import Cluster, MakeCluster, configmap
 from tests.controlplane.client.helpers import GatedListWatch, NoBackoff, ScriptedListWatch, cm, cm_list
@@ -507,3 +509,56 @@ async def test_two_informers_caching_one_version_hold_one_frozen_object(
         expected["metadata"]["uid"] = "uid-a"
         assert first == expected
     assert any(isinstance(r.exc_info[1], SharedObjectChanged) for r in caplog.records if r.exc_info)
+
+
+async def test_informers_of_a_process_decode_one_watch_line_once_per_transform(
+    make_cluster: MakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same watch line reaches the scheduler, the controller manager and a kubelet: the first
+    informer decodes, transforms and shares it; the next ones with the same transform find the
+    shared copy by the bytes' digest. Another transform gets its own copy."""
+    cluster = await make_cluster()
+    versions = SharedVersions()
+    decoded_lines: list[bytes] = []
+    real_decode = decode_event
+
+    def counting(line: bytes) -> Any:
+        decoded_lines.append(line)
+        return real_decode(line)
+
+    monkeypatch.setattr(informer_module, "decode_event", counting)
+    informers = [
+        SharedIndexInformer(
+            ListWatch(cluster.configmaps()),
+            transform=transform,
+            shared_versions=versions,
+            reflector_options={"backoff": NoBackoff()},
+        )
+        for transform in (strip_managed_fields, strip_managed_fields, strip_managed_fields, None)
+    ]
+    seen = [Recorder() for _ in informers]
+    for informer, recorder in zip(informers, seen, strict=True):
+        informer.add_event_handler(recorder)
+    async with informers[0], informers[1], informers[2], informers[3]:
+        await wait_for_cache_sync(*informers)
+        created = await cluster.configmaps().create(configmap("shared", {"k": "v"}))
+        for recorder in seen:
+            assert await recorder.next() == [("add", "shared", created["metadata"]["resourceVersion"])]
+        held = [informer.indexer.get_by_key("default/shared") for informer in informers]
+    stripped, plain = held[0], held[3]
+    assert stripped is not None and plain is not None
+    assert held[1] is stripped and held[2] is stripped, "informers with one transform hold copies"
+    assert isinstance(stripped, FrozenDict) and "managedFields" not in stripped["metadata"]
+    assert plain is not stripped and plain["metadata"]["managedFields"], "the transforms mixed"
+    assert {k: v for k, v in plain["metadata"].items() if k != "managedFields"} == stripped["metadata"]
+    added = [line for line in decoded_lines if line.startswith(b'{"type":"ADDED"')]
+    assert len(added) == 2, f"{len(added)} decodes of the ADDED line for 2 transforms"
+
+
+def test_split_event_finds_the_object_bytes_only_in_the_api_servers_layout() -> None:
+    obj = b'{"metadata":{"name":"a","uid":"u","resourceVersion":"7"}}'
+    assert split_event(b'{"type":"MODIFIED","object":' + obj + b"}") == (b"MODIFIED", obj)
+    assert split_event(b'{"object":' + obj + b',"type":"ADDED"}') is None  # keys the other way
+    assert split_event(b'{ "type": "ADDED", "object": ' + obj + b"}") is None  # spaced out
+    assert split_event(b'{"type":"ADDED","object":' + obj + b"}x") is None  # more after it
+    assert split_event(b'{"type":"ADDED"}') is None  # no object
