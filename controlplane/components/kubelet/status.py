@@ -16,6 +16,7 @@ the pod (for its spec and its current status) and the lifecycle's snapshot, it r
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -32,6 +33,12 @@ KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "Cont
 
 
 def rfc3339(epoch: float) -> str:
+    """``metav1.Time`` as JSON: whole seconds, UTC (a kubelet writes many of the same second)."""
+    return _rfc3339_second(int(epoch)) if epoch >= 0 else _rfc3339_second.__wrapped__(epoch)
+
+
+@functools.lru_cache(maxsize=256)
+def _rfc3339_second(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
