@@ -110,11 +110,19 @@ def _reset_fields(rtype: ResourceType, subresource: str) -> Set | None:
 
 
 def field_manager(rtype: ResourceType, subresource: str, clock: Clock) -> FieldManager | None:
-    """The field manager of a resource's endpoint, or None for kinds without an upstream schema."""
+    """The field manager of a resource's endpoint, or None for kinds without an upstream schema.
+
+    A field manager holds no state of its own between writes, so each endpoint's is built once and
+    kept (for as long as the resource type, its schema and the cluster's clock are the same objects).
+    """
     node = _schema(rtype)
     if node is None:
         return None
-    return FieldManager(
+    key = (id(rtype), subresource, id(clock))
+    hit = _field_managers.get(key)
+    if hit is not None and hit[0] is rtype and hit[1] is clock and hit[2] is node:
+        return hit[3]
+    fm = FieldManager(
         group=rtype.group,
         version=rtype.version,
         kind=rtype.kind,
@@ -123,6 +131,16 @@ def field_manager(rtype: ResourceType, subresource: str, clock: Clock) -> FieldM
         subresource=subresource,
         reset_fields=_reset_fields(rtype, subresource),
     )
+    if len(_field_managers) >= _FIELD_MANAGERS_KEPT:
+        _field_managers.clear()
+    _field_managers[key] = (rtype, clock, node, fm)
+    return fm
+
+
+#: The field managers built, by (resource type, subresource, clock) identity; each entry keeps the
+#: objects whose ids make its key alive, so an id is not reused while the entry exists.
+_field_managers: dict[tuple[int, str, int], tuple[ResourceType, Clock, Any, FieldManager]] = {}
+_FIELD_MANAGERS_KEPT: Final = 1024
 
 
 def tracker(
