@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any, Final
 
 from controlplane.api import patch as patches
@@ -43,7 +42,8 @@ from controlplane.api.fieldmanager.fieldpath import Set, make_path
 from controlplane.api.resources import ResourceType
 from controlplane.api.validation import FieldError, forbidden, invalid, not_supported, required, too_long
 from controlplane.apiserver import errors
-from controlplane.apiserver.http import Request
+from controlplane.apiserver.http import JSON, Request, decode_body
+from controlplane.apiserver.registry import timestamp
 from controlplane.clock import Clock
 
 Object = dict[str, Any]
@@ -110,19 +110,37 @@ def _reset_fields(rtype: ResourceType, subresource: str) -> Set | None:
 
 
 def field_manager(rtype: ResourceType, subresource: str, clock: Clock) -> FieldManager | None:
-    """The field manager of a resource's endpoint, or None for kinds without an upstream schema."""
+    """The field manager of a resource's endpoint, or None for kinds without an upstream schema.
+
+    A field manager holds no state of its own between writes, so each endpoint's is built once and
+    kept (for as long as the resource type, its schema and the cluster's clock are the same objects).
+    """
     node = _schema(rtype)
     if node is None:
         return None
-    return FieldManager(
+    key = (id(rtype), subresource, id(clock))
+    hit = _field_managers.get(key)
+    if hit is not None and hit[0] is rtype and hit[1] is clock and hit[2] is node:
+        return hit[3]
+    fm = FieldManager(
         group=rtype.group,
         version=rtype.version,
         kind=rtype.kind,
         node=node,
-        now=lambda: datetime.fromtimestamp(clock.now(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        now=lambda: timestamp(clock),
         subresource=subresource,
         reset_fields=_reset_fields(rtype, subresource),
     )
+    if len(_field_managers) >= _FIELD_MANAGERS_KEPT:
+        _field_managers.clear()
+    _field_managers[key] = (rtype, clock, node, fm)
+    return fm
+
+
+#: The field managers built, by (resource type, subresource, clock) identity; each entry keeps the
+#: objects whose ids make its key alive, so an id is not reused while the entry exists.
+_field_managers: dict[tuple[int, str, int], tuple[ResourceType, Clock, Any, FieldManager]] = {}
+_FIELD_MANAGERS_KEPT: Final = 1024
 
 
 def tracker(
@@ -139,13 +157,41 @@ def tracker(
 # -- strict decoding of create and update bodies ----------------------------------------------------
 
 
+#: The media types ``http.decode_body`` reads as JSON.
+_JSON_BODIES: Final = frozenset(
+    {
+        "",
+        JSON,
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+        "application/json-patch+json",
+    }
+)
+
+
+def decode_body_once(raw: bytes, content_type: str) -> tuple[Any, bool]:
+    """The request body as ``http.decode_body`` decodes it, and whether no object in it names a member
+    twice (then the strict checks need not read ``raw`` again for duplicate fields).
+
+    Anything but JSON without repeated members (YAML, protobuf, a duplicate, a body that does not
+    parse) goes through ``decode_body`` itself, errors and all.
+    """
+    if content_type in _JSON_BODIES:
+        unique, document = strict.decode_unique(raw)
+        if unique:
+            return document, True
+    return decode_body(raw, content_type), False
+
+
 def decode_strictly(
-    rtype: ResourceType, obj: Object, raw: bytes, request: Request, options: str
+    rtype: ResourceType, obj: Object, raw: bytes | None, request: Request, options: str
 ) -> tuple[Object, list[str]]:
     """The object as upstream's decoder keeps it, and the warnings to send.
 
     Unknown fields are dropped; under ``Strict`` they (and duplicate fields) fail the request with
     upstream's ``<Kind> in version "v1" cannot be handled as a <Kind>: strict decoding error: ...``.
+    ``raw`` is the body, read again for duplicate fields; None when it is known to have none
+    (:func:`decode_body_once`).
     """
     directive = validation_directive(request, options)
     node = _schema(rtype)
@@ -165,13 +211,22 @@ def decode_strictly(
 # -- patches ----------------------------------------------------------------------------------------
 
 
-def apply(kind: str, current: Object, document: Any, rtype: ResourceType, request: Request) -> Object:
+def apply(
+    kind: str,
+    current: Object,
+    document: Any,
+    rtype: ResourceType,
+    request: Request,
+    *,
+    consume: bool = False,
+) -> Object:
     """The object after a patch of ``kind`` ("json", "merge", "strategic", "apply"), without ownership.
 
     The patch algorithms alone, errors turned into Statuses; "apply" here is the structured merge of
     the configuration into ``current`` with no managed fields (see :class:`Patcher` for the real thing).
     ``current`` is the caller's own copy (the registry decodes one for each read-modify-write): it is
-    patched in place rather than copied once more.
+    patched in place rather than copied once more. With ``consume``, a merge patch's ``document`` is
+    the caller's to give away too: its parts go into the result uncopied.
     """
     try:
         if kind == "json":
@@ -181,7 +236,7 @@ def apply(kind: str, current: Object, document: Any, rtype: ResourceType, reques
                 )
             result = patches.apply_json_patch(current, document, copy=False)
         elif kind == "merge":
-            result = patches.apply_merge_patch(current, document, copy=False)
+            result = patches.apply_merge_patch(current, document, copy=False, consume=consume)
         elif kind == "strategic":
             result = patches.apply_strategic_merge_patch(
                 current, document, group=rtype.group, version=rtype.version, kind=rtype.kind, copy=False
@@ -237,14 +292,19 @@ class Patcher:
         subresource: str,
         namespace: str,
         clock: Clock,
+        unique_members: bool = False,
     ) -> None:
         self.kind = kind
+        #: Whether the body is known to name no member twice (:func:`decode_body_once`).
+        self.unique_members = unique_members
         self.document = document
         self.raw = raw
         self.rtype = rtype
         self.request = request
         self.namespace = namespace
         self.warnings: list[str] = []
+        #: Whether a merge patch's decoded ``document`` went into an object already (see :meth:`mutate`).
+        self._consumed = False
         force = _flag(request.query.get("force"))
         problems: list[FieldError] = []
         if kind != "apply" and force is not None:
@@ -272,7 +332,14 @@ class Patcher:
         self.warnings = []
         if self.kind == "apply":
             return self._apply(current)
-        patched = apply(self.kind, current, self.document, self.rtype, self.request)
+        document, consume = self.document, False
+        if self.kind == "merge":
+            # The decoded patch becomes part of the object (no copy of it); a second run, after a
+            # concurrent write, decodes the body again.
+            if self._consumed:
+                document = decode_body(self.raw, "application/merge-patch+json")
+            consume = self._consumed = True
+        patched = apply(self.kind, current, document, self.rtype, self.request, consume=consume)
         if self.node is None:
             return patched
         if self.directive == strict.IGNORE:
@@ -280,7 +347,8 @@ class Patcher:
             return pruned if isinstance(pruned, dict) else patched
         # Duplicates are looked for in the patch (merge and strategic patches are JSON objects);
         # unknown fields in the patched object, as upstream's decoder finds them.
-        problems = strict.duplicate_fields(self.raw) if self.kind in ("merge", "strategic") else []
+        duplicates = self.kind in ("merge", "strategic") and not self.unique_members
+        problems = strict.duplicate_fields(self.raw) if duplicates else []
         pruned, unknown = strict.without_unknown_fields(patched, self.node)
         problems += unknown
         if problems and self.directive == strict.STRICT:
@@ -319,6 +387,7 @@ __all__ = [
     "UPDATE_OPTIONS",
     "Patcher",
     "apply",
+    "decode_body_once",
     "decode_strictly",
     "field_manager",
     "manager_name",

@@ -121,7 +121,26 @@ class AllocatingStrategy(Protocol):
 
 def timestamp(clock: Clock) -> str:
     """RFC 3339 with second precision, as metav1.Time serializes."""
-    return datetime.fromtimestamp(clock.now(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_seconds(clock.now())
+
+
+#: The last second :func:`format_seconds` wrote, and its text: every write of a busy second asks for
+#: the same one (``creationTimestamp``, managedFields' ``time``), and ``strftime`` is not free.
+_last_second: tuple[int, str] = (-1, "")
+#: ``datetime.fromtimestamp`` rounds to the microsecond: from here up, the second may round up.
+_ROUNDS_UP = 0.9999995
+
+
+def format_seconds(moment: float) -> str:
+    """``moment`` (seconds since the epoch) in RFC 3339 at second precision, e.g. ``2025-01-01T10:00:00Z``."""
+    global _last_second
+    second = int(moment)
+    if second == _last_second[0] and 0 <= moment - second < _ROUNDS_UP:
+        return _last_second[1]
+    text = datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if 0 <= moment - second < _ROUNDS_UP:
+        _last_second = (second, text)
+    return text
 
 
 def encode(obj: Object) -> bytes:
@@ -633,5 +652,6 @@ __all__ = [
     "asked_or_held",
     "decode",
     "encode",
+    "format_seconds",
     "timestamp",
 ]

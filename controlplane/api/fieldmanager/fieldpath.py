@@ -39,6 +39,13 @@ Everything here is pure and immutable from the outside: set operations never mod
 operands. To stay cheap on every write they do not copy either: a result may share unchanged
 subtrees (or be one of its operands, when the other is empty or disjoint), so a set that came out of
 an operation is read-only. Only a set being built (``Set()``, then :meth:`Set.insert`) is modified.
+
+**Sets read from FieldsV1 are shared.** Every write reads the managed fields of the stored object and
+writes them back, and most managers' sets come back unchanged (a kubelet's status write leaves the
+creator's set alone); objects made from one template hold the very same sets. So
+:meth:`Set.from_fields_v1` keeps the sets it read by their document, and a set read from a
+document in the form :meth:`Set.to_fields_v1` writes remembers it, to write it again without a walk.
+Being read-only, such a set may be handed to any number of writes.
 """
 
 from __future__ import annotations
@@ -47,6 +54,8 @@ import functools
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any, Final, NamedTuple
+
+import orjson
 
 FIELD: Final = "f"
 KEY: Final = "k"
@@ -262,11 +271,13 @@ class Set:
     for building a new set.
     """
 
-    __slots__ = ("children", "members")
+    __slots__ = ("_fields_v1", "children", "members")
 
     def __init__(self, paths: Iterator[Path] | list[Path] | tuple[Path, ...] = ()) -> None:
         self.members: set[PathElement] = set()
         self.children: dict[PathElement, Set] = {}
+        #: The set's FieldsV1 as JSON, if it was read from exactly that (see the module docstring).
+        self._fields_v1: bytes | None = None
         for path in paths:
             self.insert(path)
 
@@ -419,7 +430,10 @@ class Set:
     # -- FieldsV1 (fieldpath/serialize.go) -------------------------------------------------------
 
     def to_fields_v1(self) -> dict[str, Any]:
-        """The set as a ``fieldsV1`` document, keys in upstream's order."""
+        """The set as a ``fieldsV1`` document, keys in upstream's order (a new document each time)."""
+        if self._fields_v1 is not None:
+            written: dict[str, Any] = orjson.loads(self._fields_v1)
+            return written
         return self._emit(False)
 
     def _emit(self, include_self: bool) -> dict[str, Any]:
@@ -439,11 +453,29 @@ class Set:
 
     @classmethod
     def from_fields_v1(cls, document: Any) -> Set:
-        """Read a ``fieldsV1`` document; raises :class:`FieldsV1Error` if it is not one."""
+        """Read a ``fieldsV1`` document; raises :class:`FieldsV1Error` if it is not one.
+
+        The set is shared with every other reader of the same document: read-only.
+        """
         if not isinstance(document, Mapping):
             raise FieldsV1Error("fieldsV1 must be an object")
-        out, _ = cls._read(document)
-        return out or Set()
+        try:
+            text: bytes | None = orjson.dumps(document)
+        except orjson.JSONEncodeError:  # not plain JSON (a Mapping that is no dict): not kept
+            text = None
+        if text is not None:
+            hit = _read_sets.get(text)
+            if hit is not None:
+                return hit
+        read, _ = cls._read(document)
+        out = read or Set()
+        if text is not None:
+            if orjson.dumps(out._emit(False)) == text:
+                out._fields_v1 = text
+            if len(_read_sets) >= _READ_SETS_KEPT:
+                _read_sets.clear()
+            _read_sets[text] = out
+        return out
 
     @classmethod
     def _read(cls, document: Mapping[str, Any]) -> tuple[Set | None, bool]:
@@ -475,6 +507,11 @@ class Set:
         if children is None:
             is_member = True
         return children, is_member
+
+
+#: Sets read from FieldsV1 documents, by the document's JSON (see the module docstring).
+_read_sets: dict[bytes, Set] = {}
+_READ_SETS_KEPT: Final = 2048
 
 
 @functools.lru_cache(maxsize=65536)

@@ -33,11 +33,13 @@ from controlplane.api.deepcopy import deep_copy
 from controlplane.api.patch.errors import InvalidPatch, UnhandledPatchError
 
 
-def apply_merge_patch(doc: Any, patch: Any, *, copy: bool = True) -> Any:
+def apply_merge_patch(doc: Any, patch: Any, *, copy: bool = True, consume: bool = False) -> Any:
     """Apply a merge patch (the decoded request body) to a copy of ``doc`` and return it.
 
     ``doc`` is not modified, unless ``copy`` is False: then it is patched in place (for a caller
     whose ``doc`` is its own copy already, as the API server's read-modify-write decodes one).
+    ``patch`` is not modified either, unless ``consume`` is True: then its parts become parts of the
+    result, its nulls pruned in place (for a caller that will not use it again).
     Raises :class:`~.InvalidPatch` (400, ``Invalid JSON Patch``) for
     a patch that is not an object or a list, and :class:`~.UnhandledPatchError` (500,
     ``Invalid JSON Document``) for a ``null`` document.
@@ -46,7 +48,8 @@ def apply_merge_patch(doc: Any, patch: Any, *, copy: bool = True) -> Any:
         raise UnhandledPatchError("Invalid JSON Document")
     if not isinstance(patch, dict | list):
         raise InvalidPatch("Invalid JSON Patch")
-    patch = deep_copy(patch)
+    if not consume:
+        patch = deep_copy(patch)
     if isinstance(patch, list):
         return _prune_nulls(patch)
     if not isinstance(doc, dict):

@@ -142,10 +142,13 @@ class Tracer:
         self.trace.emit("admission.step", **fields)
 
 
-def apply_patch(obj: Object, patch: list[PatchOp], who: str) -> Object:
-    """``obj`` with ``patch`` applied; a plugin's broken patch is a server bug: 500, naming it."""
+def apply_patch(obj: Object, patch: list[PatchOp], who: str, *, in_place: bool = False) -> Object:
+    """``obj`` with ``patch`` applied; a plugin's broken patch is a server bug: 500, naming it.
+
+    ``in_place`` patches ``obj`` itself rather than a copy (see ``Chain._mutating_pass``).
+    """
     try:
-        patched = apply_json_patch(obj, patch)
+        patched = apply_json_patch(obj, patch, copy=not in_place)
     except PatchError as error:
         raise errors.internal_error(
             f"admission plugin {who} made a patch that does not apply: {error}"
@@ -203,6 +206,10 @@ class Chain:
     async def _mutating_pass(
         self, a: Attributes, scope: Scope, ran: list[str], *, reinvocation: bool
     ) -> Attributes:
+        # The object is the registry's own (decoded from the body or the store for this write), and
+        # upstream's built-in plugins change it in place: the patches are applied to it, not to a
+        # copy each. Unless a webhook kept the object it saw, to reinvoke itself if it changes.
+        in_place = not scope.seen_by_reinvocable
         for plugin in self._mutators:
             if not plugin.handles(a):
                 continue
@@ -213,7 +220,7 @@ class Chain:
                 raise
             ran.append(plugin.name)
             if patch and a.object is not None:
-                a = a.with_objects(apply_patch(a.object, patch, plugin.name), a.old_object)
+                a = a.with_objects(apply_patch(a.object, patch, plugin.name, in_place=in_place), a.old_object)
             self.tracer.step(plugin.name, "mutating", "pass", patch=patch)
         if self.mutating_webhooks is not None:
             patched = await self.mutating_webhooks.admit(a, self.cluster, scope, reinvocation=reinvocation)

@@ -284,9 +284,11 @@ async def create(ctx: Context) -> Reply:
     from controlplane.apiserver import patching  # field validation and managed fields
 
     raw = await ctx.request.read_body()
-    body = decode_body(raw, ctx.request.content_type)
+    body, unique = patching.decode_body_once(raw, ctx.request.content_type)
     obj = check_body_object(ctx, body)
-    obj, warnings = patching.decode_strictly(ctx.rtype, obj, raw, ctx.request, patching.CREATE_OPTIONS)
+    obj, warnings = patching.decode_strictly(
+        ctx.rtype, obj, None if unique else raw, ctx.request, patching.CREATE_OPTIONS
+    )
     track = patching.tracker(
         ctx.rtype, ctx.request, ctx.subresource, ctx.registry.clock, options=patching.CREATE_OPTIONS
     )
@@ -298,9 +300,11 @@ async def update(ctx: Context) -> Reply:
     from controlplane.apiserver import patching  # field validation and managed fields
 
     raw = await ctx.request.read_body()
-    body = decode_body(raw, ctx.request.content_type)
+    body, unique = patching.decode_body_once(raw, ctx.request.content_type)
     obj = check_body_object(ctx, body)
-    obj, warnings = patching.decode_strictly(ctx.rtype, obj, raw, ctx.request, patching.UPDATE_OPTIONS)
+    obj, warnings = patching.decode_strictly(
+        ctx.rtype, obj, None if unique else raw, ctx.request, patching.UPDATE_OPTIONS
+    )
     name_in_body = obj["metadata"].get("name")
     if name_in_body and name_in_body != ctx.name:
         raise errors.bad_request(
@@ -339,7 +343,7 @@ async def patch(ctx: Context) -> Reply:
             f"{', '.join(PATCH_TYPES)}"
         )
     raw = await ctx.request.read_body()
-    document = decode_body(raw, content_type)
+    document, unique = patching.decode_body_once(raw, content_type)
     patcher = patching.Patcher(
         kind,
         document,
@@ -349,6 +353,7 @@ async def patch(ctx: Context) -> Reply:
         subresource=ctx.subresource,
         namespace=ctx.namespace,
         clock=ctx.registry.clock,
+        unique_members=unique,
     )
 
     def mutate(current: Object) -> Object:

@@ -156,6 +156,22 @@ def test_fields_v1_round_trip_with_members_and_children() -> None:
     assert json.dumps(owned.to_fields_v1()) == json.dumps(document)
 
 
+def test_a_fields_v1_document_read_again_is_the_same_read_only_set_written_as_a_new_document() -> None:
+    labels: dict[str, Any] = {".": {}, "f:app": {}}
+    document: dict[str, Any] = {"f:metadata": {"f:labels": labels}, "f:spec": {"f:replicas": {}}}
+    owned = Set.from_fields_v1(document)
+    assert Set.from_fields_v1(json.loads(json.dumps(document))) is owned
+    written = owned.to_fields_v1()
+    assert written == document and written is not document
+    written["f:spec"]["f:paused"] = {}
+    assert owned.to_fields_v1() == document, "each write is a new document"
+
+
+def test_a_fields_v1_document_out_of_order_is_written_back_in_upstreams_order() -> None:
+    owned = Set.from_fields_v1({"f:spec": {}, "f:metadata": {"f:name": {}}, "z:unknown": {}})
+    assert list(owned.to_fields_v1()) == ["f:metadata", "f:spec"]
+
+
 def test_fields_v1_keys_are_written_in_upstreams_order() -> None:
     owned = Set(
         [

@@ -120,3 +120,9 @@ def test_a_callers_own_copy_is_patched_in_place_when_asked() -> None:
     result = apply_merge_patch(doc, patch, copy=False)
     assert result is doc and doc == {"spec": {"replicas": 3}, "status": {"ready": 0}}
     assert patch == {"spec": {"replicas": 3, "paused": None}}, "the patch itself is never changed"
+
+
+@pytest.mark.parametrize(("doc", "patch", "result"), RFC_7386_APPENDIX_A)
+def test_a_consumed_patch_gives_the_same_result(doc: Any, patch: Any, result: Any) -> None:
+    """``consume=True`` (the API server's own decoded body) moves the patch's parts instead of copying."""
+    assert apply_merge_patch(copy.deepcopy(doc), copy.deepcopy(patch), consume=True) == result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from controlplane.api import strict
@@ -65,3 +66,17 @@ def test_unknown_fields_in_list_items_are_named_by_position_and_pruned_alike() -
     kept = strict.prune_unknown(dirty, POD)
     assert kept == strict.without_unknown_fields(dirty, POD)[0]
     assert "hostnamez" not in kept["spec"] and kept["spec"]["volumes"] == [{"name": "v", "emptyDir": {}}]
+
+
+def test_decode_unique_is_json_loads_when_no_object_repeats_a_member() -> None:
+    raw = b'{"metadata":{"name":"web","labels":{"a":"1","b":"2"}},"items":[{"a":1},{"a":2}],"n":null}'
+    assert strict.decode_unique(raw) == (True, json.loads(raw))
+    assert strict.decode_unique(b"[1, 2]") == (True, [1, 2])
+    assert strict.decode_unique(b"null") == (True, None)
+
+
+def test_decode_unique_gives_up_on_a_repeated_member_or_a_body_that_is_not_json() -> None:
+    assert strict.decode_unique(b'{"spec":{"items":[{"a":1,"a":2}]}}') == (False, None)
+    assert strict.decode_unique(b"{") == (False, None)
+    assert strict.decode_unique(b"\xff") == (False, None)
+    assert strict.decode_unique(b"kind: Pod") == (False, None)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import collections
 import itertools
 import json
+from datetime import UTC, datetime
 
 import pytest
 
+from controlplane.apiserver.registry import format_seconds
 from tests.controlplane.apiserver.conftest import API
 
 PODS = "/api/v1/namespaces/default/pods"
@@ -284,3 +286,14 @@ async def test_an_integer_no_int64_field_can_hold_is_a_bad_request_and_nothing_i
     assert response.status_code in (400, 422), response.text
     assert response.json()["kind"] == "Status"
     assert (await api.client.get(f"{PODS}/huge")).status_code == 404
+
+
+def _strftime(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.mark.parametrize("moment", [0.0, 1.7e9, 1.7e9 + 0.25, 1.7e9 + 0.9999994, 1.7e9 + 0.9999996, 1e9])
+def test_format_seconds_writes_what_strftime_writes_cached_or_not(moment: float) -> None:
+    assert format_seconds(moment) == _strftime(moment)
+    assert format_seconds(moment) == _strftime(moment)  # the second time, from the cache
+    assert format_seconds(int(moment)) == _strftime(int(moment))

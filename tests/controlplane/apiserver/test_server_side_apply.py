@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from controlplane.api.kinds import builtin_types
+from controlplane.apiserver.http import Request
+from controlplane.apiserver.patching import Patcher
+from controlplane.clock import ManualClock
 from tests.controlplane.apiserver.conftest import API
 
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
@@ -97,6 +101,37 @@ async def test_duplicate_fields_are_strict_errors_too(api: API) -> None:
     assert warned.status_code == 201
     assert warned.json()["data"] == {"a": "2"}  # the last one wins, as in Go
     assert warned.headers["warning"] == '299 - "duplicate field \\"data.a\\""'
+
+
+async def test_duplicate_fields_of_a_merge_patch_are_reported(api: API) -> None:
+    assert (await api.client.post(CMS, json={"metadata": {"name": "dup"}, "data": {}})).status_code == 201
+    raw = b'{"data":{"a":"1","a":"2"}}'
+    strict = await api.client.patch(f"{CMS}/dup?fieldValidation=Strict", content=raw, headers=MERGE)
+    assert strict.status_code == 400
+    assert strict.json()["message"] == 'strict decoding error: duplicate field "data.a"'
+    warned = await api.client.patch(f"{CMS}/dup", content=raw, headers=MERGE)
+    assert warned.status_code == 200
+    assert warned.json()["data"] == {"a": "2"}
+    assert warned.headers["warning"] == '299 - "duplicate field \\"data.a\\""'
+
+
+async def _no_body() -> dict[str, Any]:
+    return {"type": "http.request", "body": b"", "more_body": False}
+
+
+def test_a_merge_patch_run_again_after_a_concurrent_write_applies_the_same_patch() -> None:
+    """The first run gives the decoded patch away to the object; a rerun decodes the body again."""
+    raw = b'{"data":{"b":"2","gone":null},"metadata":{"labels":{"x":"y"}}}'
+    request = Request("PATCH", "/", {}, {}, receive=_no_body)
+    rtype = builtin_types().lookup("", "v1", "configmaps")
+    assert rtype is not None
+    document, clock = json.loads(raw), ManualClock()
+    patcher = Patcher("merge", document, raw, rtype, request, subresource="", namespace="", clock=clock)
+    live = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"gone": "1"}}
+    first = patcher.mutate(json.loads(json.dumps(live)))
+    first["metadata"]["labels"]["x"] = "changed by whoever holds the first result"
+    second = patcher.mutate(json.loads(json.dumps(live)))
+    assert second["data"] == {"b": "2"} and second["metadata"]["labels"] == {"x": "y"}
 
 
 async def test_an_unknown_field_validation_value_is_invalid(api: API) -> None:
