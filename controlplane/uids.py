@@ -10,11 +10,17 @@ several UUIDs per request (the Audit-ID, the client's, a created object's uid). 
 from the same source 4 KiB at a time, and each UUID is cut from them: the same randomness, one system
 call per 256 UUIDs. A lock keeps two threads from cutting the same bytes, and a forked child starts
 with a fresh pool, so that two processes never share one.
+
+Generated names (``generateName``'s suffix, the ``kube-api-access-xxxxx`` volume) are a different
+kind of random: ``k8s.io/apimachinery/pkg/util/rand``'s ``String``, a few characters from an alphabet
+without vowels, drawn from Go's ``math/rand`` seeded at start. Not secret, only unlikely to collide
+(the registry retries a taken name), so ``random_string`` draws them the same way.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import threading
 
 #: Random bytes fetched at once (256 UUIDs).
@@ -28,9 +34,16 @@ _pool = b""
 _offset = 0
 
 
+#: ``utilrand``'s alphabet: no vowels (no words), no 0, 1 or 3 (no look-alikes).
+ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+
+_names = random.Random()  # seeded from the system's random source
+
+
 def _reset_pool() -> None:
     global _pool, _offset
     _pool, _offset = b"", 0
+    _names.seed()
 
 
 os.register_at_fork(after_in_child=_reset_pool)
@@ -48,4 +61,9 @@ def new_uid() -> str:
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
 
 
-__all__ = ["POOL_BYTES", "new_uid"]
+def random_string(length: int) -> str:
+    """``utilrand.String``: ``length`` random characters of ``ALPHANUMS``."""
+    return "".join(_names.choices(ALPHANUMS, k=length))
+
+
+__all__ = ["ALPHANUMS", "POOL_BYTES", "new_uid", "random_string"]

@@ -41,7 +41,6 @@ here are internal bookkeeping and no resource type serves them.
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -65,21 +64,19 @@ from controlplane.store import (
     Txn,
     TxnResult,
 )
-from controlplane.uids import new_uid
+from controlplane.uids import new_uid, random_string
 
 Object = dict[str, Any]
 #: Records a write in ``metadata.managedFields``: (live object or None on create, new object) -> new object.
 Track = Callable[[Object | None, Object], Object]
 
-#: Letters upstream's name generator uses (no vowels, so generated names spell no words).
-_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 #: Names tried for one create with ``generateName`` (upstream's ``maxNameGenerationCreateAttempts``).
 NAME_GENERATION_ATTEMPTS = 8
 
 
 def generate_name(prefix: str) -> str:
     """``names.SimpleNameGenerator``: the prefix and five random characters (no vowels, no 0/1/3)."""
-    return prefix + "".join(secrets.choice(_NAME_ALPHABET) for _ in range(5))
+    return prefix + random_string(5)
 
 
 #: How many times an update retries its read-modify-write after a conflict it caused itself.

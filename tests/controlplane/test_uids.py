@@ -7,7 +7,7 @@ import threading
 import uuid
 
 from controlplane import uids
-from controlplane.uids import POOL_BYTES, new_uid
+from controlplane.uids import ALPHANUMS, POOL_BYTES, new_uid, random_string
 
 
 def test_a_uid_is_a_random_version_4_uuid_as_uuid4_writes_it() -> None:
@@ -47,3 +47,23 @@ def test_a_forked_child_draws_from_a_pool_of_its_own() -> None:
     os.waitpid(pid, 0)
     assert uids._offset > 0
     assert child != new_uid(), "the child cut the parent's next UUID from the parent's pool"
+
+
+def test_random_strings_use_upstreams_alphabet_and_vary() -> None:
+    drawn = [random_string(5) for _ in range(200)]
+    assert all(len(s) == 5 and set(s) <= set(ALPHANUMS) for s in drawn), drawn[:5]
+    assert not set("aeiou013") & set(ALPHANUMS)
+    assert len(set(drawn)) > 190, "random_string repeats itself"
+
+
+def test_a_forked_child_draws_other_names_than_its_parent() -> None:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.write(write, random_string(20).encode())
+        os._exit(0)
+    os.close(write)
+    child = os.read(read, 64).decode()
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert child != random_string(20), "the child draws the parent's next name"

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import secrets
 from typing import Any, Final
 
 from controlplane.apiserver.admission.attributes import (
@@ -43,6 +42,7 @@ from controlplane.apiserver.admission.attributes import (
     section,
 )
 from controlplane.apiserver.admission.chain import ClusterView, Plugin, Scope
+from controlplane.uids import random_string
 
 DEFAULT_SERVICE_ACCOUNT: Final = "default"
 #: ``ServiceAccountVolumeName``: the prefix of the projected token volume's name.
@@ -55,8 +55,6 @@ TOKEN_EXPIRATION_SECONDS: Final = 3607
 MIRROR_POD_ANNOTATION: Final = "kubernetes.io/config.mirror"
 #: How many times a missing ``default`` ServiceAccount is looked up before the pod is refused.
 DEFAULT_LOOKUP_ATTEMPTS: Final = 10
-
-_NAME_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def token_volume_source() -> Object:
@@ -81,7 +79,7 @@ def token_volume_source() -> Object:
 
 
 def random_volume_name() -> str:
-    return VOLUME_PREFIX + "".join(secrets.choice(_NAME_ALPHABET) for _ in range(5))
+    return VOLUME_PREFIX + random_string(5)
 
 
 def is_mirror_pod(pod: Object) -> bool:
