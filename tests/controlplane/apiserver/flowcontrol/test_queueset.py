@@ -171,7 +171,12 @@ def test_the_running_counts_agree_with_the_queues_after_any_sequence(steps: list
         now += 0.01
         if op == "start":
             request = qs.start(n, 1 + n % 3, now)
-            (executing if request.state is State.EXECUTING else waiting).append(request)
+            if request.state is State.EXECUTING:
+                executing.append(request)
+            elif request.state is State.WAITING:
+                waiting.append(request)
+            else:  # turned away at once (its queue is full): neither running nor queued
+                assert request.state is State.REJECTED, request
         elif op == "finish" and executing:
             dispatched = qs.finish(executing.pop(n % len(executing)), now)
         elif op == "cancel" and waiting:
