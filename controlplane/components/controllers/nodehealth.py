@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
+from controlplane.client.sharing import FrozenDict
 
 Object = dict[str, Any]
 
@@ -158,7 +159,8 @@ def observe_node_health(
             health = NodeHealth(created, created, None)
     else:
         grace = monitor_grace_period
-        current = deep_copy(current)
+        if not isinstance(current, FrozenDict):  # an informer's condition never changes: kept as is
+            current = deep_copy(current)
         if saved is None or saved.ready_condition is None:
             lease_time = saved.lease_renew_time if saved is not None else None
             health = NodeHealth(now, now, current, lease_time)

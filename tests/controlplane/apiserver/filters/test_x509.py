@@ -24,6 +24,7 @@ from controlplane.apiserver.filters.x509 import (
 from controlplane.clock import ManualClock
 from controlplane.identity import NODES, SYSTEM_MASTERS
 from controlplane.pki import CertificateAuthority, certificate_pem, client_certificate, new_ca, new_key
+from controlplane.revocation import format_serial
 from tests.support.certificates import NOW, client_pair, foreign_ca, oversized_pair, serial_of, serving_pair
 
 
@@ -123,7 +124,8 @@ def test_a_revoked_certificate_is_refused_and_only_that_one(
     authenticator = X509Authenticator(ca.certificate, clock=clock, is_revoked=revoked.__contains__)
     result = authenticator.authenticate([revoked_cert])
     assert result is not None and isinstance(result.error, CertificateRevoked)
-    assert f"x509: certificate with serial {serial_of(revoked_cert):X}" in str(result.error)
+    # As ``openssl x509 -serial`` prints it: an even number of hex digits (a leading 0 when needed).
+    assert f"x509: certificate with serial {format_serial(serial_of(revoked_cert))}" in str(result.error)
     assert str(result.error).endswith("has been revoked")
     still = authenticator.authenticate([good_cert])
     assert still is not None and still.user is not None and still.user.username == "mallory"
