@@ -32,7 +32,7 @@ from controlplane.apiserver.authz.escalation import EscalationGuard
 from controlplane.apiserver.authz.node import NodeAuthorizer, NodeGraph
 from controlplane.apiserver.authz.rbac import RBACAuthorizer
 from controlplane.apiserver.registry import Registry
-from controlplane.apiserver.watchcache import WatchCache
+from controlplane.apiserver.watchcache import Cached, WatchCache
 from controlplane.store import Compare, Put, StoreError, Txn
 
 logger = logging.getLogger(__name__)
@@ -138,6 +138,13 @@ class CachedPolicy:
         return cached.obj if cached is not None else None
 
 
+def _node_of(cached: Cached) -> str:
+    """The node a cached pod is bound to ("" if none), from its kept fields when it has them."""
+    if cached.fields is not None:
+        return cached.fields.get("spec.nodeName", "")
+    return str((cached.obj.get("spec") or {}).get("nodeName") or "")
+
+
 class PodGraphFeed:
     """The Node authorizer's graph, brought up to date from the pod cache whenever it is read."""
 
@@ -162,8 +169,16 @@ class PodGraphFeed:
                 if event.type == "DELETED":
                     meta = event.object.obj.get("metadata") or {}
                     self._graph.delete_pod(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-                else:
-                    self._graph.set_pod(event.object.obj)
+                    continue
+                # graph_populator.go: a pod not bound to a node links nothing yet, and a change that
+                # leaves its node (and uid: a MODIFIED pod is the same pod) alone leaves its edges:
+                # the references in a pod's spec cannot change. Neither needs the pod decoded.
+                node = _node_of(event.object)
+                if event.previous is None and not node:
+                    continue
+                if event.previous is not None and node == _node_of(event.previous):
+                    continue
+                self._graph.set_pod(event.object.obj)
         self._revision = cache.revision
         return self._graph
 

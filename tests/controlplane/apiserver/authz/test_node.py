@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+from controlplane.api import selectors
 from controlplane.apiserver.authz.authorizer import Attributes, Verdict
 from controlplane.apiserver.authz.node import NodeAuthorizer, NodeGraph, node_identity, pod_references
 from controlplane.apiserver.authz.policy import PodGraphFeed, node_rules
@@ -201,3 +202,36 @@ def test_the_graph_feed_applies_new_events_or_rebuilds_when_the_window_moved_on(
     # the window no longer reaches back to what the feed has seen: rebuilt from the objects
     cache.events, cache.oldest, cache.revision, cache.objects = [], 9, 9, {}
     assert len(feed.graph()) == 0
+
+
+def test_the_graph_feed_decodes_only_pods_whose_node_changed() -> None:
+    """graph_populator.go: an unbound pod links nothing, and a change that leaves the node alone
+    leaves the edges alone; the feed tells both from the pods' kept fields, without decoding them."""
+    reads: list[int] = []
+
+    class Counted(Cached):
+        __slots__ = ()
+
+        @property
+        def obj(self) -> dict[str, Any]:
+            reads.append(self.revision)
+            return super().obj
+
+    def kept(pod: dict[str, Any], revision: int) -> Cached:
+        return Counted(pod, revision, labels={}, fields=selectors.field_set("/pods", pod, namespaced=True))
+
+    key = "/registry/pods/default/web"
+    unbound = kept(dict(WEB, spec={k: v for k, v in WEB["spec"].items() if k != "nodeName"}), 5)
+    bound = kept(WEB, 6)
+    running = kept(dict(WEB, status={"phase": "Running"}), 7)
+    cache = SimpleNamespace(ready=True, revision=4, oldest=0, events=[], objects={})
+    feed = PodGraphFeed(cache)  # type: ignore[arg-type]
+    assert len(feed.graph()) == 0
+    cache.events = [
+        CacheEvent("ADDED", key, 5, unbound, None),
+        CacheEvent("MODIFIED", key, 6, bound, unbound),
+        CacheEvent("MODIFIED", key, 7, running, bound),
+    ]
+    cache.revision = 7
+    assert feed.graph().related("secret", "default", "tls", "node-1")
+    assert reads == [6], f"pods read for the graph: revisions {reads}, only the binding (6) changes it"
