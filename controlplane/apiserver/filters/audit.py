@@ -81,16 +81,31 @@ class Auditor:
             ("level",),
         )
         self.events.inc((), 0)  # the series exists before the first event
-        self._decided: dict[Attributes, RequestAuditConfig] = {}
+        self._decided: dict[object, RequestAuditConfig] = {}
+        #: Whether any rule names objects (``resourceNames``): only then does a name change a decision.
+        self._names_matter = any(gr.resource_names for rule in policy.rules for gr in rule.resources)
 
     def evaluate(self, attrs: Attributes) -> RequestAuditConfig:
         # The policy never changes under a running server, and clients repeat their requests: walk
-        # the rules once per distinct request.
-        config = self._decided.get(attrs)
+        # the rules once per distinct request. A resource request is judged without its path, and
+        # without its object's name unless a rule lists names: every pod's create is one decision.
+        key: object = attrs
+        if attrs.is_resource_request:
+            key = (
+                attrs.user,
+                attrs.groups,
+                attrs.verb,
+                attrs.namespace,
+                attrs.api_group,
+                attrs.resource,
+                attrs.subresource,
+                attrs.name if self._names_matter else "",
+            )
+        config = self._decided.get(key)
         if config is None:
             if len(self._decided) >= DECISION_CACHE_SIZE:
                 self._decided.clear()
-            config = self._decided[attrs] = self.policy.evaluate(attrs)
+            config = self._decided[key] = self.policy.evaluate(attrs)
         self.levels.inc((config.level.wire,))
         return config
 

@@ -15,7 +15,7 @@ import pytest
 
 from controlplane.api.kinds import builtin_types
 from controlplane.apiserver.audit.log import AuditLog
-from controlplane.apiserver.audit.policy import parse_policy
+from controlplane.apiserver.audit.policy import Attributes, parse_policy
 from controlplane.apiserver.filters.audit import Auditor
 from controlplane.apiserver.server import APIServer
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
@@ -289,3 +289,34 @@ async def test_the_auditor_reports_upstreams_audit_metrics(tmp_path: Path) -> No
         assert samples[("apiserver_audit_level_total", (("level", "None"),))] == 1
         assert samples[("apiserver_audit_level_total", (("level", "Metadata"),))] == 1
         assert samples[("apiserver_audit_error_total", (("plugin", "log"),))] == 0
+
+
+def _policy(rules: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "audit.k8s.io/v1", "kind": "Policy", "rules": rules}
+
+
+def _pod_request(name: str) -> Attributes:
+    return Attributes(
+        "system:node:node-1",
+        ("system:nodes",),
+        "patch",
+        True,
+        path=f"/api/v1/namespaces/default/pods/{name}/status",
+        namespace="default",
+        resource="pods",
+        subresource="status",
+        name=name,
+    )
+
+
+def test_the_auditor_decides_once_for_every_object_name_unless_a_rule_names_objects(tmp_path: Path) -> None:
+    rules = [{"level": "Metadata"}]
+    plain = Auditor(parse_policy(_policy(rules)), AuditLog(tmp_path / "a.log"), now=time.time)
+    for name in ("web-1", "web-2", "web-3"):
+        assert plain.evaluate(_pod_request(name)).level.wire == "Metadata"
+    assert len(plain._decided) == 1, "each pod's request was decided on its own"
+
+    named = [{"level": "None", "resources": [{"resources": ["pods/status"], "resourceNames": ["web-2"]}]}]
+    auditor = Auditor(parse_policy(_policy(named + rules)), AuditLog(tmp_path / "b.log"), now=time.time)
+    levels = [auditor.evaluate(_pod_request(name)).level.wire for name in ("web-1", "web-2", "web-3")]
+    assert levels == ["Metadata", "None", "Metadata"], "a rule naming an object was not applied by name"
