@@ -838,10 +838,26 @@ def _compare_atom(
         return True
     lmap, rmap = lmap or {}, rmap or {}
     names = list(lmap) + [k for k in rmap if k not in lmap]
+    leaves, free_leaf = _leaves(a, defs)
     for name in names:
         pe = field_element(name)
         if skip is not None and pe in skip.members:
             continue  # ignored, with everything below it
+        if name in leaves or (free_leaf and name not in a.fields):
+            # A value that is always one member (a scalar, an atomic list or map): what _compare
+            # and _one_side would find, without walking down to _compare_leaf.
+            left_child, right_child = lmap.get(name, MISSING), rmap.get(name, MISSING)
+            if left_child is MISSING:
+                _node_at(c.added, path).members.add(pe)
+            elif right_child is MISSING:
+                _node_at(c.removed, path).members.add(pe)
+            elif not (
+                left_child == right_child
+                if left_child.__class__ is str and right_child.__class__ is str
+                else json_equal(left_child, right_child)
+            ):
+                c.modified.insert((*path, pe))
+            continue
         child_node, named = _child(a, name)
         if child_node is None:
             child_node = _DEDUCED_NODE

@@ -376,15 +376,76 @@ def _shaped(obj: Object) -> Object:
     return out
 
 
+_MANAGERS: dict[str, Callable[[], FieldManager]] = {
+    "pod": lambda: _manager("", "Pod", reset=DEEP),
+    "pod-status": lambda: _manager("", "Pod", subresource="status", reset=SPEC_AND_META),
+    "event": lambda: _manager("", "Event"),
+    "deployment": lambda: _manager("apps", "Deployment", reset=STATUS),
+    "widget": lambda: _manager("example.com", "Widget", definitions=DEFS, definition="widget"),
+}
+
+
 @settings(max_examples=150, deadline=None)
-@given(obj=_OBJECTS, which=st.sampled_from(["pod", "pod-status", "event", "deployment", "widget"]))
+@given(obj=_OBJECTS, which=st.sampled_from(sorted(_MANAGERS)))
 def test_random_creates_are_written_as_the_general_path_writes_them(obj: Object, which: str) -> None:
-    managers = {
-        "pod": lambda: _manager("", "Pod", reset=DEEP),
-        "pod-status": lambda: _manager("", "Pod", subresource="status", reset=SPEC_AND_META),
-        "event": lambda: _manager("", "Event"),
-        "deployment": lambda: _manager("apps", "Deployment", reset=STATUS),
-        "widget": lambda: _manager("example.com", "Widget", definitions=DEFS, definition="widget"),
-    }
-    fast, general = _both_ways(managers[which](), _shaped(obj))
+    fast, general = _both_ways(_MANAGERS[which](), _shaped(obj))
     assert fast == general
+
+
+# -- fields that are always leaves ------------------------------------------------------------------
+
+
+def _without_leaf_shortcuts(run: Callable[[], Any]) -> Any:
+    """``run()`` with no field known to be a leaf in advance, so every value is walked down to its atom."""
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(typed, "_leaves", lambda a, defs: (frozenset(), False))
+        return run()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    live=_OBJECTS,
+    new=_OBJECTS,
+    which=st.sampled_from(sorted(_MANAGERS)),
+)
+def test_random_updates_are_the_same_without_the_leaf_shortcuts(
+    live: Object, new: Object, which: str
+) -> None:
+    fm = _MANAGERS[which]()
+    created = fm.update(None, _shaped(live), "creator")
+    updated = _shaped(new)
+    if isinstance(created.get("metadata"), dict):
+        updated["metadata"] = (
+            {**(new.get("metadata") or {}), "uid": "u-1"}
+            if isinstance(new.get("metadata"), dict)
+            else {"uid": "u-1"}
+        )
+        updated["metadata"]["managedFields"] = created["metadata"].get("managedFields")
+
+    def both() -> tuple[str, str]:
+        return (
+            json.dumps(fm.update(copy.deepcopy(created), copy.deepcopy(updated), "updater")),
+            json.dumps(typed.compare(created, updated, fm.node, fm.definitions).__dict__, default=repr),
+        )
+
+    assert both() == _without_leaf_shortcuts(both)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_an_update_of_each_case_is_the_same_without_the_leaf_shortcuts(name: str) -> None:
+    make, obj = CASES[name]
+    fm = make()
+    live = fm.update(None, copy.deepcopy(obj), "creator")
+    changed = copy.deepcopy(live)
+    changed["kind"] = "Changed"
+    changed.setdefault("spec", {})
+    if isinstance(changed["spec"], dict):
+        changed["spec"].pop("terminationGracePeriodSeconds", None)
+        changed["spec"]["nodeName"] = "node-1"
+        changed["spec"]["tolerations"] = []
+    changed["status"] = {"phase": "Running", "hostIP": "10.0.0.1"}
+
+    def run() -> str:
+        return json.dumps(fm.update(copy.deepcopy(live), copy.deepcopy(changed), "updater"))
+
+    assert run() == _without_leaf_shortcuts(run)
