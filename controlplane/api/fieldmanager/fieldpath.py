@@ -515,13 +515,19 @@ _READ_SETS_KEPT: Final = 2048
 
 
 @functools.lru_cache(maxsize=65536)
-def _serialized(pe: PathElement) -> str:
+def serialized(pe: PathElement) -> str:
+    """``pe.serialize()``, cached: the FieldsV1 key of an element (for walkers that write FieldsV1)."""
     return pe.serialize()
 
 
 @functools.lru_cache(maxsize=65536)
-def _element_order(pe: PathElement) -> tuple[Any, ...]:
+def element_order(pe: PathElement) -> tuple[Any, ...]:
+    """``pe.sort_key``, cached: the order in which FieldsV1 lists the elements of one node."""
     return _sort_key(pe.kind, pe.text)
+
+
+_serialized: Final = serialized
+_element_order: Final = element_order
 
 
 def set_of(*paths: Path) -> Set:
@@ -544,6 +550,7 @@ __all__ = [
     "PathElement",
     "Set",
     "canonical_json",
+    "element_order",
     "field",
     "index",
     "key",
@@ -551,6 +558,7 @@ __all__ = [
     "parse_path_element",
     "parse_paths",
     "path_string",
+    "serialized",
     "set_of",
     "value",
 ]

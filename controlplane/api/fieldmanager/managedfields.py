@@ -303,8 +303,12 @@ class FieldManager:
                     managed = decode(live_entries)
                 except ManagedFieldsError:
                     return _set_managed_fields(_without_managed_fields(new), Managed())
-        live_obj = _without_managed_fields(live)
         new_obj = _without_managed_fields(new)
+        if live is None and not managed.fields:
+            created = self._create(new_obj, manager)
+            if created is not None:
+                return created
+        live_obj = _without_managed_fields(live)
         # skipNonApplied: an existing object without managed fields is not tracked by updates.
         if not managed.fields and live is not None and (live.get("metadata") or {}).get("uid"):
             return new_obj
@@ -312,6 +316,38 @@ class FieldManager:
         managed = self._cap(managed)
         out = _set_managed_fields(new_obj, managed)
         return self._keep_timestamps_if_unchanged(live, out)
+
+    def _create(self, new: Object, manager: str) -> Object | None:
+        """The general path's answer for a create that starts tracking (no live object, no managers).
+
+        All of the new object is added and the creator owns all of it but the reset and strip-meta
+        fields, so its one entry is :func:`.typed.added_fields_v1` of the object: the same document the
+        comparison, the set algebra and the encoding would write, in one walk. None: the general
+        path must answer (a schema whose root is no struct).
+        """
+        fields_v1 = typed.added_fields_v1(
+            new, self.node, self.definitions, excluding=self.updater.ignored, stripping=STRIP_SET
+        )
+        if fields_v1 is None:
+            return None
+        meta = new.get("metadata")
+        meta = dict(meta) if isinstance(meta, Mapping) else {}
+        if not fields_v1:
+            meta.pop("managedFields", None)  # nothing owned: no entry (encode's None)
+        else:
+            identifier = manager_identifier(manager, UPDATE, self.api_version, self.subresource)
+            name, subresource = _manager_and_subresource(identifier)
+            entry: dict[str, Any] = {"manager": name, "operation": UPDATE, "apiVersion": self.api_version}
+            time = self.now()
+            if time:
+                entry["time"] = time
+            entry["fieldsType"] = FIELDS_V1
+            entry["fieldsV1"] = fields_v1
+            if subresource:
+                entry["subresource"] = subresource
+            meta["managedFields"] = [entry]
+        new["metadata"] = meta
+        return new
 
     def _update_managed(self, live: Object, new: Object, managed: Managed, manager: str) -> Managed:
         """buildManagerInfo + managedFieldsUpdater + stripMeta + structuredMerge for an Update."""

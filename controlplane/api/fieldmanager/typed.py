@@ -39,7 +39,17 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from controlplane.api import schema as schemas
-from controlplane.api.fieldmanager.fieldpath import Path, PathElement, Set, index, key, path_string, value
+from controlplane.api.fieldmanager.fieldpath import (
+    Path,
+    PathElement,
+    Set,
+    element_order,
+    index,
+    key,
+    path_string,
+    serialized,
+    value,
+)
 from controlplane.api.fieldmanager.fieldpath import field as field_element
 
 Schema = schemas.Schema
@@ -544,14 +554,213 @@ def _one_side(
             _one_side(items[item_pe], element, here, item_pe, defs, False)
     else:
         fields, free = a.fields, a.element if a.element is not None else _DEDUCED_NODE
+        leaves, free_leaf = _leaves(a, defs)
+        members = here.members
         for name, child_value in v.items():
+            if name in leaves:
+                members.add(field_element(name))  # (what the call below would do)
+                continue
             child_node = fields.get(name)
             if child_node is None:
-                _one_side(child_value, free, here, field_element(name), defs, False)
+                if free_leaf:
+                    members.add(field_element(name))
+                else:
+                    _one_side(child_value, free, here, field_element(name), defs, False)
             else:
                 _one_side(child_value, child_node, here, field_element(name), defs, True)
     if pe is not None and not (named and a.is_struct):
         parent.members.add(pe)
+
+
+def added_fields_v1(
+    v: dict[str, Any],
+    node: Schema,
+    definitions: Mapping[str, Schema] | None = None,
+    *,
+    excluding: Set | None = None,
+    stripping: Set | None = None,
+) -> dict[str, Any] | None:
+    """The FieldsV1 of what a create adds, written in one walk; None if the schema's root is no struct.
+
+    Exactly ``compare({}, v, node, ignored=excluding).added.recursive_difference(excluding)
+    .difference(stripping).to_fields_v1()`` (``excluding`` drops members with all below them,
+    ``stripping`` only the members themselves, as :meth:`Set.difference` does), which is what a
+    create gives its manager. Every field of a new object is added, so nothing needs comparing, and
+    the document is written as the walk goes instead of building a :class:`Set` first and writing it
+    out afterwards: each node follows :func:`_one_side`'s rules for what is a member and
+    :meth:`Set.to_fields_v1`'s for order (``tests/controlplane/api/test_fieldmanager_fastpath.py``
+    holds the two ways against each other).
+    """
+    a = atom(node, definitions)
+    if a.kind != MAP or a.atomic:
+        return None
+    if not isinstance(v, dict):
+        return None
+    return _written_filtered(v, node, definitions, False, excluding, stripping, root=True) or {}
+
+
+def _written(v: Any, node: Schema, defs: Mapping[str, Schema] | None, named: bool) -> dict[str, Any] | None:
+    """What FieldsV1 holds for ``v`` added at one path element: ``{}`` for a member without children,
+    ``{".": {}, ...}`` for a member with children, the children alone for a struct reached by a named
+    field (never a member, see :func:`compare`), None for nothing. The rules of :func:`_one_side`."""
+    found = _container(atom(node, defs), v)
+    if found is None:
+        return {}
+    a = found
+    if a.kind == LIST:
+        order, items = _index_items(a, v, defs)
+        element = a.element
+        assert element is not None
+        pairs = []
+        for pe in order:
+            sub = _written(items[pe], element, defs, False)
+            if sub is not None:
+                pairs.append((element_order(pe), serialized(pe), sub))
+        pairs.sort(key=_first)
+        out: dict[str, Any] = {".": {}}
+        for _, text, sub in pairs:
+            out[text] = sub
+        return out if pairs else {}
+    member = not (named and a.is_struct)
+    fields, free = a.fields, a.element if a.element is not None else _DEDUCED_NODE
+    leaves, free_leaf = _leaves(a, defs)
+    entries: list[tuple[str, dict[str, Any]]] = []
+    for name, child_value in v.items():
+        if name in leaves:
+            entries.append(("f:" + name, {}))  # (what the call below would answer)
+            continue
+        child_node = fields.get(name)
+        if child_node is None:
+            sub = {} if free_leaf else _written(child_value, free, defs, False)
+        else:
+            sub = _written(child_value, child_node, defs, True)
+        if sub is not None:
+            entries.append(("f:" + name, sub))
+    if not entries:
+        return {} if member else None
+    entries.sort(key=_first)  # every element is a field: upstream's order is the names' order
+    out = {".": {}} if member else {}
+    out.update(entries)
+    return out
+
+
+def _container(a: Atom, v: Any) -> Atom | None:
+    """The atom to walk ``v`` with if it holds members of its own (a non-empty granular list or map).
+
+    None: ``v`` is one member (a leaf, an atomic or empty list or map, a value of the wrong shape),
+    as :func:`_one_side` decides.
+    """
+    kind = a.kind
+    if kind == LIST:
+        return a if not a.atomic and isinstance(v, list) and v else None
+    if kind == MAP:
+        return a if not a.atomic and isinstance(v, dict) and v else None
+    if kind == UNTYPED and not a.atomic and isinstance(v, dict) and v:
+        return _DEDUCED_MAP
+    return None
+
+
+def _always_leaf(a: Atom) -> bool:
+    """Whether every value of ``a`` is one member, whatever it holds (scalars, atomic lists and maps)."""
+    return a.kind == SCALAR or a.atomic
+
+
+_leaves_cache: dict[tuple[int, int], tuple[Atom, Mapping[str, Schema] | None, frozenset[str], bool]] = {}
+
+
+def _leaves(a: Atom, defs: Mapping[str, Schema] | None) -> tuple[frozenset[str], bool]:
+    """A map's named fields whose values are always leaves, and whether its free keys' values are.
+
+    Cached per atom (atoms are cached per schema node, so this is per node); each entry keeps the
+    atom and definitions its key's ids name alive, so the ids are not reused.
+    """
+    cache_key = (id(a), id(defs))
+    hit = _leaves_cache.get(cache_key)
+    if hit is not None and hit[0] is a and hit[1] is defs:
+        return hit[2], hit[3]
+    names = frozenset(name for name, node in a.fields.items() if _always_leaf(atom(node, defs)))
+    free_leaf = a.element is not None and _always_leaf(atom(a.element, defs))
+    with _cache.lock:
+        _leaves_cache[cache_key] = (a, defs, names, free_leaf)
+    return names, free_leaf
+
+
+def _first(entry: tuple[Any, ...]) -> Any:
+    return entry[0]
+
+
+def _written_filtered(
+    v: Any,
+    node: Schema,
+    defs: Mapping[str, Schema] | None,
+    named: bool,
+    excluding: Set | None,
+    stripping: Set | None,
+    *,
+    root: bool = False,
+) -> dict[str, Any] | None:
+    """:func:`_written` where some paths below are excluded or stripped (the object's root, ``metadata``)."""
+    found = _container(atom(node, defs), v)
+    if found is None:
+        return {}
+    a = found
+    pairs: list[tuple[Any, str, dict[str, Any]]] = []
+    if a.kind == LIST:
+        element = a.element
+        assert element is not None
+        order, items = _index_items(a, v, defs)
+        for pe in order:
+            sub = _written_below(pe, items[pe], element, defs, False, excluding, stripping)
+            if sub is not None:
+                pairs.append((element_order(pe), serialized(pe), sub))
+    else:
+        fields, free = a.fields, a.element if a.element is not None else _DEDUCED_NODE
+        for name, child_value in v.items():
+            child_node = fields.get(name)
+            pe = field_element(name)
+            if child_node is None:
+                sub = _written_below(pe, child_value, free, defs, False, excluding, stripping)
+            else:
+                sub = _written_below(pe, child_value, child_node, defs, True, excluding, stripping)
+            if sub is not None:
+                text = "f:" + name
+                pairs.append((text, text, sub))  # every element is a field: ordered by name
+    pairs.sort(key=_first)
+    member = not root and not (named and a.is_struct)
+    if not pairs:
+        return {} if member else None
+    out: dict[str, Any] = {".": {}} if member else {}
+    for _, text, sub in pairs:
+        out[text] = sub
+    return out
+
+
+def _written_below(
+    pe: PathElement,
+    v: Any,
+    node: Schema,
+    defs: Mapping[str, Schema] | None,
+    named: bool,
+    excluding: Set | None,
+    stripping: Set | None,
+) -> dict[str, Any] | None:
+    """What :func:`_written_filtered` writes at ``pe`` below its node."""
+    if excluding is not None:
+        if pe in excluding.members:
+            return None  # excluded with everything below it
+        child_excluding = excluding.children.get(pe)
+    else:
+        child_excluding = None
+    child_stripping = stripping.children.get(pe) if stripping is not None else None
+    if child_excluding is None and child_stripping is None:
+        sub = _written(v, node, defs, named)
+    else:
+        sub = _written_filtered(v, node, defs, named, child_excluding, child_stripping)
+    if sub is not None and stripping is not None and pe in stripping.members:
+        sub.pop(".", None)  # no longer a member itself; what it holds stays
+        if not sub:
+            return None
+    return sub
 
 
 _strict_json: Final = json.JSONEncoder(allow_nan=False, check_circular=False).encode
@@ -629,10 +838,26 @@ def _compare_atom(
         return True
     lmap, rmap = lmap or {}, rmap or {}
     names = list(lmap) + [k for k in rmap if k not in lmap]
+    leaves, free_leaf = _leaves(a, defs)
     for name in names:
         pe = field_element(name)
         if skip is not None and pe in skip.members:
             continue  # ignored, with everything below it
+        if name in leaves or (free_leaf and name not in a.fields):
+            # A value that is always one member (a scalar, an atomic list or map): what _compare
+            # and _one_side would find, without walking down to _compare_leaf.
+            left_child, right_child = lmap.get(name, MISSING), rmap.get(name, MISSING)
+            if left_child is MISSING:
+                _node_at(c.added, path).members.add(pe)
+            elif right_child is MISSING:
+                _node_at(c.removed, path).members.add(pe)
+            elif not (
+                left_child == right_child
+                if left_child.__class__ is str and right_child.__class__ is str
+                else json_equal(left_child, right_child)
+            ):
+                c.modified.insert((*path, pe))
+            continue
         child_node, named = _child(a, name)
         if child_node is None:
             child_node = _DEDUCED_NODE
