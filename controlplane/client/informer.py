@@ -65,7 +65,7 @@ from controlplane.client.cache import (
 from controlplane.client.delta_fifo import DeltaFIFO, Deltas, DeltaType, FIFOClosed
 from controlplane.client.reflector import ListerWatcher, ListWatch, Reflector
 from controlplane.client.rest import RESTClient
-from controlplane.client.sharing import SHARED_VERSIONS, SharedVersions
+from controlplane.client.sharing import SHARED_VERSIONS, FrozenDict, SharedVersions
 from controlplane.client.watch import EventType, WatchEvent, decode_event, split_event
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
@@ -401,9 +401,9 @@ class SharedIndexInformer:
             return event  # not shareable: ``_handle_deltas`` transforms it, as any other
         obj = event.object if transform is None else transform(event.object)
         shared = versions.share(obj)
-        if not versions.holds(shared):  # the transform made it unshareable: start again, plainly
+        if type(shared) is not FrozenDict:  # the transform made it unshareable: start again, plainly
             return decode_event(line)
-        versions.remember_frame(transform, digest, shared)  # type: ignore[arg-type]
+        versions.remember_frame(transform, digest, shared)
         return WatchEvent(event.type, shared)
 
     def _handle_deltas(self, deltas: Deltas) -> None:
@@ -417,8 +417,10 @@ class SharedIndexInformer:
             assert not isinstance(obj, DeletedFinalStateUnknown)
             # A Sync re-delivers what the cache holds, transformed already (client-go's DeltaFIFO
             # ``queueActionInternalLocked`` skips the transform for it too).
-            # An object from a watch is shared already (``_decode``).
-            if delta.type is not DeltaType.SYNC and not self.shared_versions.holds(obj):
+            # A frozen object comes from ``_decode``: transformed and shared already, for this very
+            # informer's transform (another informer may have shared another copy of the version
+            # since, so the registry is not asked). Anything else is a plain decode, from a list.
+            if delta.type is not DeltaType.SYNC and type(obj) is not FrozenDict:
                 if self.transform is not None:
                     obj = self.transform(obj)
                 obj = self.shared_versions.share(obj)

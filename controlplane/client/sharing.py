@@ -191,14 +191,6 @@ class SharedVersions:
         self._versions[key] = frozen
         return frozen
 
-    def holds(self, obj: Object) -> bool:
-        """Whether ``obj`` is the shared copy of its version (nothing left to do to it)."""
-        if type(obj) is not FrozenDict:
-            return False
-        meta = obj.get("metadata")
-        key = (meta.get("uid"), meta.get("resourceVersion")) if isinstance(meta, dict) else None
-        return key is not None and self._versions.get(key) is obj  # type: ignore[arg-type]
-
     @staticmethod
     def digest(data: bytes) -> bytes:
         """What ``frame`` knows an object's bytes by (128 bits of BLAKE2b: no two differ by chance)."""

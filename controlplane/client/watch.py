@@ -65,10 +65,16 @@ def decode_event(line: str | bytes) -> WatchEvent:
         event_type = EventType(data["type"])
         obj = data["object"]
     except (ValueError, KeyError, TypeError) as error:
-        raise MalformedEvent(f"not a watch event: {line[:200]!r} ({error})") from None
+        raise MalformedEvent(f"not a watch event: {_shown(line)} ({error})") from None
     if not isinstance(obj, dict):
-        raise MalformedEvent(f"watch event without an object: {line[:200]!r}")
+        raise MalformedEvent(f"watch event without an object: {_shown(line)}")
     return WatchEvent(event_type, obj)
+
+
+def _shown(line: str | bytes) -> str:
+    """The start of a line for a message, as text whether it came as bytes or not."""
+    text = line[:200].decode("utf-8", "replace") if isinstance(line, bytes) else line[:200]
+    return repr(text)
 
 
 _TYPE_PREFIX = b'{"type":"'

@@ -21,6 +21,7 @@ from controlplane.client.cache import (
     field_index_func,
     meta_namespace_key_func,
 )
+from controlplane.client.delta_fifo import Delta, DeltaType
 from controlplane.client.informer import (
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
@@ -562,3 +563,34 @@ def test_split_event_finds_the_object_bytes_only_in_the_api_servers_layout() -> 
     assert split_event(b'{ "type": "ADDED", "object": ' + obj + b"}") is None  # spaced out
     assert split_event(b'{"type":"ADDED","object":' + obj + b"}x") is None  # more after it
     assert split_event(b'{"type":"ADDED"}') is None  # no object
+
+
+def test_an_informers_transform_runs_once_even_when_another_informer_shares_the_version_anew() -> None:
+    """Two informers of one process get the same watch line; only one has a transform, so each
+    shares its own copy of the version (the registry then names the second). The first one's
+    delta must still not be transformed again: its object is frozen, and a transform may change
+    whatever it is given (client-go's ``TransformFunc``)."""
+    versions = SharedVersions()
+    calls: list[str] = []
+
+    def annotate(obj: Object) -> Object:
+        calls.append(obj["metadata"]["name"])
+        obj["metadata"]["annotations"] = {"seen-by": "a"}  # changes its input, as transforms may
+        return obj
+
+    def informer(transform: Any) -> SharedIndexInformer:
+        return SharedIndexInformer(
+            ScriptedListWatch(cm_list("1")), transform=transform, shared_versions=versions
+        )
+
+    first, second = informer(annotate), informer(None)
+    obj = cm("a", "3")
+    obj["metadata"]["uid"] = "uid-a"
+    line = serializer.encode({"type": "ADDED", "object": obj})
+    mine, theirs = first._decode(line), second._decode(line)
+    assert mine.object is not theirs.object and mine.object["metadata"]["annotations"] == {"seen-by": "a"}
+    first._handle_deltas([Delta(DeltaType.ADDED, mine.object)])
+    second._handle_deltas([Delta(DeltaType.ADDED, theirs.object)])
+    assert calls == ["a"], f"the transform ran {len(calls)} times for one event"
+    assert first.indexer.get_by_key("default/a") is mine.object
+    assert second.indexer.get_by_key("default/a") is theirs.object
