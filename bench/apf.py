@@ -4,7 +4,7 @@ One lab process (``bench.api.LabProcess``: runlab on free ports, HTTPS API port,
 mode. Two users of the group ``kubelab:bench-tenants``, each with its own bearer token, both creating
 ConfigMaps in ``default`` (generated names):
 
-- **hot** (a process of its own, ``bench._apfhot``): ``--hot-workers`` (64) concurrent loops, each
+- **hot** (a process of its own, ``bench._apfhot``): ``--hot-workers`` (128) concurrent loops, each
   creating again as soon as its answer comes, 429 or not (it ignores ``Retry-After``);
 - **polite** (this process): one create 10 times a second (``--rate``), for ``--seconds`` (15; quick
   4) after the hot client has run for a second.
@@ -25,7 +25,10 @@ one: the PriorityLevelConfiguration ``bench-tenants`` (20 shares: ``ceil(60 x 20
 16 queues, hand of 4, 10 requests per queue) and the FlowSchema ``bench-tenants`` (group
 ``kubelab:bench-tenants``, ``ByUser``, precedence 1000), created through the API before the run.
 The bootstrap levels would contain the hot client just as well, but their queues hold 50 requests
-(6 x 50 per flow): 64 loops would only wait, never be refused, and the run would not show the 429s.
+(6 x 50 per flow): the loops would only wait, never be refused, and the run would not show the 429s.
+The level holds 5 running and 4 x 10 queued requests of one flow: the hot client must keep more
+than 45 in the server at once to overfill it. With 64 loops a fast enough server sometimes kept up
+(one run in two refused nothing); 128 overfill it every time.
 
 Lines (``apf.*`` have targets; the others are reported for information, target null):
 
@@ -164,7 +167,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("apf")
     group.add_argument("--seconds", type=float, help="length of the polite client's run (15; --quick 4)")
     group.add_argument("--rate", type=float, default=10.0, help="the polite client's requests/s (10)")
-    group.add_argument("--hot-workers", type=int, default=64, help="the hot client's concurrent loops (64)")
+    group.add_argument("--hot-workers", type=int, default=128, help="the hot client's concurrent loops (128)")
     group.add_argument("--dir", type=Path, help="where the temporary labs go (the system temp dir)")
 
 
