@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextvars import ContextVar
 
+from controlplane.apiserver.requestscope import Scoped
+
 #: The stages of the pipeline, in upstream's order (the diagram draws them as a strip).
 STAGES = (
     "authentication",
@@ -37,22 +39,7 @@ def stage(name: str, outcome: str, detail: str = "") -> None:
         reporter(name, outcome, detail)
 
 
-class _Reporting:
-    """The context manager of ``reporting`` (a class: it is entered for every request)."""
-
-    __slots__ = ("_reporter", "_token")
-
-    def __init__(self, reporter: Reporter | None) -> None:
-        self._reporter = reporter
-
-    def __enter__(self) -> None:
-        self._token = _reporter.set(self._reporter)
-
-    def __exit__(self, *exc_info: object) -> None:
-        _reporter.reset(self._token)
-
-
-def reporting(reporter: Reporter | None) -> _Reporting:
+def reporting(reporter: Reporter | None) -> Scoped[Reporter | None]:
     """``with reporting(reporter):`` every ``stage`` reported inside goes to ``reporter`` (None: nowhere,
     when nobody watches the trace)."""
-    return _Reporting(reporter)
+    return Scoped(_reporter, reporter)

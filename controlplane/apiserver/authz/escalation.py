@@ -40,6 +40,7 @@ from typing import Any
 from controlplane.apiserver import errors, pipeline
 from controlplane.apiserver.authz.authorizer import Attributes, Authorizer
 from controlplane.apiserver.authz.rbac import PolicySource, RoleRefNotFound, role_ref_rules, rules_for
+from controlplane.apiserver.requestscope import Scoped
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
 
 Rule = Mapping[str, Any]
@@ -54,25 +55,10 @@ FULL_AUTHORITY: tuple[Rule, ...] = (
 _requester: ContextVar[UserInfo | None] = ContextVar("rbac_requester", default=None)
 
 
-class _Requesting:
-    """The context manager of ``requesting`` (a class: it is entered for every request)."""
-
-    __slots__ = ("_token", "_user")
-
-    def __init__(self, user: UserInfo | None) -> None:
-        self._user = user
-
-    def __enter__(self) -> None:
-        self._token = _requester.set(self._user)
-
-    def __exit__(self, *exc_info: object) -> None:
-        _requester.reset(self._token)
-
-
-def requesting(user: UserInfo | None) -> _Requesting:
+def requesting(user: UserInfo | None) -> Scoped[UserInfo | None]:
     """``with requesting(user):`` runs the block as a request by ``user`` (whose RBAC writes are then
     checked)."""
-    return _Requesting(user)
+    return Scoped(_requester, user)
 
 
 # -- covers (pure) ---------------------------------------------------------------------------------

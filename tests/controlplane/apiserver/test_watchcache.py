@@ -247,6 +247,18 @@ async def test_replaced_versions_keep_only_their_bytes_yet_a_resumed_watch_gets_
     assert (resumed.type, resumed.object.obj["metadata"]["labels"]) == ("ADDED", {"tier": "b"})
 
 
+def pod_event(name: str, reason: str, message: str) -> dict[str, Any]:
+    """A core/v1 Event about the pod ``default/web``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name},
+        "involvedObject": {"kind": "Pod", "name": "web", "namespace": "default"},
+        "reason": reason,
+        "message": message,
+    }
+
+
 async def test_events_are_cached_as_bytes_only_and_still_served_and_filtered(api: API) -> None:
     """Events (kube-apiserver keeps no watch cache for them at all) stay in the cache as bytes:
     once fanned out, the decoded form is dropped; reads and field selectors decode on demand."""
@@ -254,14 +266,7 @@ async def test_events_are_cached_as_bytes_only_and_still_served_and_filtered(api
     assert not cache.keep_decoded and not cache.keep_attributes
     watcher = cache.watch("default", None, cache.revision)
     for name, reason in (("e1", "Pulled"), ("e2", "Started")):
-        event = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"name": name},
-            "involvedObject": {"kind": "Pod", "name": "web", "namespace": "default"},
-            "reason": reason,
-            "message": f"{reason} it",
-        }
+        event = pod_event(name, reason, f"{reason} it")
         assert (await api.client.post("/api/v1/namespaces/default/events", json=event)).status_code == 201
     await collect(watcher, 2)
     assert all(c.released for c in cache.objects.values() if c.obj["metadata"]["name"] in ("e1", "e2"))
@@ -343,15 +348,9 @@ async def test_an_event_nobody_reads_is_never_decoded(api: API) -> None:
     reader or a watcher needs it, and then it reads as the registry's own decode would."""
     cache = api.server.caches["/registry/events"]
     assert cache.lazy
-    event = {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"name": "quiet"},
-        "involvedObject": {"kind": "Pod", "name": "web", "namespace": "default"},
-        "reason": "Pulled",
-        "message": "already present",
-    }
-    created = await api.client.post("/api/v1/namespaces/default/events", json=event)
+    created = await api.client.post(
+        "/api/v1/namespaces/default/events", json=pod_event("quiet", "Pulled", "already present")
+    )
     assert created.status_code == 201
     await cache.wait_for(int(created.json()["metadata"]["resourceVersion"]), 5.0)
     held = cache.objects["/registry/events/default/quiet"]
