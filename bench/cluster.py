@@ -8,8 +8,11 @@ pulls take no time here (the issue's "no simulated pull delay").
 - ``throughput``: ``--nodes`` nodes (100), one Deployment of ``--pods`` replicas (1000); from the
   create to the moment a watch has seen every pod Running. The store's raw single-row commit rate
   (a plain sqlite3 loop, WAL, synchronous=FULL) is measured in the same run and reported beside it:
-  each pod costs the cluster about ten writes (create, bind, status updates, Events). The scheduler
+  each pod costs the cluster about six writes (create, bind, a status update, Events). The scheduler
   and controller manager get scale-test client rate limits (``SCALE_TEST_RATE_LIMITS``).
+  ``throughput.cpu_ms_per_pod`` is the event loop thread's CPU time over the same run, per pod, with
+  the API requests per pod beside it (from ``apiserver_request_total``): the whole cluster runs on
+  that one thread, so this is what a pod costs, and it varies less between machines than pods/s.
 - ``startup``: ``--hold-nodes`` nodes (1000) holding ``--hold-pods`` pods (10000) Running; then
   ``--probe-pods`` single pods created one after another, each timed from its create to the watch
   event that shows it Running. Peak RSS of the process is read afterwards.
@@ -237,7 +240,11 @@ async def measure_throughput(reporter: Reporter, *, nodes: int, pods: int, direc
     raw = await asyncio.to_thread(raw_commit_rate, directory)
     async with running_cluster(directory, nodes=nodes, timing=UPSTREAM) as (cluster, client):
         revision_before = await cluster.store.current_revision()
+        requests_before = api_requests(cluster)
+        cpu_before = time.thread_time()
         scheduled_s, running_s = await run_deployment(client, "throughput", pods)
+        cpu_s = time.thread_time() - cpu_before
+        requests = api_requests(cluster) - requests_before
         writes = await cluster.store.current_revision() - revision_before
     shape: dict[str, Any] = {
         "nodes": nodes,
@@ -262,6 +269,23 @@ async def measure_throughput(reporter: Reporter, *, nodes: int, pods: int, direc
         seconds=round(scheduled_s, 3),
         **shape,
     )
+    reporter.emit(
+        "throughput.cpu_ms_per_pod",
+        1000 * cpu_s / pods,
+        "ms",
+        api_requests_per_pod=round(requests / pods, 2),
+        **shape,
+    )
+
+
+def api_requests(cluster: Cluster) -> float:
+    """Requests the API server has answered so far, watches left out (``apiserver_request_total``)."""
+    total = 0.0
+    for metric in cluster.metrics.collect():
+        for sample in metric.samples:
+            if sample.name == "apiserver_request_total" and sample.labels.get("verb") != "WATCH":
+                total += sample.value
+    return total
 
 
 # -- startup latency and memory ---------------------------------------------------------------------
