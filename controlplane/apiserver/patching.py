@@ -319,6 +319,8 @@ class Patcher:
         self.force = bool(force)
         self.fm = field_manager(rtype, subresource, clock)
         self.node = _schema(rtype)
+        #: Whether the patch brings no unknown field (None: not looked at yet); see ``mutate``.
+        self._clean_patch: bool | None = None
         self.track: Track | None = None
         if kind != "apply" and self.fm is not None:
             fm, manager = self.fm, self.manager
@@ -333,6 +335,8 @@ class Patcher:
         if self.kind == "apply":
             return self._apply(current)
         document, consume = self.document, False
+        if self._clean_patch is None and self.node is not None:
+            self._clean_patch = self._brings_no_unknown_fields()
         if self.kind == "merge":
             # The decoded patch becomes part of the object (no copy of it); a second run, after a
             # concurrent write, decodes the body again.
@@ -343,18 +347,38 @@ class Patcher:
         if self.node is None:
             return patched
         if self.directive == strict.IGNORE:
+            if self._clean_patch:
+                return patched
             pruned = strict.prune_unknown(patched, self.node)
             return pruned if isinstance(pruned, dict) else patched
         # Duplicates are looked for in the patch (merge and strategic patches are JSON objects);
         # unknown fields in the patched object, as upstream's decoder finds them.
         duplicates = self.kind in ("merge", "strategic") and not self.unique_members
         problems = strict.duplicate_fields(self.raw) if duplicates else []
-        pruned, unknown = strict.without_unknown_fields(patched, self.node)
+        unknown: list[str] = []
+        if self._clean_patch:
+            pruned = patched
+        else:
+            pruned, unknown = strict.without_unknown_fields(patched, self.node)
         problems += unknown
         if problems and self.directive == strict.STRICT:
             raise errors.bad_request(strict.strict_decoding_message(problems))
         self.warnings = problems
         return pruned if isinstance(pruned, dict) else patched
+
+    def _brings_no_unknown_fields(self) -> bool:
+        """Whether a merge or strategic patch is sure to leave the object without unknown fields.
+
+        The stored object of a built-in kind has none (every write prunes them), and such a patch
+        only puts its own fields where they stand in the patch. So if the patch names no field
+        outside the kind's schema, neither does the patched object, and the walk of the whole object
+        (a pod's spec and metadata, for a status patch of a few fields) can be skipped. Strategic
+        directives (``$setElementOrder/...``) count as unknown here: such a patch takes the long way,
+        as does a kind served in a version other than the stored one.
+        """
+        if self.kind not in ("merge", "strategic") or self.rtype.conversion is not None:
+            return False
+        return not strict.without_unknown_fields(self.document, self.node)[1]
 
     def _apply(self, current: Object) -> Object:
         if not isinstance(self.document, dict):
