@@ -70,8 +70,9 @@ from controlplane.trace import NULL_SINK, TraceSink, recording_revisions, reques
 
 logger = logging.getLogger(__name__)
 
-#: Paths anyone may read without credentials (upstream: system:public-info-viewer).
-PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+#: Paths anyone may read without credentials (upstream: system:public-info-viewer). ``/version/`` is
+#: what the official Python client's ``VersionApi.get_code`` asks for.
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
 
 #: The steps of ``APIServer.start``, named as kube-apiserver's post-start hooks that do the same.
 SYSTEM_NAMESPACES_HOOK = "start-system-namespaces-controller"
@@ -396,7 +397,7 @@ class APIServer:
                     return await self._resource(request, send)
 
     async def _public(self, request: Request, send: Send) -> int:
-        if request.path == "/version":
+        if request.path in ("/version", "/version/"):
             await respond(send, 200, dumps(discovery.version()), audit_id=request.audit_id)
             return 200
         endpoint = request.path.strip("/")
