@@ -118,6 +118,12 @@ class Request:
     #: Every header in order, names lower-cased, repeated ones kept (``headers`` keeps the last):
     #: ``Impersonate-Group`` may be sent several times.
     raw_headers: list[tuple[str, str]] = field(default_factory=list)
+    #: The query string as sent: a parameter may be repeated (``/readyz?exclude=a&exclude=b``).
+    raw_query: str = ""
+
+    def query_values(self, name: str) -> list[str]:
+        """Every value of query parameter ``name``, in the order sent (``query`` keeps the last)."""
+        return [value for key, value in parse_qsl(self.raw_query, keep_blank_values=True) if key == name]
 
     def header_values(self, name: str) -> list[str]:
         """Every value of header ``name`` (lower-case), in the order sent."""
@@ -151,6 +157,7 @@ class Request:
                 client_cert_chain=chain,
                 client_host=host,
                 raw_headers=raw,
+                raw_query=raw_query,
             )
         return cls(
             scope["method"],
@@ -162,6 +169,7 @@ class Request:
             client_cert_chain=chain,
             client_host=host,
             raw_headers=raw,
+            raw_query=raw_query,
         )
 
     async def read_body(self) -> bytes:

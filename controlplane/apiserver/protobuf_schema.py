@@ -697,11 +697,31 @@ MESSAGES: Final[Mapping[str, Message]] = {
         2: ("requests", "map[string]resource.Quantity"),
         3: ("claims", "[]core.ResourceClaim"),
     },
+    "core.ResourceQuota": {  # core/v1
+        1: ("metadata", "meta.ObjectMeta"),
+        2: ("spec", "core.ResourceQuotaSpec"),
+        3: ("status", "core.ResourceQuotaStatus"),
+    },
+    "core.ResourceQuotaSpec": {  # core/v1
+        1: ("hard", "map[string]resource.Quantity"),
+        2: ("scopes", "[]string"),
+        3: ("scopeSelector", "core.ScopeSelector"),
+    },
+    "core.ResourceQuotaStatus": {  # core/v1
+        1: ("hard", "map[string]resource.Quantity"),
+        2: ("used", "map[string]resource.Quantity"),
+    },
     "core.SELinuxOptions": {  # core/v1
         1: ("user", "string"),
         2: ("role", "string"),
         3: ("type", "string"),
         4: ("level", "string"),
+    },
+    "core.ScopeSelector": {1: ("matchExpressions", "[]core.ScopedResourceSelectorRequirement")},  # core/v1
+    "core.ScopedResourceSelectorRequirement": {  # core/v1
+        1: ("scopeName", "*string"),
+        2: ("operator", "*string"),
+        3: ("values", "[]string"),
     },
     "core.SeccompProfile": {1: ("type", "*string"), 2: ("localhostProfile", "*string")},  # core/v1
     "core.Secret": {  # core/v1
@@ -983,6 +1003,7 @@ KINDS: Final[Mapping[str, tuple[str | None, str]]] = {
     "ServiceAccount": ("v1", "core.ServiceAccount"),  # kubectl create serviceaccount
     "Service": ("v1", "core.Service"),  # kubectl create service clusterip|nodeport|...
     "Pod": ("v1", "core.Pod"),  # kubectl run
+    "ResourceQuota": ("v1", "core.ResourceQuota"),  # kubectl create quota
     "Binding": ("v1", "core.Binding"),  # pods/binding (schedulers)
     "Deployment": ("apps/v1", "apps.Deployment"),  # kubectl create deployment
     "ReplicaSet": ("apps/v1", "apps.ReplicaSet"),

@@ -21,13 +21,15 @@ import asyncio
 import contextlib
 import json
 import logging
+import operator
 import re
 import time
+from functools import partial
 from typing import Any
 
 from controlplane.api.resources import ResourceRegistry, ResourceType
 from controlplane.api.strategies.common import UndecodableObject
-from controlplane.apiserver import admission, errors, pipeline, requestinfo
+from controlplane.apiserver import admission, errors, health, pipeline, requestinfo
 from controlplane.apiserver.admission.setup import AdmissionOptions
 from controlplane.apiserver.admission.setup import build as build_admission
 from controlplane.apiserver.authz import escalation
@@ -68,8 +70,14 @@ from controlplane.trace import NULL_SINK, TraceSink, recording_revisions, reques
 
 logger = logging.getLogger(__name__)
 
-#: Paths anyone may read without credentials (upstream: system:public-info-viewer).
-PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+#: Paths anyone may read without credentials (upstream: system:public-info-viewer). ``/version/`` is
+#: what the official Python client's ``VersionApi.get_code`` asks for.
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
+
+#: The steps of ``APIServer.start``, named as kube-apiserver's post-start hooks that do the same.
+SYSTEM_NAMESPACES_HOOK = "start-system-namespaces-controller"
+FLOWCONTROL_HOOK = "apiserver/bootstrap-system-flowcontrol-configuration"
+RBAC_HOOK = "rbac/bootstrap-roles"
 
 #: Namespaces every cluster has (upstream's metav1.NamespaceDefault, NamespaceSystem, NamespacePublic,
 #: and the node lease namespace).
@@ -188,6 +196,10 @@ class APIServer:
             authorize=self._may,  # SecretsPolicy asks RBAC whether a ServiceAccount may get a Secret
         )
         self.started = False
+        #: The steps of ``start`` done so far, by their upstream post-start hook names (``/readyz``).
+        self.start_steps: set[str] = set()
+        self.caches_synced = False
+        self.stopping = False
 
     def set_encryption(self, encryption: ResourceTransformers) -> None:
         """Encrypt at rest as ``encryption`` says, from the next read or write on (a reload is this call).
@@ -220,15 +232,20 @@ class APIServer:
 
     async def start(self) -> None:
         """Create the system namespaces, fill every watch cache (list, then watch), then serve."""
+        self.stopping = False
         await self._ensure_system_namespaces()
+        self.start_steps.add(SYSTEM_NAMESPACES_HOOK)
         # A cache that holds another version of shared objects (events.k8s.io's Events, stored as
         # core/v1 ones) is filled on its first use: most clusters never ask, and it would double
         # the memory of the most numerous objects.
         await asyncio.gather(
             *(cache.start() for cache in self.caches.values() if cache.rtype.conversion is None)
         )
+        self.caches_synced = True
         await self.flow_control.start()
+        self.start_steps.add(FLOWCONTROL_HOOK)
         await self.authorization.start()  # upstream's rbac/bootstrap-roles post-start hook
+        self.start_steps.add(RBAC_HOOK)
         self.started = True
 
     async def _ensure_system_namespaces(self) -> None:
@@ -253,6 +270,7 @@ class APIServer:
 
     async def stop(self) -> None:
         self.started = False
+        self.stopping = True
         await self.flow_control.stop()
         if self.store.observer is self.metrics:
             self.store.observer = None
@@ -379,19 +397,46 @@ class APIServer:
                     return await self._resource(request, send)
 
     async def _public(self, request: Request, send: Send) -> int:
-        if request.path == "/version":
+        if request.path in ("/version", "/version/"):
             await respond(send, 200, dumps(discovery.version()), audit_id=request.audit_id)
-        else:
-            ok = self.started
-            body = b"ok" if ok else b"[-]watch caches not ready\nhealthz check failed"
-            await respond(
-                send,
-                200 if ok else 500,
-                body,
-                content_type="text/plain; charset=utf-8",
-                audit_id=request.audit_id,
-            )
-        return 200
+            return 200
+        endpoint = request.path.strip("/")
+        answer = await health.run_all(
+            endpoint,
+            self._health_checks(endpoint),
+            verbose="verbose" in request.query,
+            exclude=request.query_values("exclude"),
+        )
+        return await self._health_answer(request, send, answer)
+
+    async def _health_answer(self, request: Request, send: Send, answer: health.Answer) -> int:
+        await respond(
+            send,
+            answer.status,
+            answer.body.encode(),
+            content_type="text/plain; charset=utf-8",
+            headers={"X-Content-Type-Options": "nosniff"},
+            audit_id=request.audit_id,
+        )
+        return answer.status
+
+    def _health_checks(self, endpoint: str) -> list[health.Named]:
+        """kube-apiserver's checks, in its order: ``/readyz`` adds informer-sync and shutdown."""
+        checks = [
+            health.Named("ping", health.passing),
+            health.Named("log", health.passing),
+            health.Named("etcd", health.store_check(self.store.get)),
+        ]
+        if endpoint == "readyz":
+            synced = health.flag_check(lambda: self.caches_synced, "the watch caches are not filled yet")
+            checks.append(health.Named("informer-sync", synced))
+        for step in sorted((SYSTEM_NAMESPACES_HOOK, FLOWCONTROL_HOOK, RBAC_HOOK)):
+            done = health.flag_check(partial(operator.contains, self.start_steps, step), "not finished")
+            checks.append(health.Named(f"poststarthook/{step}", done))
+        if endpoint == "readyz":
+            up = health.flag_check(lambda: not self.stopping, "process is shutting down")
+            checks.append(health.Named("shutdown", up))
+        return checks
 
     async def _non_resource(self, request: Request, send: Send) -> int:
         path = request.path.rstrip("/") or "/"
@@ -415,6 +460,10 @@ class APIServer:
             return reply.status
         elif path in ("/healthz", "/livez", "/readyz"):
             return await self._public(request, send)
+        elif parts[0] in health.ENDPOINTS and len(parts) > 1:  # /readyz/etcd, /livez/poststarthook/...
+            named = {c.name: c for c in self._health_checks(parts[0])}.get("/".join(parts[1:]))
+            if named is not None:
+                return await self._health_answer(request, send, await health.run_one(named))
         elif path == "/metrics":  # Prometheus' text format (OpenMetrics if asked for)
             text, content_type = self.metrics_registry.exposition(request.headers.get("accept", ""))
             await respond(send, 200, text, content_type=content_type, audit_id=request.audit_id)

@@ -47,6 +47,18 @@ def test_delete(lab: LiveLab) -> None:
     assert lab.kubectl("get", "configmap", "doomed", check=False).returncode == 1
 
 
+def test_get_raw_health_endpoints_list_their_checks(lab: LiveLab) -> None:
+    assert lab.kubectl("get", "--raw", "/livez").stdout == "ok"
+    readyz = lab.kubectl("get", "--raw", "/readyz?verbose").stdout.splitlines()
+    assert readyz[:3] == ["[+]ping ok", "[+]log ok", "[+]etcd ok"]
+    assert "[+]informer-sync ok" in readyz and "[+]poststarthook/rbac/bootstrap-roles ok" in readyz
+    assert readyz[-2:] == ["[+]shutdown ok", "readyz check passed"]
+    assert lab.kubectl("get", "--raw", "/livez/ping").stdout == "ok"
+    missing = lab.kubectl("get", "--raw", "/readyz/nope", check=False)
+    assert missing.returncode == 1
+    assert "the server could not find the requested resource" in missing.stderr
+
+
 def test_get_raw_metrics_prints_prometheus_text(lab: LiveLab) -> None:
     text = lab.kubectl("get", "--raw", "/metrics").stdout
     families = {f.name: f for f in text_string_to_metric_families(text)}

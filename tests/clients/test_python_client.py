@@ -35,6 +35,13 @@ def test_create_read_list(core: client.CoreV1Api) -> None:
     assert "py-a" in names
 
 
+def test_version_api_reads_the_server_version(core: client.CoreV1Api) -> None:
+    """``VersionApi.get_code`` GETs ``/version/``, with the trailing slash."""
+    info = client.VersionApi(core.api_client).get_code()
+    assert (info.major, info.minor) == ("1", "37")
+    assert info.git_version.startswith("v1.37.")
+
+
 def test_replace_with_a_stale_resource_version_is_409(core: client.CoreV1Api) -> None:
     first = core.create_namespaced_config_map("default", configmap("py-stale", k="1"))
     first.data = {"k": "2"}

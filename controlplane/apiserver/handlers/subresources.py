@@ -76,7 +76,12 @@ async def _handle_scale(ctx: Context, verb: str) -> Reply:
         obj, _ = await ctx.registry.read(ctx.namespace, ctx.name)
         return Reply(200, dumps(_scale(obj)))
     if verb == "patch":
-        # kubectl scale sends a merge patch of the Scale: apply it to the Scale view of the object.
+        # kubectl scale sends a merge patch of the Scale: apply it to the Scale view of the object,
+        # inside the read-modify-write, so that a race with another writer (the deployment
+        # controller writing status) re-applies the patch to a fresh read instead of answering 409.
+        # Upstream's patcher does the same: its patch is applied in GuaranteedUpdate's tryUpdate
+        # (apiserver pkg/endpoints/handlers/patch.go, pkg/registry/apps/deployment/storage
+        # scaleUpdatedObjectInfo), so only a resourceVersion the patch itself sets is a precondition.
         from controlplane.apiserver import patching
         from controlplane.apiserver.handlers.resources import PATCH_TYPES
 
@@ -84,12 +89,37 @@ async def _handle_scale(ctx: Context, verb: str) -> Reply:
         if kind is None or kind == "apply":
             raise errors.unsupported_media_type()
         document = decode_body(await ctx.request.read_body(), ctx.request.content_type)
-        obj, _ = await ctx.registry.read(ctx.namespace, ctx.name)
-        body = patching.apply(kind, _scale(obj), document, SCALE_TYPE, ctx.request)
+
+        def scale_of(current: Object) -> Object:
+            patched = patching.apply(kind, _scale(current), document, SCALE_TYPE, ctx.request)
+            return _checked_scale(ctx, patched)
+
     elif verb == "update":
-        body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
+        sent = _checked_scale(ctx, decode_body(await ctx.request.read_body(), ctx.request.content_type))
+
+        def scale_of(current: Object) -> Object:
+            return sent
+
     else:
         raise errors.method_not_supported(f"{ctx.rtype.plural}/scale", ctx.rtype.group, verb)
+
+    def mutate(current: Object) -> Object:
+        scale = scale_of(current)
+        sent_rv = (scale.get("metadata") or {}).get("resourceVersion")
+        if sent_rv:
+            current["metadata"]["resourceVersion"] = sent_rv
+        current.setdefault("spec", {})["replicas"] = scale["spec"]["replicas"]
+        return current
+
+    from controlplane.apiserver import patching  # managedFields: the write is the manager's, via "scale"
+
+    track = patching.tracker(ctx.rtype, ctx.request, "scale", ctx.registry.clock)
+    written = await ctx.registry.update(ctx.namespace, ctx.name, mutate, dry_run=ctx.dry_run, track=track)
+    return Reply(200, dumps(_scale(written.obj)))
+
+
+def _checked_scale(ctx: Context, body: Any) -> Object:
+    """The Scale a client sent (or a patch made): a Scale object with a non-negative spec.replicas."""
     if not isinstance(body, dict) or body.get("kind") not in (None, "Scale"):
         raise errors.bad_request("the body of a scale update must be a Scale object")
     replicas = (body.get("spec") or {}).get("replicas")
@@ -98,19 +128,7 @@ async def _handle_scale(ctx: Context, verb: str) -> Reply:
 
         problem = invalid("spec.replicas", replicas, "must be greater than or equal to 0")
         raise errors.invalid("Scale", "autoscaling", ctx.name, [problem])
-    sent_rv = (body.get("metadata") or {}).get("resourceVersion")
-
-    def mutate(current: Object) -> Object:
-        if sent_rv:
-            current["metadata"]["resourceVersion"] = sent_rv
-        current.setdefault("spec", {})["replicas"] = replicas
-        return current
-
-    from controlplane.apiserver import patching  # managedFields: the write is the manager's, via "scale"
-
-    track = patching.tracker(ctx.rtype, ctx.request, "scale", ctx.registry.clock)
-    written = await ctx.registry.update(ctx.namespace, ctx.name, mutate, dry_run=ctx.dry_run, track=track)
-    return Reply(200, dumps(_scale(written.obj)))
+    return body
 
 
 async def _bind(ctx: Context) -> Reply:

@@ -153,6 +153,7 @@ def test_column_json_has_every_field() -> None:
             ["Users", "Groups", "ServiceAccounts"],
         ),
         ("", "configmaps", ["Name", "Data", "Age"], []),
+        ("discovery.k8s.io", "endpointslices", ["Name", "AddressType", "Ports", "Endpoints", "Age"], []),
         ("", "secrets", ["Name", "Type", "Data", "Age"], []),
         ("coordination.k8s.io", "leases", ["Name", "Holder", "Age"], []),
         (
@@ -766,6 +767,37 @@ def test_endpoints(subsets: list[dict[str, Any]], expected: str) -> None:
     obj = {"metadata": {"name": "e"}, "subsets": subsets}
     assert format_endpoints(obj) == expected
     assert printer_for("", "endpoints").row(obj, NOW) == ["e", expected, "<unknown>"]
+
+
+@pytest.mark.parametrize(
+    ("ports", "endpoints", "cells"),
+    [
+        # formatDiscoveryPorts / formatDiscoveryEndpoints (printers.go): three, then "+ N more...",
+        # "<unset>" when empty; a port without a number shows its name, then "*"
+        ([], [], ["<unset>", "<unset>"]),
+        ([{"port": 80, "name": "http"}], [{"addresses": ["10.0.0.1"]}], ["80", "10.0.0.1"]),
+        (
+            [{"name": "http"}, {}],
+            [{"addresses": ["10.0.0.1"], "conditions": {"ready": False}}],
+            ["http,*", "10.0.0.1"],
+        ),
+        (
+            [{"port": p} for p in (1, 2, 3, 4, 5)],
+            [{"addresses": [f"10.0.0.{i}"]} for i in range(1, 5)],
+            ["1,2,3 + 2 more...", "10.0.0.1,10.0.0.2,10.0.0.3 + 1 more..."],
+        ),
+    ],
+)
+def test_endpoint_slices(
+    ports: list[dict[str, Any]], endpoints: list[dict[str, Any]], cells: list[str]
+) -> None:
+    obj = {"metadata": {"name": "web-abc"}, "addressType": "IPv4", "ports": ports, "endpoints": endpoints}
+    assert printer_for("discovery.k8s.io", "endpointslices").row(obj, NOW) == [
+        "web-abc",
+        "IPv4",
+        *cells,
+        "<unknown>",
+    ]
 
 
 # -- events -------------------------------------------------------------------------------------------

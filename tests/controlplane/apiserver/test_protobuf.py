@@ -93,6 +93,13 @@ KUBECTL_CONFIGMAP = bytes.fromhex(
     "02a0032003800420012060a01611201621a002200"
 )
 
+#: ``kubectl create quota q2 -n t1 --hard=pods=10,requests.cpu=500m --scopes=NotBestEffort`` (-v=8).
+KUBECTL_QUOTA = bytes.fromhex(
+    "6b3873000a130a027631120d5265736f7572636551756f7461124f0a140a02713212001a02743122002a00320038004200"
+    "12350a0c0a04706f647312040a0231300a160a0c72657175657374732e63707512060a043530306d120d4e6f7442657374"
+    "4566666f72741a001a002200"
+)
+
 #: ``kubectl drain --disable-eviction --grace-period=0``: the DeleteOptions body of its DELETE.
 KUBECTL_DELETE_OPTIONS = bytes.fromhex("6b3873000a130a027631120d44656c6574654f7074696f6e73120208001a002200")
 
@@ -112,6 +119,21 @@ def test_kubectls_delete_options_keep_a_zero_grace_period() -> None:
         "kind": "DeleteOptions",
         "gracePeriodSeconds": 0,
     }
+
+
+def test_kubectls_resource_quota_decodes_to_its_json_form() -> None:
+    """``kubectl create quota`` sends a ResourceQuota with an empty status, as Go writes one."""
+    assert decode(KUBECTL_QUOTA) == (
+        "v1",
+        "ResourceQuota",
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": "q2", "namespace": "t1"},
+            "spec": {"hard": {"pods": "10", "requests.cpu": "500m"}, "scopes": ["NotBestEffort"]},
+            "status": {},
+        },
+    )
 
 
 # -- the decoder on hand-made messages -----------------------------------------------------------------
@@ -708,6 +730,16 @@ def test_kubectl_create_clusterrole_and_clusterrolebinding(lab: Lab) -> None:
     binding = lab.get("clusterrolebinding", "pb-crb")
     assert binding["roleRef"]["name"] == "pb-cr"
     assert binding["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "devs"}]
+
+
+@pytest.mark.slow
+def test_kubectl_create_quota(lab: Lab) -> None:
+    lab.kubectl("create", "namespace", "pb-quota-ns")  # its own namespace: a quota binds every pod in it
+    ns = "--namespace=pb-quota-ns"
+    hard = "--hard=pods=10,requests.cpu=500m"
+    lab.kubectl("create", "quota", "pb-quota", hard, "--scopes=NotBestEffort", ns)
+    spec = lab.get("resourcequota", "pb-quota", ns)["spec"]
+    assert spec == {"hard": {"pods": "10", "requests.cpu": "500m"}, "scopes": ["NotBestEffort"]}
 
 
 @pytest.mark.slow
