@@ -28,8 +28,9 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
+from controlplane.api import gotypes, strict
 from controlplane.api import patch as patches
-from controlplane.api import strict
+from controlplane.api import schema as schemas
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.fieldmanager import (
     ApplyError,
@@ -40,6 +41,7 @@ from controlplane.api.fieldmanager import (
 )
 from controlplane.api.fieldmanager.fieldpath import Set, make_path
 from controlplane.api.resources import ResourceType
+from controlplane.api.strategies.common import UndecodableObject
 from controlplane.api.validation import FieldError, forbidden, invalid, not_supported, required, too_long
 from controlplane.apiserver import errors
 from controlplane.apiserver.http import JSON, Request, decode_body
@@ -205,7 +207,19 @@ def decode_strictly(
         )
     # With the body checked and nothing found, there is nothing to prune.
     pruned = strict.prune_unknown(obj, node) if problems or directive == strict.IGNORE else obj
-    return (pruned if isinstance(pruned, dict) else obj), (problems if directive == strict.WARN else [])
+    decoded = pruned if isinstance(pruned, dict) else obj
+    _check_go_types(rtype, decoded)
+    return decoded, (problems if directive == strict.WARN else [])
+
+
+def _check_go_types(rtype: ResourceType, obj: Object) -> None:
+    """400 BadRequest, as upstream's decoder, for a value that cannot become its Go field's type."""
+    definition = schemas.definition_for_kind(rtype.group, rtype.version, rtype.kind)
+    if definition is None:
+        return
+    problem = gotypes.type_error(obj, definition)
+    if problem is not None:
+        raise UndecodableObject(problem)
 
 
 # -- patches ----------------------------------------------------------------------------------------
@@ -344,7 +358,7 @@ class Patcher:
             return patched
         if self.directive == strict.IGNORE:
             pruned = strict.prune_unknown(patched, self.node)
-            return pruned if isinstance(pruned, dict) else patched
+            return self._typed(pruned if isinstance(pruned, dict) else patched)
         # Duplicates are looked for in the patch (merge and strategic patches are JSON objects);
         # unknown fields in the patched object, as upstream's decoder finds them.
         duplicates = self.kind in ("merge", "strategic") and not self.unique_members
@@ -354,7 +368,20 @@ class Patcher:
         if problems and self.directive == strict.STRICT:
             raise errors.bad_request(strict.strict_decoding_message(problems))
         self.warnings = problems
-        return pruned if isinstance(pruned, dict) else patched
+        return self._typed(pruned if isinstance(pruned, dict) else patched)
+
+    def _typed(self, patched: Object) -> Object:
+        """``patched``, if every value fits its Go field; else upstream's 422 for the patch.
+
+        (apiserver ``handlers/patch.go``: the patched object fails ``DecodeInto``, answered as
+        ``field.Invalid(field.NewPath("patch"), <patched object or patch>, err)`` of no kind.)
+        """
+        definition = schemas.definition_for_kind(self.rtype.group, self.rtype.version, self.rtype.kind)
+        problem = None if definition is None else gotypes.type_error(patched, definition)
+        if problem is None:
+            return patched
+        shown = patched if self.kind == "json" or self.kind == "merge" else self.document
+        raise errors.invalid("", "", "", [invalid("patch", json.dumps(shown), problem)])
 
     def _apply(self, current: Object) -> Object:
         if not isinstance(self.document, dict):

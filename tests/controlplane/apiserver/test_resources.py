@@ -297,3 +297,124 @@ def test_format_seconds_writes_what_strftime_writes_cached_or_not(moment: float)
     assert format_seconds(moment) == _strftime(moment)
     assert format_seconds(moment) == _strftime(moment)  # the second time, from the cache
     assert format_seconds(int(moment)) == _strftime(int(moment))
+
+
+DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
+
+
+def deployment(name: str) -> dict[str, object]:
+    template = {
+        "metadata": {"labels": {"app": name}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}}, "template": template},
+    }
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "message"),
+    [
+        (
+            DEPLOYMENTS,
+            {**deployment("d"), "spec": {**deployment("d")["spec"], "replicas": "x"}},  # type: ignore[dict-item]
+            'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string '
+            "into Go struct field DeploymentSpec.spec.replicas of type int32",
+        ),
+        (
+            CMS,
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": 5}},
+            'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number '
+            "into Go struct field ObjectMeta.metadata.name of type string",
+        ),
+        (
+            "/api/v1/namespaces/default/services",
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "s"},
+                "spec": {"ports": [{"port": []}]},
+            },
+            'Service in version "v1" cannot be handled as a Service: json: cannot unmarshal array '
+            "into Go struct field ServicePort.spec.ports.port of type int32",
+        ),
+    ],
+)
+async def test_a_value_of_the_wrong_type_is_a_decode_error_and_nothing_is_stored(
+    api: API, url: str, body: dict[str, object], message: str
+) -> None:
+    before = await api.store.current_revision()
+    response = await api.client.post(url, json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["reason"] == "BadRequest"
+    assert response.json()["message"] == message
+    assert await api.store.current_revision() == before
+
+
+async def test_an_update_or_patch_of_the_wrong_type_changes_nothing(api: API) -> None:
+    created = await api.client.post(DEPLOYMENTS, json=deployment("web"))
+    assert created.status_code == 201, created.text
+    stored = created.json()
+    replaced = {**stored, "spec": {**stored["spec"], "replicas": "three"}}
+    update = await api.client.put(f"{DEPLOYMENTS}/web", json=replaced)
+    assert update.status_code == 400, update.text
+    assert "DeploymentSpec.spec.replicas of type int32" in update.json()["message"]
+    for content_type, patch in [
+        ("application/merge-patch+json", {"spec": {"replicas": "three"}}),
+        ("application/strategic-merge-patch+json", {"spec": {"template": 5}}),
+        ("application/json-patch+json", [{"op": "replace", "path": "/spec/replicas", "value": [3]}]),
+    ]:
+        patched = await api.client.patch(
+            f"{DEPLOYMENTS}/web", content=json.dumps(patch), headers={"Content-Type": content_type}
+        )
+        # upstream handlers/patch.go: the patched object does not decode, an Invalid "patch" of no kind
+        assert patched.status_code == 422, (content_type, patched.text)
+        status = patched.json()
+        assert status["reason"] == "Invalid"
+        assert status["message"].startswith(' "" is invalid: patch: Invalid value: ')
+        assert "json: cannot unmarshal" in status["message"]
+        assert status["details"]["causes"][0]["field"] == "patch"
+    after = await api.client.get(f"{DEPLOYMENTS}/web")
+    assert after.json()["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+    assert after.json()["spec"]["replicas"] == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        (
+            b'{"metadata":{"name":"deep"},"data":' + b'{"a":' * 5000 + b"1" + b"}" * 5000 + b"}",
+            "exceeded max depth",
+        ),
+        (b'{"metadata":{"name":"nan"},"data":{"a":NaN}}', "invalid character 'N'"),
+        (b'{"metadata":{"name":"inf"},"x":1e400}', "cannot unmarshal number 1e400"),
+    ],
+)
+async def test_json_go_cannot_decode_is_a_bad_request(api: API, body: bytes, fragment: str) -> None:
+    response = await api.client.post(CMS, content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+    assert fragment in response.json()["message"]
+
+
+async def test_a_lone_surrogate_escape_is_stored_as_the_replacement_character(api: API) -> None:
+    body = b'{"metadata":{"name":"s","annotations":{"a":"x\\ud800"}},"data":{"k":"\\udc00"}}'
+    response = await api.client.post(CMS, content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 201, response.text
+    assert response.json()["metadata"]["annotations"] == {"a": "x\ufffd"}
+    assert response.json()["data"] == {"k": "\ufffd"}
+
+
+async def test_yaml_timestamps_stay_strings_and_yaml_without_json_is_a_bad_request(api: API) -> None:
+    yaml_body = b"metadata: {name: dated, labels: {day: 2001-01-01}}\ndata: {when: 2001-01-01T10:00:00Z}\n"
+    created = await api.client.post(CMS, content=yaml_body, headers={"Content-Type": "application/yaml"})
+    assert created.status_code == 201, created.text
+    assert created.json()["metadata"]["labels"] == {"day": "2001-01-01"}
+    assert created.json()["data"] == {"when": "2001-01-01T10:00:00Z"}
+    infinite = await api.client.post(
+        CMS, content=b"metadata: {name: inf}\ndata: {a: .inf}\n", headers={"Content-Type": "application/yaml"}
+    )
+    assert infinite.status_code == 400, infinite.text
+    assert infinite.json()["message"] == "error converting YAML to JSON: json: unsupported value: +Inf"
