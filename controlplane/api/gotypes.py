@@ -66,12 +66,18 @@ class _Mismatch(Exception):
     """The first value that does not fit: Go's error text."""
 
 
-def type_error(obj: Mapping[str, Any], definition_name: str) -> str | None:
+def type_error(obj: Any, definition_name: str) -> str | None:
     """The decoder's error for the first value of ``obj`` that cannot become its Go field, or None.
 
-    ``obj`` is a whole object of the kind ``definition_name`` (``io.k8s.api.apps.v1.Deployment``).
-    Integral floats in integer fields are replaced by their integers, in place.
+    ``obj`` is a whole object of the kind ``definition_name`` (``io.k8s.api.apps.v1.Deployment``);
+    anything but a JSON object is refused whole (``cannot unmarshal array into Go value of type
+    v1.Scale``). Integral floats in integer fields are replaced by their integers, in place.
     """
+    if obj is None:  # Go decodes null into the zero value
+        return None
+    if not isinstance(obj, Mapping):
+        top = f"{_package(definition_name)}.{schemas.short_name(definition_name)}"
+        return str(_mismatch(obj, top, "", ""))
     try:
         _struct(obj, schemas.definition(definition_name), schemas.short_name(definition_name), "")
     except _Mismatch as mismatch:
