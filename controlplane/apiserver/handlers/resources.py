@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from controlplane.api import selectors
+from controlplane.api import gotypes, selectors
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.resources import ResourceType
 from controlplane.apiserver import errors, pagination, tables
@@ -371,12 +371,21 @@ async def patch(ctx: Context) -> Reply:
     return Reply(201 if written.created else 200, _render_one(ctx, written.obj), patcher.headers())
 
 
+DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
+
+
 def delete_options(ctx: Context, body: bytes) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if body.strip():
         decoded = decode_body(body, ctx.request.content_type or "application/json")
         if not isinstance(decoded, dict):
             raise errors.bad_request("DeleteOptions must be a JSON object")
+        # Upstream decodes the body into metav1.DeleteOptions: a value of the wrong type stops it.
+        problem = gotypes.type_error(decoded, DELETE_OPTIONS)
+        if problem is not None:
+            raise errors.bad_request(
+                f'DeleteOptions in version "v1" cannot be handled as a DeleteOptions: {problem}'
+            )
         options = decoded
     query = ctx.request.query
     if "gracePeriodSeconds" in query:

@@ -418,3 +418,34 @@ async def test_yaml_timestamps_stay_strings_and_yaml_without_json_is_a_bad_reque
     )
     assert infinite.status_code == 400, infinite.text
     assert infinite.json()["message"] == "error converting YAML to JSON: json: unsupported value: +Inf"
+
+
+@pytest.mark.parametrize(
+    ("url", "options", "fragment"),
+    [
+        (f"{PODS}/doomed", {"gracePeriodSeconds": "x"}, "DeleteOptions.gracePeriodSeconds of type int64"),
+        (
+            "/api/v1/namespaces/doomed",
+            {"preconditions": 5},
+            "DeleteOptions.preconditions of type v1.Preconditions",
+        ),
+    ],
+)
+async def test_delete_options_that_do_not_decode_are_a_bad_request_and_delete_nothing(
+    api: API, url: str, options: dict[str, object], fragment: str
+) -> None:
+    if url.startswith(PODS):
+        assert (await api.client.post(PODS, json=pod("doomed"))).status_code == 201
+    else:
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "doomed"}}
+        assert (await api.client.post("/api/v1/namespaces", json=namespace)).status_code == 201
+    response = await api.client.request(
+        "DELETE", url, content=json.dumps(options), headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["message"].startswith(
+        'DeleteOptions in version "v1" cannot be handled as a DeleteOptions: json: cannot unmarshal'
+    )
+    assert fragment in response.json()["message"]
+    still = await api.client.get(url)
+    assert still.status_code == 200 and "deletionTimestamp" not in still.json()["metadata"]
