@@ -122,7 +122,11 @@ async def get(ctx: Context) -> Reply:
     key = ctx.registry.key(ctx.namespace, ctx.name)
     if ctx.cache is not None:
         wanted = await ctx.store.current_revision() if rv is None else rv
-        if rv == 0 or await ctx.cache.wait_for(wanted, CACHE_WAIT if rv else 0.05):
+        fresh = rv == 0 or await ctx.cache.wait_for(wanted, CACHE_WAIT if rv else 0.05)
+        if not fresh and rv is not None and rv > await ctx.store.current_revision():
+            # a revision the cluster has not reached: upstream's cacher gives up with 504
+            raise errors.too_large_resource_version(rv, ctx.cache.revision)
+        if fresh:
             cached = ctx.cache.get(key)
             if cached is None:
                 raise ctx.registry.not_found(ctx.name)
@@ -217,8 +221,9 @@ async def _list_from_store(
         raise errors.resource_expired(
             f"The resourceVersion for the provided list is too old. (requested {rv})"
         ) from None
-    except FutureRevision:
-        raise errors.too_large_resource_version(rv or 0, await ctx.store.current_revision()) from None
+    except FutureRevision:  # the resourceVersion asked for, or a continue token's
+        wanted = decoded.revision if token else rv
+        raise errors.too_large_resource_version(wanted or 0, await ctx.store.current_revision()) from None
     assert revision is not None
     continue_token = None
     if next_start is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import collections
 import itertools
 import json
@@ -449,3 +450,48 @@ async def test_delete_options_that_do_not_decode_are_a_bad_request_and_delete_no
     assert fragment in response.json()["message"]
     still = await api.client.get(url)
     assert still.status_code == 200 and "deletionTimestamp" not in still.json()["metadata"]
+
+
+@pytest.mark.parametrize("rv", ["abc", "-1", "1e3", " 7", "+7", "1_0", "\u0661", str(2**64)])
+async def test_a_resource_version_strconv_parseuint_refuses_is_a_bad_request(api: API, rv: str) -> None:
+    for url in (CMS, f"{CMS}/missing", f"{CMS}?watch=1"):
+        response = await api.client.get(url, params={"resourceVersion": rv})
+        assert response.status_code == 400, (url, rv, response.text)
+        assert response.json()["message"] == f'invalid resource version "{rv}"'
+
+
+async def test_a_continue_token_from_the_future_names_its_own_resource_version(api: API) -> None:
+    for name in ("a", "b"):
+        assert (await api.client.post(CMS, json=cm(name))).status_code == 201
+    page = (await api.client.get(CMS, params={"limit": "1"})).json()
+    token = page["metadata"]["continue"]
+    decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    decoded["rv"] = 10**9
+    future = base64.urlsafe_b64encode(json.dumps(decoded).encode()).decode()
+    response = await api.client.get(CMS, params={"limit": "1", "continue": future})
+    assert response.status_code == 504, response.text
+    assert response.json()["message"].startswith(f"Too large resource version: {10**9},")
+
+
+@pytest.mark.parametrize("rv", [True, 2**63, 0, "7"])
+async def test_a_continue_token_whose_resource_version_is_no_int64_is_a_bad_request(
+    api: API, rv: object
+) -> None:
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": "default/a\u0000"}).encode()
+    response = await api.client.get(
+        CMS, params={"limit": "1", "continue": base64.urlsafe_b64encode(raw).decode()}
+    )
+    assert response.status_code == 400, response.text
+    assert "incorrect encoded start resourceVersion" in response.json()["message"]
+
+
+async def test_a_get_at_a_resource_version_the_cluster_has_not_reached_is_504(
+    api: API, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from controlplane.apiserver.handlers import resources
+
+    monkeypatch.setattr(resources, "CACHE_WAIT", 0.05)
+    assert (await api.client.post(CMS, json=cm("now"))).status_code == 201
+    response = await api.client.get(f"{CMS}/now", params={"resourceVersion": str(10**9)})
+    assert response.status_code == 504, response.text
+    assert response.json()["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
