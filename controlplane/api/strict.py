@@ -29,6 +29,7 @@ from typing import Any, Final
 
 import yaml
 
+from controlplane.api import requestbody
 from controlplane.api import schema as schemas
 
 Schema = schemas.Schema
@@ -149,7 +150,7 @@ def _members(value: Any) -> Iterable[tuple[str, Any]] | None:
 def _parse_pairs(raw: bytes) -> Any:
     """The body as JSON with duplicates kept, or None if it is not JSON."""
     try:
-        return json.loads(raw, object_pairs_hook=_Pairs)
+        return requestbody.loads_json(raw, object_pairs_hook=_Pairs)
     except (ValueError, UnicodeDecodeError):
         return None
 
@@ -173,8 +174,8 @@ def decode_unique(raw: bytes) -> tuple[bool, Any]:
     the (nearly all) bodies without one then need not read the body a second time (``raw=None``).
     """
     try:
-        return True, json.loads(raw, object_pairs_hook=_unique_members)
-    except (_RepeatedMember, ValueError, UnicodeDecodeError, RecursionError):
+        return True, requestbody.loads_json(raw, object_pairs_hook=_unique_members)
+    except (_RepeatedMember, ValueError, UnicodeDecodeError):
         return False, None
 
 

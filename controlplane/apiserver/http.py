@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl
 
 import yaml
 
-from controlplane.api import serializer
+from controlplane.api import requestbody, serializer
 from controlplane.apiserver import errors, protobuf
 from controlplane.apiserver.requestinfo import RequestInfo
 from controlplane.identity import UserInfo
@@ -223,12 +223,14 @@ def decode_body(body: bytes, content_type: str) -> Any:
         "application/json-patch+json",
     ):
         try:
-            return json.loads(body)
-        except (ValueError, UnicodeDecodeError) as error:
+            return requestbody.loads_json(body)
+        except (ValueError, UnicodeDecodeError) as error:  # BodyError included
             raise errors.bad_request(f"error decoding JSON: {error}") from None
     if content_type in ("application/yaml", "application/apply-patch+yaml", "application/x-yaml"):
         try:
-            return yaml.safe_load(body)
+            return requestbody.load_yaml(body)
+        except requestbody.BodyError as error:
+            raise errors.bad_request(str(error)) from None
         except yaml.YAMLError as error:
             line = ""
             mark = getattr(error, "problem_mark", None)

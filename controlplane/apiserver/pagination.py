@@ -47,7 +47,7 @@ def decode_continue(token: str) -> ContinueToken:
     if not isinstance(data, dict) or data.get("v") != CONTINUE_VERSION:
         raise errors.bad_request("continue key is not valid: server does not recognize this encoded version")
     revision, start = data.get("rv"), data.get("start")
-    if not isinstance(revision, int) or revision <= 0:
+    if not isinstance(revision, int) or isinstance(revision, bool) or not 0 < revision <= _MAX_INT64:
         raise errors.bad_request(
             "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
         )
@@ -75,13 +75,16 @@ def parse_resource_version(value: str | None) -> int | None:
     """``None`` for unset; the revision otherwise; 400 for garbage (upstream: "invalid resource version")."""
     if value is None or value == "":
         return None
-    try:
-        revision = int(value)
-    except ValueError:
-        raise errors.bad_request(f'invalid resource version "{value}"') from None
-    if revision < 0:
+    # strconv.ParseUint(value, 10, 64): ASCII digits only (Python's int() also takes " 7", "+7",
+    # "1_0" and other scripts' digits), and nothing past 64 bits.
+    if not (value.isascii() and value.isdigit()) or int(value) > _MAX_UINT64:
         raise errors.bad_request(f'invalid resource version "{value}"')
-    return revision
+    return int(value)
+
+
+_MAX_UINT64 = 2**64 - 1
+#: A continue token's ``rv`` is an int64 (apiserver ``storage/continue.go``).
+_MAX_INT64 = 2**63 - 1
 
 
 def validate_list_options(

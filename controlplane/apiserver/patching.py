@@ -28,8 +28,9 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
+from controlplane.api import gotypes, strict
 from controlplane.api import patch as patches
-from controlplane.api import strict
+from controlplane.api import schema as schemas
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.fieldmanager import (
     ApplyError,
@@ -40,6 +41,7 @@ from controlplane.api.fieldmanager import (
 )
 from controlplane.api.fieldmanager.fieldpath import Set, make_path
 from controlplane.api.resources import ResourceType
+from controlplane.api.strategies.common import UndecodableObject
 from controlplane.api.validation import FieldError, forbidden, invalid, not_supported, required, too_long
 from controlplane.apiserver import errors
 from controlplane.apiserver.http import JSON, Request, decode_body
@@ -205,7 +207,19 @@ def decode_strictly(
         )
     # With the body checked and nothing found, there is nothing to prune.
     pruned = strict.prune_unknown(obj, node) if problems or directive == strict.IGNORE else obj
-    return (pruned if isinstance(pruned, dict) else obj), (problems if directive == strict.WARN else [])
+    decoded = pruned if isinstance(pruned, dict) else obj
+    _check_go_types(rtype, decoded)
+    return decoded, (problems if directive == strict.WARN else [])
+
+
+def _check_go_types(rtype: ResourceType, obj: Object) -> None:
+    """400 BadRequest, as upstream's decoder, for a value that cannot become its Go field's type."""
+    definition = schemas.definition_for_kind(rtype.group, rtype.version, rtype.kind)
+    if definition is None:
+        return
+    problem = gotypes.type_error(obj, definition)
+    if problem is not None:
+        raise UndecodableObject(problem)
 
 
 # -- patches ----------------------------------------------------------------------------------------
@@ -319,8 +333,6 @@ class Patcher:
         self.force = bool(force)
         self.fm = field_manager(rtype, subresource, clock)
         self.node = _schema(rtype)
-        #: Whether the patch brings no unknown field (None: not looked at yet); see ``mutate``.
-        self._clean_patch: bool | None = None
         self.track: Track | None = None
         if kind != "apply" and self.fm is not None:
             fm, manager = self.fm, self.manager
@@ -335,50 +347,69 @@ class Patcher:
         if self.kind == "apply":
             return self._apply(current)
         document, consume = self.document, False
-        if self._clean_patch is None and self.node is not None:
-            self._clean_patch = self._brings_no_unknown_fields()
         if self.kind == "merge":
             # The decoded patch becomes part of the object (no copy of it); a second run, after a
             # concurrent write, decodes the body again.
             if self._consumed:
                 document = decode_body(self.raw, "application/merge-patch+json")
             consume = self._consumed = True
+        clean = self.node is not None and self._is_clean(document)
         patched = apply(self.kind, current, document, self.rtype, self.request, consume=consume)
         if self.node is None:
             return patched
         if self.directive == strict.IGNORE:
-            if self._clean_patch:
+            if clean:
                 return patched
             pruned = strict.prune_unknown(patched, self.node)
-            return pruned if isinstance(pruned, dict) else patched
+            return self._typed(pruned if isinstance(pruned, dict) else patched)
         # Duplicates are looked for in the patch (merge and strategic patches are JSON objects);
         # unknown fields in the patched object, as upstream's decoder finds them.
         duplicates = self.kind in ("merge", "strategic") and not self.unique_members
         problems = strict.duplicate_fields(self.raw) if duplicates else []
-        unknown: list[str] = []
-        if self._clean_patch:
-            pruned = patched
-        else:
-            pruned, unknown = strict.without_unknown_fields(patched, self.node)
+        if clean:
+            if problems and self.directive == strict.STRICT:
+                raise errors.bad_request(strict.strict_decoding_message(problems))
+            self.warnings = problems
+            return patched
+        pruned, unknown = strict.without_unknown_fields(patched, self.node)
         problems += unknown
         if problems and self.directive == strict.STRICT:
             raise errors.bad_request(strict.strict_decoding_message(problems))
         self.warnings = problems
-        return pruned if isinstance(pruned, dict) else patched
+        return self._typed(pruned if isinstance(pruned, dict) else patched)
 
-    def _brings_no_unknown_fields(self) -> bool:
-        """Whether a merge or strategic patch is sure to leave the object without unknown fields.
+    def _typed(self, patched: Object) -> Object:
+        """``patched``, if every value fits its Go field; else upstream's 422 for the patch.
 
-        The stored object of a built-in kind has none (every write prunes them), and such a patch
-        only puts its own fields where they stand in the patch. So if the patch names no field
-        outside the kind's schema, neither does the patched object, and the walk of the whole object
-        (a pod's spec and metadata, for a status patch of a few fields) can be skipped. Strategic
-        directives (``$setElementOrder/...``) count as unknown here: such a patch takes the long way,
-        as does a kind served in a version other than the stored one.
+        (apiserver ``handlers/patch.go``: the patched object fails ``DecodeInto``, answered as
+        ``field.Invalid(field.NewPath("patch"), <patched object or patch>, err)`` of no kind.)
+        """
+        definition = schemas.definition_for_kind(self.rtype.group, self.rtype.version, self.rtype.kind)
+        problem = None if definition is None else gotypes.type_error(patched, definition)
+        if problem is None:
+            return patched
+        shown = patched if self.kind == "json" or self.kind == "merge" else self.document
+        raise errors.invalid("", "", "", [invalid("patch", json.dumps(shown), problem)])
+
+    def _is_clean(self, document: Any) -> bool:
+        """Whether a merge or strategic patch is sure to leave the object as clean as it found it:
+        without unknown fields, and with every value of its Go field's type.
+
+        The stored object of a built-in kind is clean (every write prunes and checks it), and such a
+        patch only puts its own values where they stand in the patch. So if the patch itself names
+        no field outside the kind's schema and has no value of the wrong type, the patched object
+        has neither, and the walks of the whole object (a pod's spec and metadata, for a status
+        patch of a few fields) can be skipped. Strategic directives (``$setElementOrder/...``)
+        count as unknown here: such a patch takes the long way, as does a kind served in a version
+        other than the stored one. (The type walk also turns the patch's integral floats into
+        integers, as it would have turned the patched object's.)
         """
         if self.kind not in ("merge", "strategic") or self.rtype.conversion is not None:
             return False
-        return not strict.without_unknown_fields(self.document, self.node)[1]
+        if strict.without_unknown_fields(document, self.node)[1]:
+            return False
+        definition = schemas.definition_for_kind(self.rtype.group, self.rtype.version, self.rtype.kind)
+        return definition is None or gotypes.type_error(document, definition) is None
 
     def _apply(self, current: Object) -> Object:
         if not isinstance(self.document, dict):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from controlplane.api import selectors
+from controlplane.api import gotypes, selectors
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.resources import ResourceType
 from controlplane.apiserver import errors, pagination, tables
@@ -122,7 +122,11 @@ async def get(ctx: Context) -> Reply:
     key = ctx.registry.key(ctx.namespace, ctx.name)
     if ctx.cache is not None:
         wanted = await ctx.store.current_revision() if rv is None else rv
-        if rv == 0 or await ctx.cache.wait_for(wanted, CACHE_WAIT if rv else 0.05):
+        fresh = rv == 0 or await ctx.cache.wait_for(wanted, CACHE_WAIT if rv else 0.05)
+        if not fresh and rv is not None and rv > await ctx.store.current_revision():
+            # a revision the cluster has not reached: upstream's cacher gives up with 504
+            raise errors.too_large_resource_version(rv, ctx.cache.revision)
+        if fresh:
             cached = ctx.cache.get(key)
             if cached is None:
                 raise ctx.registry.not_found(ctx.name)
@@ -217,8 +221,9 @@ async def _list_from_store(
         raise errors.resource_expired(
             f"The resourceVersion for the provided list is too old. (requested {rv})"
         ) from None
-    except FutureRevision:
-        raise errors.too_large_resource_version(rv or 0, await ctx.store.current_revision()) from None
+    except FutureRevision:  # the resourceVersion asked for, or a continue token's
+        wanted = decoded.revision if token else rv
+        raise errors.too_large_resource_version(wanted or 0, await ctx.store.current_revision()) from None
     assert revision is not None
     continue_token = None
     if next_start is not None:
@@ -371,12 +376,21 @@ async def patch(ctx: Context) -> Reply:
     return Reply(201 if written.created else 200, _render_one(ctx, written.obj), patcher.headers())
 
 
+DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
+
+
 def delete_options(ctx: Context, body: bytes) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if body.strip():
         decoded = decode_body(body, ctx.request.content_type or "application/json")
         if not isinstance(decoded, dict):
             raise errors.bad_request("DeleteOptions must be a JSON object")
+        # Upstream decodes the body into metav1.DeleteOptions: a value of the wrong type stops it.
+        problem = gotypes.type_error(decoded, DELETE_OPTIONS)
+        if problem is not None:
+            raise errors.bad_request(
+                f'DeleteOptions in version "v1" cannot be handled as a DeleteOptions: {problem}'
+            )
         options = decoded
     query = ctx.request.query
     if "gracePeriodSeconds" in query:

@@ -20,11 +20,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from controlplane.api import gotypes
 from controlplane.api.resources import ResourceType
+from controlplane.api.validation import invalid
 from controlplane.apiserver import admission, errors
 from controlplane.apiserver.handlers import finalize
 from controlplane.apiserver.handlers.resources import Context, Reply
@@ -36,6 +39,20 @@ Object = dict[str, Any]
 
 #: The autoscaling/v1 Scale kind, for patching the scale view (its schema drives strategic merge).
 SCALE_TYPE = ResourceType("autoscaling", "v1", "Scale", "scale", "scale", True)
+_SCALE_DEFINITION = "io.k8s.api.autoscaling.v1.Scale"
+
+
+def _typed_body(body: Any, definition: str, kind: str, version: str) -> Object:
+    """A subresource's body as upstream's decoder takes it: an object whose every value fits its Go field.
+
+    400 BadRequest otherwise, as for any other body (``gotypes``): ``Scale in version "v1" cannot be
+    handled as a Scale: json: cannot unmarshal number into Go struct field Scale.spec of type
+    v1.ScaleSpec``.
+    """
+    problem = gotypes.type_error(body, definition)
+    if problem is not None:
+        raise errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {problem}')
+    return body if isinstance(body, dict) else {}  # null decodes to the zero value
 
 
 def _scale(obj: Object) -> Object:
@@ -92,10 +109,14 @@ async def _handle_scale(ctx: Context, verb: str) -> Reply:
 
         def scale_of(current: Object) -> Object:
             patched = patching.apply(kind, _scale(current), document, SCALE_TYPE, ctx.request)
+            problem = gotypes.type_error(patched, _SCALE_DEFINITION)
+            if problem is not None:  # upstream handlers/patch.go: the patched Scale does not decode
+                raise errors.invalid("", "", "", [invalid("patch", json.dumps(patched), problem)])
             return _checked_scale(ctx, patched)
 
     elif verb == "update":
-        sent = _checked_scale(ctx, decode_body(await ctx.request.read_body(), ctx.request.content_type))
+        body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
+        sent = _checked_scale(ctx, _typed_body(body, _SCALE_DEFINITION, "Scale", "v1"))
 
         def scale_of(current: Object) -> Object:
             return sent
@@ -124,17 +145,18 @@ def _checked_scale(ctx: Context, body: Any) -> Object:
         raise errors.bad_request("the body of a scale update must be a Scale object")
     replicas = (body.get("spec") or {}).get("replicas")
     if not isinstance(replicas, int) or replicas < 0:
-        from controlplane.api.validation import invalid
-
         problem = invalid("spec.replicas", replicas, "must be greater than or equal to 0")
         raise errors.invalid("Scale", "autoscaling", ctx.name, [problem])
     return body
 
 
 async def _bind(ctx: Context) -> Reply:
-    body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
-    if not isinstance(body, dict):
-        raise errors.bad_request("the body of a binding must be a Binding object")
+    body = _typed_body(
+        decode_body(await ctx.request.read_body(), ctx.request.content_type),
+        "io.k8s.api.core.v1.Binding",
+        "Binding",
+        "v1",
+    )
     target = body.get("target") or {}
     node = target.get("name")
     if not node:
@@ -395,6 +417,8 @@ async def _evict(ctx: Context) -> Reply:
     body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
     if not isinstance(body, dict):
         raise errors.bad_request("the body of an eviction must be an Eviction object")
+    if body.get("apiVersion") in (None, "", "policy/v1"):  # policy/v1beta1 is the same shape, unserved
+        _typed_body(body, "io.k8s.api.policy.v1.Eviction", "Eviction", "v1")
     if body.get("kind") not in (None, "", "Eviction") or body.get("apiVersion") not in (
         None,
         "",

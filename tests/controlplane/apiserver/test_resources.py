@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import collections
 import itertools
 import json
@@ -297,3 +298,200 @@ def test_format_seconds_writes_what_strftime_writes_cached_or_not(moment: float)
     assert format_seconds(moment) == _strftime(moment)
     assert format_seconds(moment) == _strftime(moment)  # the second time, from the cache
     assert format_seconds(int(moment)) == _strftime(int(moment))
+
+
+DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
+
+
+def deployment(name: str) -> dict[str, object]:
+    template = {
+        "metadata": {"labels": {"app": name}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}}, "template": template},
+    }
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "message"),
+    [
+        (
+            DEPLOYMENTS,
+            {**deployment("d"), "spec": {**deployment("d")["spec"], "replicas": "x"}},  # type: ignore[dict-item]
+            'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string '
+            "into Go struct field DeploymentSpec.spec.replicas of type int32",
+        ),
+        (
+            CMS,
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": 5}},
+            'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number '
+            "into Go struct field ObjectMeta.metadata.name of type string",
+        ),
+        (
+            "/api/v1/namespaces/default/services",
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "s"},
+                "spec": {"ports": [{"port": []}]},
+            },
+            'Service in version "v1" cannot be handled as a Service: json: cannot unmarshal array '
+            "into Go struct field ServicePort.spec.ports.port of type int32",
+        ),
+    ],
+)
+async def test_a_value_of_the_wrong_type_is_a_decode_error_and_nothing_is_stored(
+    api: API, url: str, body: dict[str, object], message: str
+) -> None:
+    before = await api.store.current_revision()
+    response = await api.client.post(url, json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["reason"] == "BadRequest"
+    assert response.json()["message"] == message
+    assert await api.store.current_revision() == before
+
+
+async def test_an_update_or_patch_of_the_wrong_type_changes_nothing(api: API) -> None:
+    created = await api.client.post(DEPLOYMENTS, json=deployment("web"))
+    assert created.status_code == 201, created.text
+    stored = created.json()
+    replaced = {**stored, "spec": {**stored["spec"], "replicas": "three"}}
+    update = await api.client.put(f"{DEPLOYMENTS}/web", json=replaced)
+    assert update.status_code == 400, update.text
+    assert "DeploymentSpec.spec.replicas of type int32" in update.json()["message"]
+    for content_type, patch in [
+        ("application/merge-patch+json", {"spec": {"replicas": "three"}}),
+        ("application/strategic-merge-patch+json", {"spec": {"template": 5}}),
+        ("application/json-patch+json", [{"op": "replace", "path": "/spec/replicas", "value": [3]}]),
+    ]:
+        patched = await api.client.patch(
+            f"{DEPLOYMENTS}/web", content=json.dumps(patch), headers={"Content-Type": content_type}
+        )
+        # upstream handlers/patch.go: the patched object does not decode, an Invalid "patch" of no kind
+        assert patched.status_code == 422, (content_type, patched.text)
+        status = patched.json()
+        assert status["reason"] == "Invalid"
+        assert status["message"].startswith(' "" is invalid: patch: Invalid value: ')
+        assert "json: cannot unmarshal" in status["message"]
+        assert status["details"]["causes"][0]["field"] == "patch"
+    after = await api.client.get(f"{DEPLOYMENTS}/web")
+    assert after.json()["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+    assert after.json()["spec"]["replicas"] == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        (
+            b'{"metadata":{"name":"deep"},"data":' + b'{"a":' * 5000 + b"1" + b"}" * 5000 + b"}",
+            "exceeded max depth",
+        ),
+        (b'{"metadata":{"name":"nan"},"data":{"a":NaN}}', "invalid character 'N'"),
+        (b'{"metadata":{"name":"inf"},"x":1e400}', "cannot unmarshal number 1e400"),
+    ],
+)
+async def test_json_go_cannot_decode_is_a_bad_request(api: API, body: bytes, fragment: str) -> None:
+    response = await api.client.post(CMS, content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+    assert fragment in response.json()["message"]
+
+
+async def test_a_lone_surrogate_escape_is_stored_as_the_replacement_character(api: API) -> None:
+    body = b'{"metadata":{"name":"s","annotations":{"a":"x\\ud800"}},"data":{"k":"\\udc00"}}'
+    response = await api.client.post(CMS, content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 201, response.text
+    assert response.json()["metadata"]["annotations"] == {"a": "x\ufffd"}
+    assert response.json()["data"] == {"k": "\ufffd"}
+
+
+async def test_yaml_timestamps_stay_strings_and_yaml_without_json_is_a_bad_request(api: API) -> None:
+    yaml_body = b"metadata: {name: dated, labels: {day: 2001-01-01}}\ndata: {when: 2001-01-01T10:00:00Z}\n"
+    created = await api.client.post(CMS, content=yaml_body, headers={"Content-Type": "application/yaml"})
+    assert created.status_code == 201, created.text
+    assert created.json()["metadata"]["labels"] == {"day": "2001-01-01"}
+    assert created.json()["data"] == {"when": "2001-01-01T10:00:00Z"}
+    infinite = await api.client.post(
+        CMS, content=b"metadata: {name: inf}\ndata: {a: .inf}\n", headers={"Content-Type": "application/yaml"}
+    )
+    assert infinite.status_code == 400, infinite.text
+    assert infinite.json()["message"] == "error converting YAML to JSON: json: unsupported value: +Inf"
+
+
+@pytest.mark.parametrize(
+    ("url", "options", "fragment"),
+    [
+        (f"{PODS}/doomed", {"gracePeriodSeconds": "x"}, "DeleteOptions.gracePeriodSeconds of type int64"),
+        (
+            "/api/v1/namespaces/doomed",
+            {"preconditions": 5},
+            "DeleteOptions.preconditions of type v1.Preconditions",
+        ),
+    ],
+)
+async def test_delete_options_that_do_not_decode_are_a_bad_request_and_delete_nothing(
+    api: API, url: str, options: dict[str, object], fragment: str
+) -> None:
+    if url.startswith(PODS):
+        assert (await api.client.post(PODS, json=pod("doomed"))).status_code == 201
+    else:
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "doomed"}}
+        assert (await api.client.post("/api/v1/namespaces", json=namespace)).status_code == 201
+    response = await api.client.request(
+        "DELETE", url, content=json.dumps(options), headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["message"].startswith(
+        'DeleteOptions in version "v1" cannot be handled as a DeleteOptions: json: cannot unmarshal'
+    )
+    assert fragment in response.json()["message"]
+    still = await api.client.get(url)
+    assert still.status_code == 200 and "deletionTimestamp" not in still.json()["metadata"]
+
+
+@pytest.mark.parametrize("rv", ["abc", "-1", "1e3", " 7", "+7", "1_0", "\u0661", str(2**64)])
+async def test_a_resource_version_strconv_parseuint_refuses_is_a_bad_request(api: API, rv: str) -> None:
+    for url in (CMS, f"{CMS}/missing", f"{CMS}?watch=1"):
+        response = await api.client.get(url, params={"resourceVersion": rv})
+        assert response.status_code == 400, (url, rv, response.text)
+        assert response.json()["message"] == f'invalid resource version "{rv}"'
+
+
+async def test_a_continue_token_from_the_future_names_its_own_resource_version(api: API) -> None:
+    for name in ("a", "b"):
+        assert (await api.client.post(CMS, json=cm(name))).status_code == 201
+    page = (await api.client.get(CMS, params={"limit": "1"})).json()
+    token = page["metadata"]["continue"]
+    decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    decoded["rv"] = 10**9
+    future = base64.urlsafe_b64encode(json.dumps(decoded).encode()).decode()
+    response = await api.client.get(CMS, params={"limit": "1", "continue": future})
+    assert response.status_code == 504, response.text
+    assert response.json()["message"].startswith(f"Too large resource version: {10**9},")
+
+
+@pytest.mark.parametrize("rv", [True, 2**63, 0, "7"])
+async def test_a_continue_token_whose_resource_version_is_no_int64_is_a_bad_request(
+    api: API, rv: object
+) -> None:
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": "default/a\u0000"}).encode()
+    response = await api.client.get(
+        CMS, params={"limit": "1", "continue": base64.urlsafe_b64encode(raw).decode()}
+    )
+    assert response.status_code == 400, response.text
+    assert "incorrect encoded start resourceVersion" in response.json()["message"]
+
+
+async def test_a_get_at_a_resource_version_the_cluster_has_not_reached_is_504(
+    api: API, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from controlplane.apiserver.handlers import resources
+
+    monkeypatch.setattr(resources, "CACHE_WAIT", 0.05)
+    assert (await api.client.post(CMS, json=cm("now"))).status_code == 201
+    response = await api.client.get(f"{CMS}/now", params={"resourceVersion": str(10**9)})
+    assert response.status_code == 504, response.text
+    assert response.json()["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
