@@ -85,7 +85,8 @@ def type_error(obj: Any, definition_name: str) -> str | None:
     return None
 
 
-def _json_kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """The JSON type word Go's decoder names in ``cannot unmarshal X into ...``."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):
@@ -98,7 +99,7 @@ def _json_kind(value: Any) -> str:
 
 
 def _mismatch(value: Any, go_type: str, struct: str, path: str, literal: bool = False) -> _Mismatch:
-    what = _json_kind(value)
+    what = json_kind(value)
     if literal:
         what += " " + (repr(value) if isinstance(value, float) else str(value))
     if struct:
@@ -235,4 +236,4 @@ def _integer(parent: Any, key: Any, value: Any, go: str, struct: str, path: str)
         raise _mismatch(value, go, struct, path, literal=True)
 
 
-__all__ = ["go_type", "type_error"]
+__all__ = ["go_type", "json_kind", "type_error"]

@@ -43,6 +43,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
+from controlplane.api.gotypes import json_kind
 from controlplane.api.patch._json import go_quote, same_json
 from controlplane.api.patch.errors import (
     InvalidPatch,
@@ -116,12 +117,12 @@ def _decode(operations: Any) -> list[dict[str, Any] | None]:
         return []
     if not isinstance(operations, list):
         raise InvalidPatch(
-            f"json: cannot unmarshal {_json_kind(operations)} into Go value of type jsonpatch.Patch"
+            f"json: cannot unmarshal {json_kind(operations)} into Go value of type jsonpatch.Patch"
         )
     for op in operations:
         if op is not None and not isinstance(op, dict):
             raise InvalidPatch(
-                f"json: cannot unmarshal {_json_kind(op)} into Go value of type jsonpatch.Operation"
+                f"json: cannot unmarshal {json_kind(op)} into Go value of type jsonpatch.Operation"
             )
     return operations
 
@@ -147,7 +148,7 @@ def _op_string(op: dict[str, Any] | None, member: str, missing: str) -> str:
     if value is None:
         raise _OpError(f"{missing}: {_MISSING}")
     if not isinstance(value, str):
-        raise _OpError(f"json: cannot unmarshal {_json_kind(value)} into Go value of type string")
+        raise _OpError(f"json: cannot unmarshal {json_kind(value)} into Go value of type string")
     return value
 
 
@@ -371,16 +372,3 @@ _HANDLERS: Final[dict[str, Callable[[_State, dict[str, Any] | None], None]]] = {
     "test": _op_test,
     "copy": _op_copy,
 }
-
-
-def _json_kind(value: Any) -> str:
-    """The JSON type word Go's decoder names in ``cannot unmarshal X into ...``."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
