@@ -248,6 +248,7 @@ class Cluster:
         encryption_reload_seconds: float = 1.0,
         admission: AdmissionOptions | None = None,
         anonymous_auth: bool = False,
+        serving_ca: bytes | None = None,
     ) -> None:
         self.name = check_cluster_name(name)
         #: Its API server's admission plugins (None: upstream's default set, see ``admission_options``).
@@ -277,6 +278,9 @@ class Cluster:
         self.watch_cache_window = watch_cache_window
         self.data_dir = data_dir
         self.store = store
+        #: The PEM of the lab's serving CA, which signed the API port's certificate; None when the
+        #: lab serves no HTTPS port (tests, the benchmark). See ``root_ca``.
+        self.serving_ca = serving_ca
         self.state = ClusterState.NEW
         #: Why the cluster failed to start, for the UI and the log.
         self.error: str | None = None
@@ -451,6 +455,18 @@ class Cluster:
             options = options.without("ServiceAccount")
         return options
 
+    @property
+    def root_ca(self) -> bytes:
+        """The CA bundle that verifies this cluster's API server, which the controller manager
+        publishes in every namespace as the ConfigMap ``kube-root-ca.crt``.
+
+        That is the lab's serving CA: clients reach every cluster through the one HTTPS API port,
+        whose certificate it signed. A cluster started without one (no HTTPS port: tests, the
+        benchmark) publishes its own cluster CA (``ClusterPKI.ca``) instead, the CA a kubeadm cluster
+        would publish (kubeadm signs the serving and the client certificates with one CA).
+        """
+        return self.serving_ca if self.serving_ca is not None else self.pki.ca.certificate_pem
+
     def component_plan(self) -> list[tuple[str, str]]:
         """The ``(kind, node)`` of every component this cluster runs in-process, in start order.
 
@@ -476,6 +492,7 @@ class Cluster:
             clock=self.clock,
             timing=self.timing,
             trace=self.trace,
+            root_ca=self.root_ca,
             node_options={
                 "pull_timing": PullTiming(default=self.timing.image_pull_seconds, jitter=0.2),
                 **self.node_options,
@@ -602,6 +619,10 @@ class LabConfig:
     #: How a new cluster encrypts Secrets at rest (``KUBELAB_ENCRYPTION_PROVIDER``): ``aescbc``,
     #: ``aesgcm``, ``secretbox`` or ``identity`` (plaintext). An existing cluster keeps its own file.
     encryption_provider: str = DEFAULT_PROVIDER
+    #: The PEM of the CA that signed the API port's serving certificate (``<data dir>/pki/serving-ca.crt``,
+    #: ``controlplane.pki.ServingPKI``), published in every namespace as ``kube-root-ca.crt``; None
+    #: when the lab serves no HTTPS port (each cluster then publishes its own CA, see ``Cluster.root_ca``).
+    serving_ca: bytes | None = None
 
 
 class LabState(enum.Enum):
@@ -721,6 +742,7 @@ class Lab:
             flow_control=self.config.flow_control,
             audit=self.config.audit,
             encryption_provider=self.config.encryption_provider,
+            serving_ca=self.config.serving_ca,
         )
         self._clusters = MappingProxyType({**self._clusters, name: cluster})
         try:

@@ -8,13 +8,17 @@ read it), one event broadcaster and one leader election: with two replicas, one 
 and the other waits with warm caches. ``ControllerManager`` is that binary, built on the client's
 ``Manager``; ``CONTROLLERS`` lists what it runs, by upstream's ``--controllers`` names.
 
-The timers (how old a node Lease may get, leader election) come from the cluster's timing profile.
+Each controller is added with a ``ControllerContext`` (upstream's name): the cluster's timing profile,
+whose timers say how old a node Lease may get and how leader election runs, and the CA bundle the
+root CA certificate publisher puts in every namespace (``root_ca``: upstream's ``--root-ca-file``,
+else the CA the controller manager's own client trusts, as upstream falls back to its kubeconfig's).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from controlplane.client.informer import SharedInformerFactory, strip_managed_fields
@@ -29,31 +33,46 @@ from controlplane.components.controllers import (
     namespace,
     nodelifecycle,
     replicaset,
+    rootcacertpublisher,
     serviceaccount,
     tainteviction,
 )
 from controlplane.timing import CLASSROOM, TimingProfile
 from controlplane.trace import NULL_SINK, TraceSink
 
-#: Adds one controller to a manager, with the cluster's timing profile.
-Adder = Callable[[Manager, TimingProfile], Any]
+
+@dataclass(frozen=True)
+class ControllerContext:
+    """What the controllers are built with, besides the manager (upstream's ``ControllerContext``)."""
+
+    timing: TimingProfile = CLASSROOM
+    #: The PEM CA bundle that verifies the API server, published as ``kube-root-ca.crt``.
+    root_ca: bytes = b""
+
+
+#: Adds one controller to a manager.
+Adder = Callable[[Manager, ControllerContext], Any]
 
 #: Every controller this controller manager runs, by upstream's name, in start order.
 CONTROLLERS: dict[str, Adder] = {
-    "replicaset-controller": lambda m, t: replicaset.add_to_manager(m),
-    "deployment-controller": lambda m, t: deployment.add_to_manager(m),
-    "node-lifecycle-controller": lambda m, t: nodelifecycle.add_to_manager(
+    "replicaset-controller": lambda m, c: replicaset.add_to_manager(m),
+    "deployment-controller": lambda m, c: deployment.add_to_manager(m),
+    "node-lifecycle-controller": lambda m, c: nodelifecycle.add_to_manager(
         m,
-        node_monitor_period=t.node_monitor_period,
-        node_monitor_grace_period=t.node_monitor_grace_period,
-        node_startup_grace_period=t.node_startup_grace_period,
+        node_monitor_period=c.timing.node_monitor_period,
+        node_monitor_grace_period=c.timing.node_monitor_grace_period,
+        node_startup_grace_period=c.timing.node_startup_grace_period,
     ),
-    "taint-eviction-controller": lambda m, t: tainteviction.add_to_manager(m),
-    "endpoints-controller": lambda m, t: endpoints.add_to_manager(m),
-    "endpointslice-controller": lambda m, t: endpointslice.add_to_manager(m),
-    "garbage-collector-controller": lambda m, t: garbagecollector.add_to_manager(m),
-    "namespace-controller": lambda m, t: namespace.add_to_manager(m),
-    "serviceaccount-controller": lambda m, t: serviceaccount.add_to_manager(m),
+    "taint-eviction-controller": lambda m, c: tainteviction.add_to_manager(m),
+    "endpoints-controller": lambda m, c: endpoints.add_to_manager(m),
+    "endpointslice-controller": lambda m, c: endpointslice.add_to_manager(m),
+    "garbage-collector-controller": lambda m, c: garbagecollector.add_to_manager(m),
+    "namespace-controller": lambda m, c: namespace.add_to_manager(m),
+    "serviceaccount-controller": lambda m, c: serviceaccount.add_to_manager(m),
+    # Upstream's name; its alias (the --controllers name before 1.30) is ``root-ca-cert-publisher``.
+    "root-ca-certificate-publisher-controller": lambda m, c: rootcacertpublisher.add_to_manager(
+        m, root_ca=c.root_ca.decode()
+    ),
 }
 
 
@@ -72,6 +91,7 @@ class ControllerManager:
         leader_election: bool = False,
         identity: str = "",
         controllers: Sequence[str] | None = None,
+        root_ca: bytes | None = None,
     ) -> None:
         unknown = [name for name in controllers or () if name not in CONTROLLERS]
         if unknown:
@@ -85,6 +105,8 @@ class ControllerManager:
         self.leader_election = leader_election
         self.identity = identity
         self.controllers = tuple(controllers) if controllers is not None else tuple(CONTROLLERS)
+        #: The CA bundle to publish (``--root-ca-file``); None: the CA this process's client trusts.
+        self.root_ca = root_ca
         self.manager: Manager | None = None
         self._client: RESTClient | None = None
 
@@ -116,8 +138,10 @@ class ControllerManager:
             trace=self.trace,
             rng=rng,
         )
+        root_ca = self.root_ca if self.root_ca is not None else self._client.config.ca_data
+        context = ControllerContext(timing=timing, root_ca=root_ca or b"")
         for name in self.controllers:
-            CONTROLLERS[name](manager, timing)
+            CONTROLLERS[name](manager, context)
         self.manager = manager
         try:
             await manager.start()
@@ -139,4 +163,4 @@ class ControllerManager:
         return self.manager is not None and self.manager.is_leader()
 
 
-__all__ = ["CONTROLLERS", "ControllerManager"]
+__all__ = ["CONTROLLERS", "ControllerContext", "ControllerManager"]

@@ -53,6 +53,9 @@ class LaunchOptions:
     seed: int | None = None
     #: For every kubelet: options of its node's shape (``cpu``, ``memory``, ``pull_timing`` ...).
     node_options: Mapping[str, Any] = field(default_factory=dict)
+    #: The controller manager's ``--root-ca-file`` (the PEM it publishes as ``kube-root-ca.crt`` in
+    #: every namespace); None: the CA its client trusts (``Config.ca_data``), as upstream.
+    root_ca: bytes | None = None
 
 
 def _rng(options: LaunchOptions, kind: str, node: str) -> random.Random:
@@ -114,6 +117,7 @@ def build_component(
             rng=rng,
             leader_election=options.leader_election,
             identity=options.identity,
+            root_ca=options.root_ca,
         )
     if kind == "kube-proxy":
         return KubeProxy(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import textwrap
 
@@ -83,3 +84,24 @@ def test_kubectls_requests_are_in_the_audit_log(lab: LiveLab) -> None:
     assert str(event["userAgent"]).startswith("kubectl/v1.37")
     assert isinstance(event["user"], dict) and event["user"]["username"] == "admin"
     assert "requestObject" not in event  # ConfigMaps are recorded at Metadata: their data is not
+
+
+def test_every_namespace_has_the_ca_that_verifies_the_api_server(lab: LiveLab) -> None:
+    """``kube-root-ca.crt`` (the root CA certificate publisher's) holds the CA that kubectl itself
+    trusts: the one in its kubeconfig, the lab's serving CA."""
+
+    def listed() -> list[str]:
+        lines = lab.kubectl("get", "cm", "-n", "default").stdout.splitlines()
+        return [line for line in lines[1:] if line.split()[0] == "kube-root-ca.crt"]
+
+    [line] = lab.eventually(listed, "kube-root-ca.crt in kubectl get cm -n default")
+    assert line.split()[:2] == ["kube-root-ca.crt", "1"]  # NAME DATA
+    configmap = lab.kubectl_json("get", "configmap", "kube-root-ca.crt", "-n", "kube-public")
+    trusted = lab.kubectl(
+        "config", "view", "--raw", "-o", "jsonpath={.clusters[0].cluster.certificate-authority-data}"
+    )
+    assert configmap["data"] == {"ca.crt": base64.b64decode(trusted.stdout).decode()}
+    assert configmap["data"]["ca.crt"] == (lab.data_dir / "pki" / "serving-ca.crt").read_text()
+    assert configmap["metadata"]["annotations"]["kubernetes.io/description"].startswith(
+        "Contains a CA bundle that can be used to verify the kube-apiserver"
+    )

@@ -12,6 +12,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from controlplane.apiserver.audit.config import CLUSTER_POLICY_FILE, AuditSettings
+from controlplane.client.config import Config
+from controlplane.client.rest import RESTClient
 from controlplane.identity import SYSTEM_MASTERS
 from controlplane.runtime import (
     CLUSTER_LIST_FILE,
@@ -27,6 +29,7 @@ from controlplane.runtime import (
 )
 from controlplane.store import UnknownCluster
 from controlplane.store.factory import store_path
+from tests.support.inprocess import wait_for
 
 
 def lab(data_dir: Path, *, demo: str = "demo") -> Lab:
@@ -269,5 +272,34 @@ async def test_a_cluster_with_an_invalid_audit_policy_does_not_start(tmp_path: P
         assert (
             demo.error is not None and "invalid audit policy" in demo.error and "rules[0].level" in demo.error
         )
+    finally:
+        await running.stop()
+
+
+@pytest.mark.parametrize("serving_ca", [None, b"lab's serving CA"], ids=["no HTTPS port", "runlab"])
+async def test_every_namespace_gets_the_ca_that_verifies_the_api_server(
+    tmp_path: Path, serving_ca: bytes | None
+) -> None:
+    """``kube-root-ca.crt`` holds the lab's serving CA (what signed the API port's certificate); a lab
+    serving no HTTPS port publishes the cluster's own CA instead."""
+    running = Lab(
+        LabConfig(data_dir=tmp_path, components=("controller-manager",), nodes=0, serving_ca=serving_ca)
+    )
+    await running.start()
+    try:
+        demo = running.cluster("demo")
+        assert demo.apiserver is not None
+        token = await asyncio.to_thread(demo.tokens.issue, "test-admin", [SYSTEM_MASTERS])
+        config = Config.for_in_process(
+            demo.apiserver, "demo", mount_prefix="/clusters/demo", bearer_token=token, qps=-1
+        )
+        async with RESTClient(config) as client:
+            items = await wait_for(
+                client.resource("", "v1", "configmaps", "kube-system"),
+                lambda items: any(cm["metadata"]["name"] == "kube-root-ca.crt" for cm in items),
+            )
+        [configmap] = [cm for cm in items if cm["metadata"]["name"] == "kube-root-ca.crt"]
+        expected = serving_ca if serving_ca is not None else demo.pki.ca.certificate_pem
+        assert configmap["data"] == {"ca.crt": expected.decode()}
     finally:
         await running.stop()

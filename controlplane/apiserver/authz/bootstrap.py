@@ -707,6 +707,7 @@ KCM_CONTROLLER_ROLES: Final[Mapping[str, str]] = {
     "garbage-collector-controller": "generic-garbage-collector",
     "namespace-controller": "namespace-controller",
     "serviceaccount-controller": "service-account-controller",
+    "root-ca-certificate-publisher-controller": "root-ca-cert-publisher",
 }
 
 
