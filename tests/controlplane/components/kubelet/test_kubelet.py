@@ -263,6 +263,27 @@ async def test_each_pod_sync_that_writes_is_traced_as_a_kubelet_reconcile(
     assert syncs[-1]["revision"] < int(web["metadata"]["resourceVersion"])  # the last patch wrote web's
 
 
+async def caught_up(cluster: InProcessCluster, kubelet: Kubelet) -> None:
+    """Wait until the kubelet has seen and synced every pod at its stored version.
+
+    Its own last status writes come back to it through its watch, each as a change of that pod to
+    sync; a test that looks at which pods a later change syncs must let those pass first.
+    """
+    informer = kubelet._pod_informer
+    assert informer is not None
+    async with asyncio.timeout(10):
+        while True:
+            passed = kubelet.next_change()  # taken before looking, so no pass is missed
+            stored = {
+                p["metadata"]["uid"]: p["metadata"]["resourceVersion"]
+                for p in (await pods(cluster).list())["items"]
+            }
+            seen = {p["metadata"]["uid"]: p["metadata"]["resourceVersion"] for p in informer.indexer.list()}
+            if seen == stored and not kubelet._changed_pods:
+                return
+            await passed.wait()
+
+
 async def test_a_changed_pod_is_synced_and_its_quiet_neighbours_are_not(
     cluster: InProcessCluster, start_kubelet: StartKubelet, clock: ManualClock
 ) -> None:
@@ -272,6 +293,7 @@ async def test_a_changed_pod_is_synced_and_its_quiet_neighbours_are_not(
     web = await pods(cluster).create(pod("web"))
     db = await pods(cluster).create(pod("db"))
     await wait_for(pods(cluster), both_running_and_ready)
+    await caught_up(cluster, kubelet)
     synced: list[str] = []
     arrived = asyncio.Event()
     sync_pod = kubelet._sync_pod
