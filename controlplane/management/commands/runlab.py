@@ -359,6 +359,7 @@ class Command(BaseCommand):
                     backups=settings.KUBELAB_AUDIT_LOG_MAXBACKUP,
                 ),
                 encryption_provider=settings.KUBELAB_ENCRYPTION_PROVIDER,
+                api_address=(api.host, api.port),
             )
         )
         LabServer(self, lab, web=web, api=api, serving=serving, verbosity=options["verbosity"]).run()
