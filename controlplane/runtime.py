@@ -59,6 +59,7 @@ from controlplane.apiserver.encryption.clusterfile import DEFAULT_PROVIDER, Encr
 from controlplane.apiserver.filters.audit import Auditor
 from controlplane.apiserver.filters.flowcontrol import FlowControlOptions
 from controlplane.apiserver.filters.x509 import X509Authenticator
+from controlplane.apiserver.kubernetesservice import KubernetesServiceOptions
 from controlplane.apiserver.server import APIServer
 from controlplane.client.config import Config
 from controlplane.client.metrics import reporting_workqueues
@@ -249,8 +250,12 @@ class Cluster:
         admission: AdmissionOptions | None = None,
         anonymous_auth: bool = False,
         serving_ca: bytes | None = None,
+        api_address: tuple[str, int] | None = None,
     ) -> None:
         self.name = check_cluster_name(name)
+        #: Where the lab serves the API (``runlab --api``), None on no socket: what the ``kubernetes``
+        #: Service's endpoints advertise (``apiserver/kubernetesservice.py``).
+        self.api_address = api_address
         #: Its API server's admission plugins (None: upstream's default set, see ``admission_options``).
         self.admission = admission
         #: Whether requests without credentials are ``system:anonymous`` (``--anonymous-auth``) rather
@@ -363,6 +368,7 @@ class Cluster:
                 auditor=auditor,
                 encryption=encryption_config.build(encryption),
                 admission_options=self.admission_options(),
+                kubernetes_service=self.kubernetes_service_options(),
             )
             self.metrics.register(auditor)  # apiserver_audit_*
             self.apiserver = apiserver  # before it starts: a start interrupted halfway stops it too
@@ -437,6 +443,17 @@ class Cluster:
         fd, self._serving_fd = self._serving_fd, None
         if fd is not None:
             os.close(fd)
+
+    def kubernetes_service_options(self) -> KubernetesServiceOptions:
+        """The ``kubernetes`` Service of this cluster: the advertised ``--api`` address, and the
+        reconciler's interval and master lease TTL of the timing profile."""
+        host, port = self.api_address if self.api_address is not None else (None, None)
+        return KubernetesServiceOptions.serving(
+            host,
+            port,
+            interval=self.timing.endpoint_reconciler_interval,
+            lease_ttl=self.timing.endpoint_reconciler_ttl,
+        )
 
     def admission_options(self) -> AdmissionOptions:
         """The admission plugins of this cluster's API server.
@@ -623,6 +640,8 @@ class LabConfig:
     #: ``controlplane.pki.ServingPKI``), published in every namespace as ``kube-root-ca.crt``; None
     #: when the lab serves no HTTPS port (each cluster then publishes its own CA, see ``Cluster.root_ca``).
     serving_ca: bytes | None = None
+    #: Where ``runlab`` serves the API (``--api`` host and port); None when nothing is served.
+    api_address: tuple[str, int] | None = None
 
 
 class LabState(enum.Enum):
@@ -743,6 +762,7 @@ class Lab:
             audit=self.config.audit,
             encryption_provider=self.config.encryption_provider,
             serving_ca=self.config.serving_ca,
+            api_address=self.config.api_address,
         )
         self._clusters = MappingProxyType({**self._clusters, name: cluster})
         try:

@@ -55,6 +55,10 @@ class TimingProfile:
     leader_lease_duration: float = 15.0
     leader_renew_deadline: float = 10.0
     leader_retry_period: float = 2.0
+    #: kube-apiserver: how often it reconciles the ``kubernetes`` Service's endpoints, and how long
+    #: its master lease lives (pkg/controlplane ``DefaultEndpointReconcilerInterval``/``...TTL``).
+    endpoint_reconciler_interval: float = 10.0
+    endpoint_reconciler_ttl: float = 15.0
     #: The simulated kubelets' image pull time (not an upstream setting: a small image from a nearby
     #: registry takes a few seconds), long enough to see ``ContainerCreating`` and ``Pulling``.
     image_pull_seconds: float = 5.0

@@ -52,6 +52,7 @@ from controlplane.apiserver.http import (
     respond_error,
 )
 from controlplane.apiserver.kubeletclient import KubeletConnections
+from controlplane.apiserver.kubernetesservice import KubernetesServiceController, KubernetesServiceOptions
 from controlplane.apiserver.metrics import APIServerMetrics
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
@@ -78,6 +79,9 @@ PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version
 SYSTEM_NAMESPACES_HOOK = "start-system-namespaces-controller"
 FLOWCONTROL_HOOK = "apiserver/bootstrap-system-flowcontrol-configuration"
 RBAC_HOOK = "rbac/bootstrap-roles"
+#: The ``kubernetes`` Service, its Endpoints and EndpointSlice (``kubernetesservice.py``).
+BOOTSTRAP_CONTROLLER_HOOK = "bootstrap-controller"
+POST_START_HOOKS = (SYSTEM_NAMESPACES_HOOK, FLOWCONTROL_HOOK, RBAC_HOOK, BOOTSTRAP_CONTROLLER_HOOK)
 
 #: Namespaces every cluster has (upstream's metav1.NamespaceDefault, NamespaceSystem, NamespacePublic,
 #: and the node lease namespace).
@@ -135,6 +139,7 @@ class APIServer:
         auditor: audit.Auditor | None = None,
         encryption: ResourceTransformers | None = None,
         admission_options: AdmissionOptions | None = None,
+        kubernetes_service: KubernetesServiceOptions | None = None,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -195,11 +200,30 @@ class APIServer:
             cluster=cluster,
             authorize=self._may,  # SecretsPolicy asks RBAC whether a ServiceAccount may get a Secret
         )
+        #: Keeps the ``kubernetes`` Service and its endpoints (None: this server serves no Services).
+        self.kubernetes_service = self._kubernetes_service(kubernetes_service or KubernetesServiceOptions())
         self.started = False
         #: The steps of ``start`` done so far, by their upstream post-start hook names (``/readyz``).
         self.start_steps: set[str] = set()
         self.caches_synced = False
         self.stopping = False
+
+    def _kubernetes_service(self, options: KubernetesServiceOptions) -> KubernetesServiceController | None:
+        services = self.registries.get(("", "v1", "services"))
+        endpoints = self.registries.get(("", "v1", "endpoints"))
+        if services is None or endpoints is None:
+            return None
+        return KubernetesServiceController(
+            services=services,
+            endpoints=endpoints,
+            endpoint_slices=self.registries.get(("discovery.k8s.io", "v1", "endpointslices")),
+            store=self.store,
+            clock=self.clock,
+            options=options,
+            cache_for=lambda registry: self.caches.get(
+                registry.rtype.cache_key or registry.rtype.storage_prefix or ""
+            ),
+        )
 
     def set_encryption(self, encryption: ResourceTransformers) -> None:
         """Encrypt at rest as ``encryption`` says, from the next read or write on (a reload is this call).
@@ -231,7 +255,8 @@ class APIServer:
         return (await self.authorization.authorize_consistently(attrs)).allowed
 
     async def start(self) -> None:
-        """Create the system namespaces, fill every watch cache (list, then watch), then serve."""
+        """Create the system namespaces, fill every watch cache (list, then watch), bootstrap APF's
+        configuration, the RBAC policy and the ``kubernetes`` Service, then serve."""
         self.stopping = False
         await self._ensure_system_namespaces()
         self.start_steps.add(SYSTEM_NAMESPACES_HOOK)
@@ -246,6 +271,10 @@ class APIServer:
         self.start_steps.add(FLOWCONTROL_HOOK)
         await self.authorization.start()  # upstream's rbac/bootstrap-roles post-start hook
         self.start_steps.add(RBAC_HOOK)
+        if self.kubernetes_service is not None:
+            # Its first reconciliation before the server is ready: nothing else can take 10.96.0.1.
+            await self.kubernetes_service.start()
+        self.start_steps.add(BOOTSTRAP_CONTROLLER_HOOK)
         self.started = True
 
     async def _ensure_system_namespaces(self) -> None:
@@ -271,6 +300,8 @@ class APIServer:
     async def stop(self) -> None:
         self.started = False
         self.stopping = True
+        if self.kubernetes_service is not None:  # upstream's stop-kubernetes-service-controller hook
+            await self.kubernetes_service.stop()
         await self.flow_control.stop()
         if self.store.observer is self.metrics:
             self.store.observer = None
@@ -430,7 +461,7 @@ class APIServer:
         if endpoint == "readyz":
             synced = health.flag_check(lambda: self.caches_synced, "the watch caches are not filled yet")
             checks.append(health.Named("informer-sync", synced))
-        for step in sorted((SYSTEM_NAMESPACES_HOOK, FLOWCONTROL_HOOK, RBAC_HOOK)):
+        for step in sorted(POST_START_HOOKS):
             done = health.flag_check(partial(operator.contains, self.start_steps, step), "not finished")
             checks.append(health.Named(f"poststarthook/{step}", done))
         if endpoint == "readyz":

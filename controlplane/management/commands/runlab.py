@@ -360,6 +360,7 @@ class Command(BaseCommand):
                 ),
                 encryption_provider=settings.KUBELAB_ENCRYPTION_PROVIDER,
                 serving_ca=serving.ca.certificate_pem,
+                api_address=(api.host, api.port),
             )
         )
         LabServer(self, lab, web=web, api=api, serving=serving, verbosity=options["verbosity"]).run()

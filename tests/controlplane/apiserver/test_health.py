@@ -16,6 +16,7 @@ LIVEZ_CHECKS = (
     "[+]log ok\n"
     "[+]etcd ok\n"
     "[+]poststarthook/apiserver/bootstrap-system-flowcontrol-configuration ok\n"
+    "[+]poststarthook/bootstrap-controller ok\n"
     "[+]poststarthook/rbac/bootstrap-roles ok\n"
     "[+]poststarthook/start-system-namespaces-controller ok\n"
 )
@@ -39,6 +40,7 @@ async def test_verbose_lists_every_check_and_readyz_has_more(api: API) -> None:
         "[+]etcd ok",
         "[+]informer-sync ok",
         "[+]poststarthook/apiserver/bootstrap-system-flowcontrol-configuration ok",
+        "[+]poststarthook/bootstrap-controller ok",
         "[+]poststarthook/rbac/bootstrap-roles ok",
         "[+]poststarthook/start-system-namespaces-controller ok",
         "[+]shutdown ok",

@@ -72,7 +72,9 @@ async def test_the_table_follows_services_and_slices_in_batched_syncs(cluster: I
     assert proxy.node_id == "kube-proxy:n1"
     await proxy.start()
     try:
-        assert proxy.syncs == 1 and len(proxy.rules()) == 0
+        # Every cluster starts with one rule: the ``kubernetes`` Service, to the API server.
+        assert proxy.syncs == 1 and len(proxy.rules()) == 1
+        assert endpoints_of(proxy.rules(), "10.96.0.1", 443) == ["172.18.0.1:6443"]
         svc = await services.create(
             {
                 "metadata": {"name": "web"},
