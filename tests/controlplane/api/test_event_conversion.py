@@ -17,12 +17,10 @@ import pytest
 from controlplane.api.conversion.events import core_to_events_v1, events_v1_to_core
 from controlplane.api.kinds import builtin_types
 from controlplane.apiserver.registry import Registry
-from controlplane.apiserver.server import APIServer
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK
-from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.store.sqlite import SqliteStore
-from tests.support.admission import WITHOUT_CONTROLLERS
+from tests.support.apiserver import admin_api
 
 Object = dict[str, Any]
 
@@ -234,8 +232,6 @@ async def test_the_watch_cache_of_events_v1_holds_events_v1(store: SqliteStore) 
 
 # -- through the API server -----------------------------------------------------------------------------
 
-TOKEN = "events-test-token"
-ADMIN = UserInfo.create("admin", groups=[SYSTEM_MASTERS])
 
 #: These read events.k8s.io/v1 through the API server's watch cache (and paged lists through the
 #: store), which convert only once the server gives that type a cache of its own (``cache_key``) and
@@ -244,24 +240,8 @@ ADMIN = UserInfo.create("admin", groups=[SYSTEM_MASTERS])
 
 @pytest.fixture
 async def api(store: SqliteStore) -> AsyncIterator[httpx.AsyncClient]:
-    server = APIServer(
-        "test",
-        store,
-        resource_types=builtin_types(),
-        tokens=lambda token: ADMIN if token == TOKEN else None,
-        admission_options=WITHOUT_CONTROLLERS,
-    )
-    await server.start()
-    client = httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=server),
-        base_url="http://test",
-        headers={"Authorization": f"Bearer {TOKEN}"},
-    )
-    try:
+    async with admin_api(store) as (_, client):
         yield client
-    finally:
-        await client.aclose()
-        await server.stop()
 
 
 async def test_created_through_events_v1_read_through_core(api: httpx.AsyncClient) -> None:

@@ -9,15 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from controlplane.api.kinds import builtin_types
 from controlplane.apiserver.server import APIServer
-from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.store.sqlite import SqliteStore
 from controlplane.trace import ListSink
-from tests.support.admission import WITHOUT_CONTROLLERS
-
-TOKEN = "test-admin-token"
-ADMIN = UserInfo.create("admin", groups=[SYSTEM_MASTERS])
+from tests.support.apiserver import admin_api
 
 
 @dataclass
@@ -33,22 +28,8 @@ async def api(tmp_path: Path) -> AsyncIterator[API]:
     trace = ListSink()
     store = SqliteStore("test", path=tmp_path / "store.sqlite3", trace=trace)
     await store.start()
-    server = APIServer(
-        "test",
-        store,
-        resource_types=builtin_types(),
-        tokens=lambda token: ADMIN if token == TOKEN else None,
-        trace=trace,
-        admission_options=WITHOUT_CONTROLLERS,
-    )
-    await server.start()
-    transport = httpx.ASGITransport(app=server)
-    client = httpx.AsyncClient(
-        transport=transport, base_url="http://test", headers={"Authorization": f"Bearer {TOKEN}"}
-    )
     try:
-        yield API(server, store, client, trace)
+        async with admin_api(store, trace=trace) as (server, client):
+            yield API(server, store, client, trace)
     finally:
-        await client.aclose()
-        await server.stop()
         await store.close()

@@ -16,7 +16,6 @@ from typing import Any
 import httpx
 import pytest
 
-from controlplane.api.kinds import builtin_types
 from controlplane.apiserver.kubernetesservice import (
     HOST_ADDRESS,
     KubernetesServiceOptions,
@@ -24,12 +23,11 @@ from controlplane.apiserver.kubernetesservice import (
     advertise_address,
     first_service_ip,
 )
-from controlplane.apiserver.server import APIServer
 from controlplane.clock import ManualClock
 from controlplane.store import EventType, Store
 from controlplane.store.sqlite import SqliteStore
-from tests.controlplane.apiserver.conftest import ADMIN, API, TOKEN
-from tests.support.admission import WITHOUT_CONTROLLERS
+from tests.controlplane.apiserver.conftest import API
+from tests.support.apiserver import admin_api
 
 SERVICE = "/api/v1/namespaces/default/services/kubernetes"
 ENDPOINTS = "/api/v1/namespaces/default/endpoints/kubernetes"
@@ -46,26 +44,8 @@ OPTIONS = KubernetesServiceOptions()
 async def serving(
     store: Store, clock: ManualClock, options: KubernetesServiceOptions = OPTIONS
 ) -> AsyncIterator[httpx.AsyncClient]:
-    server = APIServer(
-        "test",
-        store,
-        resource_types=builtin_types(),
-        tokens=lambda token: ADMIN if token == TOKEN else None,
-        clock=clock,
-        admission_options=WITHOUT_CONTROLLERS,
-        kubernetes_service=options,
-    )
-    await server.start()
-    client = httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=server),
-        base_url="http://test",
-        headers={"Authorization": f"Bearer {TOKEN}"},
-    )
-    try:
+    async with admin_api(store, clock=clock, kubernetes_service=options) as (_, client):
         yield client
-    finally:
-        await client.aclose()
-        await server.stop()
 
 
 @pytest.fixture

@@ -8,17 +8,15 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
 import pytest
 
-from controlplane.api.kinds import builtin_types
 from controlplane.apiserver.encryption import config, rotation
 from controlplane.apiserver.encryption.clusterfile import default_configuration
-from controlplane.apiserver.server import APIServer
 from controlplane.store import Put, Txn
 from controlplane.store.sqlite import SqliteStore
 from controlplane.trace import ListSink
-from tests.controlplane.apiserver.conftest import ADMIN, API, TOKEN
+from tests.controlplane.apiserver.conftest import API
+from tests.support.apiserver import admin_api
 
 SECRETS = "/api/v1/namespaces/default/secrets"
 VALUE = "s3cr3t-value-for-the-test"
@@ -44,24 +42,13 @@ async def encrypted(tmp_path: Path) -> AsyncIterator[EncryptedAPI]:
     store = SqliteStore("test", path=tmp_path / "store.sqlite3")
     await store.start()
     configuration = default_configuration("aescbc")
-    server = APIServer(
-        "test",
-        store,
-        resource_types=builtin_types(),
-        tokens=lambda token: ADMIN if token == TOKEN else None,
-        encryption=config.build(configuration),
-    )
-    await server.start()
-    client = httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=server),
-        base_url="http://test",
-        headers={"Authorization": f"Bearer {TOKEN}"},
-    )
     try:
-        yield EncryptedAPI(server, store, client, ListSink(), configuration)
+        async with admin_api(store, encryption=config.build(configuration), admission_options=None) as (
+            server,
+            client,
+        ):
+            yield EncryptedAPI(server, store, client, ListSink(), configuration)
     finally:
-        await client.aclose()
-        await server.stop()
         await store.close()
 
 

@@ -16,7 +16,7 @@ from controlplane.apiserver.encryption import config
 from controlplane.apiserver.encryption.clusterfile import default_configuration
 from controlplane.apiserver.server import APIServer
 from controlplane.store import Store
-from tests.controlplane.apiserver.conftest import ADMIN, TOKEN
+from tests.support.apiserver import ADMIN, TOKEN
 from tests.support.stores import BACKENDS, make_store
 
 SECRETS = "/api/v1/namespaces/default/secrets"
