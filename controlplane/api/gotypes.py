@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from controlplane.api import schema as schemas
@@ -63,7 +63,32 @@ _RFC3339: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-
 
 
 class _Mismatch(Exception):
-    """The first value that does not fit: Go's error text."""
+    """The first value that does not fit.
+
+    Raised where the value is, knowing only the value and its Go type; each struct on the way back
+    up adds its field's name to the path, and the innermost named one gives its name to the message.
+    So nothing of the message is built while values fit, which is every time but once.
+    """
+
+    def __init__(self, what: str, go: str, *, text: str | None = None) -> None:
+        super().__init__(text or what)
+        self.what = what
+        self.go = go
+        #: A message of its own (a Quantity's or a time's parser), left as it is.
+        self.text = text
+        #: Field names from the value up to the root, and the innermost named struct holding it.
+        self.path: list[str] = []
+        self.struct: str | None = None
+
+    def message(self) -> str:
+        if self.text is not None:
+            return self.text
+        if self.struct is None:
+            return f"json: cannot unmarshal {self.what} into Go value of type {self.go}"
+        path = ".".join(reversed(self.path))
+        return (
+            f"json: cannot unmarshal {self.what} into Go struct field {self.struct}.{path} of type {self.go}"
+        )
 
 
 def type_error(obj: Any, definition_name: str) -> str | None:
@@ -77,11 +102,11 @@ def type_error(obj: Any, definition_name: str) -> str | None:
         return None
     if not isinstance(obj, Mapping):
         top = f"{_package(definition_name)}.{schemas.short_name(definition_name)}"
-        return str(_mismatch(obj, top, "", ""))
+        return _Mismatch(json_kind(obj), top).message()
     try:
-        _struct(obj, schemas.definition(definition_name), schemas.short_name(definition_name), "")
+        _check(obj, None, obj, _plan(_reference(definition_name)))
     except _Mismatch as mismatch:
-        return str(mismatch)
+        return mismatch.message()
     return None
 
 
@@ -98,19 +123,11 @@ def json_kind(value: Any) -> str:
     return "object"
 
 
-def _mismatch(value: Any, go_type: str, struct: str, path: str, literal: bool = False) -> _Mismatch:
+def _mismatch(value: Any, go_type: str, literal: bool = False) -> _Mismatch:
     what = json_kind(value)
     if literal:
         what += " " + (repr(value) if isinstance(value, float) else str(value))
-    if struct:
-        return _Mismatch(
-            f"json: cannot unmarshal {what} into Go struct field {struct}.{path} of type {go_type}"
-        )
-    return _Mismatch(f"json: cannot unmarshal {what} into Go value of type {go_type}")
-
-
-def _join(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
+    return _Mismatch(what, go_type)
 
 
 def _package(definition_name: str) -> str:
@@ -152,88 +169,174 @@ def go_type(node: Schema) -> str:
     return "interface {}"
 
 
-def _struct(value: Any, definition: Schema, struct: str, path: str) -> None:
-    properties = definition.get("properties")
-    if not isinstance(properties, Mapping) or not isinstance(value, dict):
-        return
-    for name, child in value.items():
-        field = properties.get(name)
-        if isinstance(field, Mapping):  # unknown fields are strict decoding's business
-            _value(value, name, child, field, struct, _join(path, name))
+# -- plans: what each schema node asks of a value, worked out once per node ----------------------------
+
+_SKIP, _INTSTR, _QTY, _TIME, _STRUCT, _ARRAY, _MAP, _STRING, _INTEGER, _NUMBER, _BOOL = range(11)
 
 
-def _value(parent: Any, key: Any, value: Any, node: Schema, struct: str, path: str) -> None:
-    """Check ``value`` (``parent[key]``) against ``node``; ``struct``/``path`` name it in errors."""
-    if value is None:
-        return
+class _Plan:
+    """How to check a value against one schema node (its ``kind``, one of the codes above)."""
+
+    __slots__ = ("children", "go", "high", "kind", "layout", "low", "node", "struct")
+
+    def __init__(self, kind: int, node: Schema) -> None:
+        self.kind = kind
+        #: The schema node (kept so that ``go`` can be worked out when an error needs it).
+        self.node = node
+        self.go = ""
+        #: A struct's fields by JSON name; an array's items or a map's values (a one-entry dict).
+        self.children: Mapping[str, Schema] | None = None
+        #: The Go name of a named struct (``PodSpec``): the struct an error inside it names.
+        self.struct: str | None = None
+        self.layout = ""
+        self.low = self.high = 0
+
+
+#: Plans by the id of their node (the node is kept with it, so an id is never reused meanwhile).
+_PLANS: dict[int, tuple[Schema, _Plan]] = {}
+#: ``{"$ref": ...}`` nodes for the definitions checked whole (``type_error``'s argument).
+_REFERENCES: dict[str, Schema] = {}
+
+
+def _reference(definition_name: str) -> Schema:
+    node = _REFERENCES.get(definition_name)
+    if node is None:
+        schemas.definition(definition_name)  # KeyError now, for a name with no definition
+        node = _REFERENCES[definition_name] = {"$ref": f"#/$defs/{definition_name}"}
+    return node
+
+
+def _plan(node: Schema) -> _Plan:
+    hit = _PLANS.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    plan = _build(node)
+    _PLANS[id(node)] = (node, plan)
+    return plan
+
+
+def _build(node: Schema) -> _Plan:
     name = schemas.ref_name(node)
     target = schemas.resolve(node) if name is not None else node
     if name is not None:
         if name in _ANY:
-            return
+            return _Plan(_SKIP, node)
         if name == _INT_OR_STRING:
-            if not isinstance(value, str):
-                _integer(parent, key, value, "int32", struct, path)
-            return
+            plan = _Plan(_INTSTR, node)
+            plan.go, (plan.low, plan.high) = "int32", _INT_RANGES["int32"]
+            return plan
         if name == _QUANTITY:
-            try:
-                parse_json_quantity(value)
-            except QuantityError as error:
-                raise _Mismatch(str(error)) from None
-            return
+            return _Plan(_QTY, node)
         if name in _TIMES:
-            if not isinstance(value, str):
-                raise _mismatch(value, "string", struct, path)
-            if value and not _RFC3339.fullmatch(value):
-                layout = _TIMES[name]
-                raise _Mismatch(f'parsing time "{value}" as "{layout}": cannot parse "{value}" as "2006"')
-            return
+            plan = _Plan(_TIME, node)
+            plan.layout = _TIMES[name]
+            return plan
     types = schemas.json_types(target)
-    if isinstance(target.get("properties"), Mapping):
-        if not isinstance(value, dict):
-            raise _mismatch(value, go_type(node), struct, path)
-        _struct(value, target, schemas.short_name(name) if name else struct, path)
-        return
-    if "array" in types:
-        if not isinstance(value, list):
-            raise _mismatch(value, go_type(node), struct, path)
-        items = target.get("items")
-        if isinstance(items, Mapping):
-            for position, item in enumerate(value):
-                _value(value, position, item, items, struct, path)
-        return
-    if "object" in types:
-        if not isinstance(value, dict):
-            raise _mismatch(value, go_type(node), struct, path)
-        additional = target.get("additionalProperties")
-        if isinstance(additional, Mapping):
-            for member, item in value.items():
-                _value(value, member, item, additional, struct, path)
-        return
+    properties = target.get("properties")
+    if isinstance(properties, Mapping):
+        plan = _Plan(_STRUCT, node)
+        plan.children = {k: v for k, v in properties.items() if isinstance(v, Mapping)}
+        plan.struct = schemas.short_name(name) if name else None
+        return plan
+    if "array" in types or "object" in types:
+        plan = _Plan(_ARRAY if "array" in types else _MAP, node)
+        inner = target.get("items" if "array" in types else "additionalProperties")
+        plan.children = {"": inner} if isinstance(inner, Mapping) else None
+        return plan
     if "string" in types:
+        return _Plan(_STRING, target)
+    if "integer" in types:
+        plan = _Plan(_INTEGER, target)
+        plan.go = go_type(target)
+        plan.low, plan.high = _INT_RANGES.get(plan.go, _INT_RANGES["int64"])
+        return plan
+    if "number" in types:
+        return _Plan(_NUMBER, target)
+    if "boolean" in types:
+        return _Plan(_BOOL, target)
+    return _Plan(_SKIP, node)
+
+
+def _check(parent: Any, key: Any, value: Any, plan: _Plan) -> None:
+    """Check ``value`` (``parent[key]``) against ``plan``; raises ``_Mismatch``."""
+    kind = plan.kind
+    if kind == _STRUCT:
+        if not isinstance(value, dict):
+            raise _mismatch(value, go_type(plan.node))
+        fields = plan.children
+        assert fields is not None
+        for name, child in value.items():
+            if child is None:
+                continue
+            field = fields.get(name)
+            if field is None:  # unknown fields are strict decoding's business
+                continue
+            inner = _plan(field)
+            # The common leaves inline: a string or a boolean that fits needs no call.
+            if (inner.kind == _STRING and type(child) is str) or (
+                inner.kind == _BOOL and type(child) is bool
+            ):
+                continue
+            try:
+                _check(value, name, child, inner)
+            except _Mismatch as mismatch:
+                if mismatch.text is None:
+                    mismatch.path.append(name)
+                    if mismatch.struct is None:
+                        mismatch.struct = plan.struct
+                raise
+    elif kind == _ARRAY:
+        if not isinstance(value, list):
+            raise _mismatch(value, go_type(plan.node))
+        if plan.children is not None:
+            _items(value, enumerate(value), _plan(plan.children[""]))
+    elif kind == _MAP:
+        if not isinstance(value, dict):
+            raise _mismatch(value, go_type(plan.node))
+        if plan.children is not None:
+            _items(value, value.items(), _plan(plan.children[""]))
+    elif kind == _STRING:
         if not isinstance(value, str):
-            raise _mismatch(value, go_type(target), struct, path)
-    elif "integer" in types:
-        _integer(parent, key, value, go_type(target), struct, path)
-    elif "number" in types:
+            raise _mismatch(value, go_type(plan.node))
+    elif kind == _INTEGER or (kind == _INTSTR and not isinstance(value, str)):
+        _integer(parent, key, value, plan)
+    elif kind == _BOOL:
+        if not isinstance(value, bool):
+            raise _mismatch(value, "bool")
+    elif kind == _NUMBER:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _mismatch(value, "float64", struct, path)
+            raise _mismatch(value, "float64")
         if isinstance(value, float) and not math.isfinite(value):
-            raise _mismatch(value, "float64", struct, path, literal=True)
-    elif "boolean" in types and not isinstance(value, bool):
-        raise _mismatch(value, "bool", struct, path)
+            raise _mismatch(value, "float64", literal=True)
+    elif kind == _QTY:
+        try:
+            parse_json_quantity(value)
+        except QuantityError as error:
+            raise _Mismatch("", "", text=str(error)) from None
+    elif kind == _TIME:
+        if not isinstance(value, str):
+            raise _mismatch(value, "string")
+        if value and not _RFC3339.fullmatch(value):
+            text = f'parsing time "{value}" as "{plan.layout}": cannot parse "{value}" as "2006"'
+            raise _Mismatch("", "", text=text)
 
 
-def _integer(parent: Any, key: Any, value: Any, go: str, struct: str, path: str) -> None:
+def _items(container: Any, items: Iterable[tuple[Any, Any]], inner: _Plan) -> None:
+    """Check an array's items or a map's values (no path: Go names neither indices nor keys)."""
+    for position, item in items:
+        if item is not None and not (inner.kind == _STRING and type(item) is str):
+            _check(container, position, item, inner)
+
+
+def _integer(parent: Any, key: Any, value: Any, plan: _Plan) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _mismatch(value, go, struct, path)
+        raise _mismatch(value, plan.go)
     if isinstance(value, float):
         if not value.is_integer():
-            raise _mismatch(value, go, struct, path, literal=True)
+            raise _mismatch(value, plan.go, literal=True)
         value = parent[key] = int(value)
-    low, high = _INT_RANGES.get(go, _INT_RANGES["int64"])
-    if not low <= value <= high:
-        raise _mismatch(value, go, struct, path, literal=True)
+    if not plan.low <= value <= plan.high:
+        raise _mismatch(value, plan.go, literal=True)
 
 
 __all__ = ["go_type", "json_kind", "type_error"]

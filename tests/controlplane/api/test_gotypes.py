@@ -136,3 +136,16 @@ def test_go_type_names() -> None:
     assert go_type(spec["nodeSelector"]) == "map[string]string"
     assert go_type(spec["activeDeadlineSeconds"]) == "int64"
     assert go_type(spec["securityContext"]) == "v1.PodSecurityContext"
+
+
+def test_map_values_and_list_items_name_their_field_not_their_key_or_index() -> None:
+    assert type_error({"data": {"a": "x", "b": 1}}, CONFIGMAP) == (
+        "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
+    )
+    groups: dict[str, Any] = pod(securityContext={"supplementalGroups": [1.0, 2, "three"]})
+    assert type_error(groups, POD) == (
+        "json: cannot unmarshal string into Go struct field "
+        "PodSecurityContext.spec.securityContext.supplementalGroups of type int64"
+    )
+    assert groups["spec"]["securityContext"]["supplementalGroups"][:2] == [1, 2]
+    assert type(groups["spec"]["securityContext"]["supplementalGroups"][0]) is int
