@@ -380,7 +380,14 @@ class KubernetesServiceController:
         """The first reconciliation (ports and type corrected), then one every ``interval``."""
         self._stopped = False
         started = self.clock.now()
-        await self.update(reconcile=True)
+        try:
+            await self.update(reconcile=True)
+        except (errors.StatusError, StoreError) as error:
+            # Upstream logs it and serves on: the loop tries again (e.g. 10.96.0.1 was taken by a
+            # Service someone made while ``kubernetes`` was deleted; it comes back once that goes).
+            logger.warning("Unable to perform initial Kubernetes service initialization: %s", error)
+        except Exception:  # a bug: logged, and the server starts all the same (upstream's HandleError)
+            logger.exception("Unable to perform initial Kubernetes service initialization")
         self._task = asyncio.create_task(self._run(started), name="kube-apiserver-bootstrap-controller")
 
     async def _run(self, started: float) -> None:

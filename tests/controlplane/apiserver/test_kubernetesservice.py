@@ -179,6 +179,26 @@ async def test_a_restart_keeps_the_same_objects_and_duplicates_none(
             assert names == ["kubernetes"], path
 
 
+async def test_a_server_whose_service_ip_was_taken_still_starts_and_serves(
+    store: SqliteStore, clock: ManualClock
+) -> None:
+    """Upstream logs "Unable to perform initial Kubernetes service initialization" and serves on."""
+    async with serving(store, clock) as client:
+        assert (await client.delete(SERVICE)).status_code == 200
+        squatter = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "squatter"},
+            "spec": {"clusterIP": "10.96.0.1", "ports": [{"port": 80}]},
+        }
+        created = await client.post("/api/v1/namespaces/default/services", json=squatter)
+        assert created.status_code == 201, created.text
+    async with serving(store, clock) as client:
+        assert (await client.get("/readyz")).status_code == 200
+        assert (await client.get(SERVICE)).status_code == 404  # 10.96.0.1 is still the squatter's
+        assert (await client.get("/api/v1/namespaces/default/services/squatter")).status_code == 200
+
+
 async def test_a_lab_served_elsewhere_advertises_its_api_address_and_port(
     store: SqliteStore, clock: ManualClock
 ) -> None:
