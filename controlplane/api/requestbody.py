@@ -9,8 +9,9 @@ JSON (``encoding/json``, forked as ``sigs.k8s.io/json``):
 * ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON: ``invalid character 'N' looking for
   beginning of value``;
 * a number beyond float64 (``1e400``, which Python reads as ``inf``) does not decode;
-* nesting deeper than the parser can follow fails (Go's scanner stops at 10000 levels with
-  ``exceeded max depth``; Python's recursion limit comes first);
+* nesting deeper than ``MAX_DEPTH`` levels fails with ``exceeded max depth`` (Go's scanner stops
+  at 10000 levels; the lab stops at 200, so that every later step that walks an object, each a
+  Python function calling itself per level, stays well inside Python's recursion limit);
 * a ``\\ud800`` escape that is not half of a surrogate pair becomes U+FFFD, as Go's decoder makes it
   (a lone surrogate cannot even be written back as UTF-8).
 
@@ -37,6 +38,28 @@ import yaml
 
 class BodyError(ValueError):
     """A body the decoder cannot read; ``str(error)`` is the reason."""
+
+
+#: Objects and arrays nested deeper than this are refused (see the module docstring). No built-in
+#: kind comes near it: a pod is about ten levels deep.
+MAX_DEPTH: Final = 200
+
+
+def depth(document: Any) -> int:
+    """How deeply objects and arrays nest in ``document`` (a scalar: 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(document, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list | tuple):
+            children = value
+        else:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list | tuple))
+    return deepest
 
 
 # -- JSON ------------------------------------------------------------------------------------------
@@ -66,6 +89,9 @@ def loads_json(raw: bytes, **hooks: Any) -> Any:
         document = json.loads(raw, parse_constant=_constant, parse_float=_float, **hooks)
     except RecursionError:
         raise BodyError("exceeded max depth") from None
+    # Only a body with more brackets than MAX_DEPTH can nest deeper: counting them is cheap.
+    if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH and depth(document) > MAX_DEPTH:
+        raise BodyError("exceeded max depth")
     if _SURROGATE_ESCAPE.search(raw):
         document = _replace_lone_surrogates(document)
     return document
@@ -118,12 +144,17 @@ def load_yaml(raw: bytes) -> Any:
         document = yaml.load(raw, Loader=_GoYAMLLoader)
     except RecursionError:
         raise BodyError("yaml: exceeded max depth") from None
+    except ValueError as error:  # an integer of more digits than Python converts (4300)
+        raise BodyError(f"yaml: cannot decode number: {str(error).split(':')[0]}") from None
     # No body spells out more values than it has bytes: more comes from aliases repeated at will.
     budget = [len(raw) + 1000]
     try:
-        return _jsonable(document, budget)
+        converted = _jsonable(document, budget)
     except RecursionError:
         raise BodyError("yaml: exceeded max depth") from None
+    if depth(converted) > MAX_DEPTH:  # (after the aliases are counted: they could nest exponentially)
+        raise BodyError("yaml: exceeded max depth")
+    return converted
 
 
 def _key(key: Any) -> str:

@@ -77,7 +77,7 @@ def parse_resource_version(value: str | None) -> int | None:
         return None
     # strconv.ParseUint(value, 10, 64): ASCII digits only (Python's int() also takes " 7", "+7",
     # "1_0" and other scripts' digits), and nothing past 64 bits.
-    if not (value.isascii() and value.isdigit()) or int(value) > _MAX_UINT64:
+    if not (value.isascii() and value.isdigit()) or len(value) > 20 or int(value) > _MAX_UINT64:
         raise errors.bad_request(f'invalid resource version "{value}"')
     return int(value)
 
