@@ -24,6 +24,9 @@ patch the webhook made. Upstream: apiserver ``pkg/admission/plugin/webhook/mutat
 
 from __future__ import annotations
 
+from controlplane.api import gotypes, strict
+from controlplane.api import schema as schemas
+from controlplane.api.fieldmanager import typed
 from controlplane.api.patch.errors import PatchError
 from controlplane.api.patch.jsonpatch import apply_json_patch
 from controlplane.apiserver import errors
@@ -102,7 +105,7 @@ class MutatingWebhooks:
                     raise errors.internal_error(
                         f'mutating webhook "{hook.name}" replaced the object with a non-object'
                     )
-                obj = patched
+                obj = _decoded(patched, a)
             self.tracer.step(hook.name, "mutating", "pass", patch=verdict.patch, to=hook.node)
             scope.ran.append(hook.node)
             if hook.reinvocation_policy == IF_NEEDED:
@@ -111,6 +114,25 @@ class MutatingWebhooks:
 
     async def validate(self, a: Attributes, cluster: ClusterView, scope: Scope) -> None:
         return None
+
+
+def _decoded(patched: Object, a: Attributes) -> Object:
+    """The patched object as upstream's dispatcher decodes it back into the kind's Go struct.
+
+    (admission ``plugin/webhook/mutating/dispatcher.go``: a non-strict JSON decode.) Unknown fields
+    are dropped without a word, and a value of the wrong type is an InternalError: a webhook's patch
+    cannot store what a client's request could not. Kinds without a schema here pass as they are.
+    """
+    node = typed.root_for_kind(a.kind_group, a.kind_version, a.kind)
+    if node is None:
+        return patched
+    pruned = strict.prune_unknown(patched, node)
+    kept = pruned if isinstance(pruned, dict) else patched
+    definition = schemas.definition_for_kind(a.kind_group, a.kind_version, a.kind)
+    problem = None if definition is None else gotypes.type_error(kept, definition)
+    if problem is not None:
+        raise errors.internal_error(problem)
+    return kept
 
 
 __all__ = ["PLUGIN", "MutatingWebhooks"]
