@@ -80,13 +80,22 @@ def _float(text: str) -> float:
 _SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
+#: Decoders by their hooks: ``json.loads`` with hooks would build a new one for every body.
+_DECODERS: dict[tuple[tuple[str, Any], ...], json.JSONDecoder] = {}
+
+
 def loads_json(raw: bytes, **hooks: Any) -> Any:
     """``json.loads(raw, **hooks)`` with Go's rules (module docstring); raises :class:`BodyError`.
 
     Other parse failures raise ``ValueError``/``UnicodeDecodeError`` as ``json.loads`` does.
     """
+    key = tuple(sorted(hooks.items()))
+    decoder = _DECODERS.get(key)
+    if decoder is None:
+        decoder = _DECODERS[key] = json.JSONDecoder(parse_constant=_constant, parse_float=_float, **hooks)
     try:
-        document = json.loads(raw, parse_constant=_constant, parse_float=_float, **hooks)
+        # What json.loads does with bytes: UTF-8, -16 or -32 as the first bytes say.
+        document = decoder.decode(raw.decode(json.detect_encoding(raw), "surrogatepass"))
     except RecursionError:
         raise BodyError("exceeded max depth") from None
     # Only a body with more brackets than MAX_DEPTH can nest deeper: counting them is cheap.
