@@ -25,6 +25,10 @@ The ``EventCorrelator`` (client-go ``events_cache.go``; no I/O, time from the cl
 - **spam filter**: each source may write 25 events about one object at once, then one every 5
   minutes (a token bucket per source and object); the rest are dropped.
 
+The kubelet and the controller manager record through this legacy library, as upstream's do. The
+scheduler uses the newer one, for ``events.k8s.io/v1`` (``events.py``: ``eventTime``, ``action``,
+series instead of counts).
+
 Upstream: client-go ``tools/record/event.go``, ``events_cache.go``; ``tools/reference/ref.go``.
 """
 

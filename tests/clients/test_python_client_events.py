@@ -135,3 +135,46 @@ def test_a_core_event_without_event_time_reads_as_null_like_upstream(api_client:
     assert document["apiVersion"] == "events.k8s.io/v1"
     assert document["eventTime"] is None and document["note"] == "no eventTime"
     core.delete_namespaced_event("old-untimed", NAMESPACE)
+
+
+def test_events_v1_lists_the_schedulers_scheduled_event(lab: LiveLab, api_client: client.ApiClient) -> None:
+    """The scheduler writes its Events through events.k8s.io/v1, as kube-scheduler does: with an
+    eventTime, so the official client's ``EventsV1Event`` reads them (a core/v1 Event without one it
+    refuses), and ``kubectl get events`` and ``kubectl describe`` still show them."""
+    core, events = client.CoreV1Api(api_client), client.EventsV1Api(api_client)
+    container = client.V1Container(name="app", image="nginx")
+    core.create_namespaced_pod(
+        NAMESPACE,
+        client.V1Pod(
+            metadata=client.V1ObjectMeta(name="placed"), spec=client.V1PodSpec(containers=[container])
+        ),
+    )
+
+    # Only the scheduler's: the kubelet's Events (legacy recorder, no eventTime) would fail to
+    # deserialize, against a real cluster too (kubernetes-client/python#1826).
+    selector = "regarding.name=placed,reportingController=default-scheduler"
+
+    def scheduled() -> Any:
+        listed = events.list_namespaced_event(NAMESPACE, field_selector=selector).items
+        return next((e for e in listed if e.reason == "Scheduled"), None)
+
+    event = lab.eventually(scheduled, "the scheduler's Scheduled event")
+    node = core.read_namespaced_pod("placed", NAMESPACE).spec.node_name
+    assert event.event_time is not None and event.event_time.tzinfo is not None
+    assert event.reporting_controller == "default-scheduler"
+    assert event.reporting_instance.startswith("default-scheduler-")
+    assert event.action == "Binding"
+    assert event.type == "Normal"
+    assert event.note == f"Successfully assigned {NAMESPACE}/placed to {node}"
+    assert event.regarding.kind == "Pod" and event.regarding.name == "placed"
+    assert event.deprecated_source is None and event.deprecated_count is None
+
+    table = lab.kubectl(
+        "get", "events", "-n", NAMESPACE, "--field-selector", "involvedObject.name=placed"
+    ).stdout
+    row = next(line for line in table.splitlines() if "Scheduled" in line)
+    assert row.split()[1:4] == ["Normal", "Scheduled", "pod/placed"], row
+    assert f"Successfully assigned {NAMESPACE}/placed to {node}" in row
+    described = lab.kubectl("describe", "pod", "placed", "-n", NAMESPACE).stdout
+    line = next(line for line in described.splitlines() if "Successfully assigned" in line)
+    assert line.split()[:2] == ["Normal", "Scheduled"] and "default-scheduler" in line, line

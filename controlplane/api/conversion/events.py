@@ -16,10 +16,12 @@ code. Note one more rename on the core side: the internal ``ReportingController`
 ``reportingComponent`` in core/v1 JSON.
 
 **The stored form is core/v1's.** That is upstream's storage version for events (so the lab's etcd
-panel shows the keys and shapes a real cluster holds), every Event the lab's own components record
-(``controlplane/client/record.py``) is core/v1, and the core type needs no conversion at all: only
-``events.k8s.io/v1`` pays for it, and its conversion is a pair of renames with no information lost in
-either direction (the two versions have exactly the same fields).
+panel shows the keys and shapes a real cluster holds), and the core type needs no conversion at all:
+only ``events.k8s.io/v1`` pays for it, and its conversion is a pair of renames with no information
+lost in either direction (the two versions have exactly the same fields). The lab's components write
+both, as upstream's do: the kubelet and the controller manager through core/v1 with the legacy
+recorder (``controlplane/client/record.py``), the scheduler through events.k8s.io/v1 with the newer
+one (``controlplane/client/events.py``).
 
 Go serializes ``events.k8s.io/v1``'s ``eventTime`` even when it is zero (it has no ``omitempty``), as
 ``null``; so does this conversion. An Event written through core/v1 without ``eventTime`` therefore

@@ -77,7 +77,8 @@ def build_filter(ctx: Context) -> Callable[[Object], bool] | None:
         labels = selectors.parse_label_selector(label_text) if label_text else None
         fields = selectors.parse_field_selector(field_text) if field_text else None
         if fields is not None:
-            selectors.check_field_selector(resource_key, fields)
+            # In the internal names the field sets use (``regarding.name`` -> ``involvedObject.name``).
+            fields = selectors.check_field_selector(resource_key, fields)
     except selectors.SelectorError as error:
         raise errors.bad_request(str(error)) from None
 

@@ -17,6 +17,10 @@ A real cluster appends what the PostFilter plugin (DefaultPreemption) found, e.g
 adds that part only when ``Diagnosis.PostFilterMsg`` is non-empty, and it stays empty when no PostFilter
 plugin is configured. The lab has no preemption, so, like upstream with preemption disabled, the message
 ends after the filter reasons.
+
+The Event's ``note`` is at most 1024 characters (``NoteLengthLimit``): a longer message is cut and
+ends in `` ...`` on the Event (``truncateMessage``), while the pod's ``PodScheduled`` condition keeps
+it whole.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ if TYPE_CHECKING:
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 #: ``ErrNoNodesAvailable`` (pkg/scheduler/schedule_one.go): a cluster without any node.
 NO_NODES = "no nodes available to schedule pods"
+#: ``NoteLengthLimit`` (pkg/apis/core/validation/events.go): the longest note an Event may have.
+NOTE_LENGTH_LIMIT = 1024
 
 
 def fit_error_message(num_all_nodes: int, statuses: Mapping[str, Status], *, pre_filter_msg: str = "") -> str:
@@ -50,3 +56,14 @@ def fit_error_message(num_all_nodes: int, statuses: Mapping[str, Status], *, pre
         if histogram:
             message += f" {', '.join(histogram)}."
     return message
+
+
+def truncate_message(message: str) -> str:
+    """``truncateMessage`` (pkg/scheduler/schedule_one.go): fit ``message`` in an Event's note.
+
+    Upstream counts bytes; the lab's API server counts characters, and so does this.
+    """
+    if len(message) <= NOTE_LENGTH_LIMIT:
+        return message
+    suffix = " ..."
+    return message[: NOTE_LENGTH_LIMIT - len(suffix)] + suffix

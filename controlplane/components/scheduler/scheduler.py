@@ -30,10 +30,18 @@ Cluster events move pods that no node could take back into play (``queue``): a n
    binding fails with ``Conflict`` (someone else bound it) or ``NotFound`` (the pod is gone), the
    pod is dropped; the informer tells the rest.
 
-When no node fits, the scheduler records a ``Warning`` Event ``FailedScheduling`` with upstream's
-message ("0/3 nodes are available: 3 Insufficient cpu."), sets the pod's condition ``PodScheduled``
-to ``False`` (reason ``Unschedulable``) through ``pods/status``, and parks the pod as unschedulable
-until a cluster event may help. That is what ``kubectl describe pod`` shows for a Pending pod.
+When no node fits, the scheduler records a ``Warning`` Event ``FailedScheduling`` (action
+``Scheduling``) with upstream's message ("0/3 nodes are available: 3 Insufficient cpu."), sets the
+pod's condition ``PodScheduled`` to ``False`` (reason ``Unschedulable``) through ``pods/status``, and
+parks the pod as unschedulable until a cluster event may help. That is what ``kubectl describe pod``
+shows for a Pending pod. A bound pod gets a ``Normal`` Event ``Scheduled`` (action ``Binding``):
+"Successfully assigned default/web to node-1".
+
+**Events** go through ``events.k8s.io/v1``, as kube-scheduler's do (``client.events``, client-go's
+newer event library, not the legacy ``record`` the kubelet and controller manager use): with an
+``eventTime``, ``reportingController: default-scheduler`` and ``reportingInstance:
+default-scheduler-<hostname>``; a failure repeated on an unchanged pod becomes a ``series`` on one
+Event rather than a new Event each time.
 
 **Leader election** (``--leader-elect``, on by default upstream): with ``leader_election`` set, the
 scheduler stands for election on the Lease ``kube-system/kube-scheduler``. Every replica runs its
@@ -63,6 +71,7 @@ from typing import Any, Self
 
 from controlplane.client.cache import DeletedFinalStateUnknown
 from controlplane.client.errors import APIError, Conflict, NotFound, TransportError
+from controlplane.client.events import EventBroadcaster, EventRecorder, EventSinkImpl
 from controlplane.client.informer import (
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
@@ -70,14 +79,7 @@ from controlplane.client.informer import (
     strip_managed_fields,
 )
 from controlplane.client.leaderelection import LeaderCallbacks, LeaderElector
-from controlplane.client.record import (
-    EVENT_TYPE_NORMAL,
-    EVENT_TYPE_WARNING,
-    EventBroadcaster,
-    EventRecorder,
-    EventSinkImpl,
-    format_time,
-)
+from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, format_time
 from controlplane.client.rest import (
     AUDIT_ID_HEADER,
     ClientLease,
@@ -97,6 +99,7 @@ from controlplane.components.scheduler.framework import (
     pod_key,
     schedule,
 )
+from controlplane.components.scheduler.messages import truncate_message
 from controlplane.components.scheduler.plugins import default_profile
 from controlplane.components.scheduler.queue import (
     ASSIGNED_POD_DELETE,
@@ -111,9 +114,11 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
-#: Reasons and condition values upstream writes (``pkg/scheduler/schedule_one.go``, core/v1).
+#: Reasons, actions and condition values upstream writes (``pkg/scheduler/schedule_one.go``, core/v1).
 REASON_FAILED_SCHEDULING = "FailedScheduling"
 REASON_SCHEDULED = "Scheduled"
+ACTION_SCHEDULING = "Scheduling"
+ACTION_BINDING = "Binding"
 POD_REASON_UNSCHEDULABLE = "Unschedulable"
 POD_SCHEDULED = "PodScheduled"
 
@@ -241,6 +246,7 @@ class Scheduler:
         profile: Profile | None = None,
         cluster: str = "",
         leader_election: LeaderElection | None = None,
+        hostname: str | None = None,
     ) -> None:
         self._lease = ClientLease(client)
         #: With leader election, several replicas keep their caches warm and only the leader schedules.
@@ -249,6 +255,8 @@ class Scheduler:
         #: Set while this replica schedules (at once without leader election, else while leading).
         self.leading = asyncio.Event()
         self.scheduler_name = scheduler_name
+        #: Its Events' ``reportingInstance`` is ``<scheduler name>-<hostname>`` (the host's name if None).
+        self.hostname = hostname
         self._clock = clock
         self.rng = rng if rng is not None else random.Random()
         self.trace = trace
@@ -325,7 +333,7 @@ class Scheduler:
             self._broadcaster = EventBroadcaster(
                 EventSinkImpl(self._client), clock=clock, rng=random.Random(self.rng.getrandbits(64))
             )
-            self._recorder = self._broadcaster.new_recorder(self.scheduler_name)
+            self._recorder = self._broadcaster.new_recorder(self.scheduler_name, self.hostname)
             self._factory.start()
             await self._factory.wait_for_cache_sync()
             self._broadcaster.start()
@@ -604,7 +612,8 @@ class Scheduler:
         if decision.chosen is None:
             message = decision.message() or ""
             self.queue.add_unschedulable(info, self.clock.now(), pod_scheduling_cycle=cycle)
-            self._record(pod, EVENT_TYPE_WARNING, REASON_FAILED_SCHEDULING, message)
+            note = truncate_message(message)
+            self._record(pod, EVENT_TYPE_WARNING, REASON_FAILED_SCHEDULING, ACTION_SCHEDULING, note)
             await self._set_unschedulable_condition(pod, message)
             return
 
@@ -647,6 +656,7 @@ class Scheduler:
             pod,
             EVENT_TYPE_NORMAL,
             REASON_SCHEDULED,
+            ACTION_BINDING,
             f"Successfully assigned {namespace}/{_meta(pod).get('name')} to {node}",
         )
 
@@ -717,9 +727,10 @@ class Scheduler:
         except (APIError, TransportError) as error:
             logger.warning("cannot set PodScheduled=False on %s: %s", pod_key(pod), error)
 
-    def _record(self, pod: Obj, type: str, reason: str, message: str) -> None:
+    def _record(self, pod: Obj, type: str, reason: str, action: str, note: str) -> None:
+        """An ``events.k8s.io/v1`` Event about ``pod`` (``fwk.EventRecorder().Eventf(pod, nil, ...)``)."""
         if self._recorder is not None:
-            self._recorder.event(pod, type, reason, message)
+            self._recorder.eventf(pod, None, type, reason, action, note)
 
     def _trace(
         self, decision: Decision, key: str, info: QueuedPodInfo, binding_id: str | None = None
@@ -749,6 +760,8 @@ def _resource_version(obj: Obj) -> int | None:
 
 
 __all__ = [
+    "ACTION_BINDING",
+    "ACTION_SCHEDULING",
     "DEFAULT_SCHEDULER_NAME",
     "REASON_FAILED_SCHEDULING",
     "REASON_SCHEDULED",

@@ -170,6 +170,32 @@ async def test_label_and_field_selectors(api: API) -> None:
     assert bad.status_code == 400
 
 
+async def test_a_renamed_field_label_selects_by_the_field_it_names(api: API) -> None:
+    """``ConvertFieldLabel`` renames before matching: events.k8s.io's ``regarding.name`` is the stored
+    Event's ``involvedObject.name``, and old clients' ``spec.host`` a pod's ``spec.nodeName``."""
+    for name in ("web", "db"):
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"{name}.1"},
+            "involvedObject": {"kind": "Pod", "namespace": "default", "name": name},
+            "reason": "Tested",
+            "message": "selected",
+        }
+        assert (await api.client.post("/api/v1/namespaces/default/events", json=event)).status_code == 201
+    events_v1 = "/apis/events.k8s.io/v1/namespaces/default/events"
+    for selector in ("regarding.name=web", "regarding.name=web,regarding.kind=Pod"):
+        listed = (await api.client.get(events_v1, params={"fieldSelector": selector})).json()
+        assert [e["metadata"]["name"] for e in listed["items"]] == ["web.1"], selector
+
+    placed = pod("placed")
+    placed["spec"] = {"containers": [{"name": "c", "image": "nginx"}], "nodeName": "node-1"}
+    await api.client.post(PODS, json=placed)
+    await api.client.post(PODS, json=pod("pending"))
+    by_host = (await api.client.get(PODS, params={"fieldSelector": "spec.host=node-1"})).json()
+    assert [p["metadata"]["name"] for p in by_host["items"]] == ["placed"]
+
+
 async def test_watch_replays_from_a_resource_version(api: API) -> None:
     created = (await api.client.post(CMS, json=cm("w"))).json()
     rv = created["metadata"]["resourceVersion"]

@@ -30,6 +30,8 @@ from tests.support.admission import WITHOUT_CONTROLLERS
 TOKEN = "scheduler-test-token"
 ADMIN = UserInfo.create("admin", groups=[SYSTEM_MASTERS])
 CLUSTER = "test"
+#: The host the scheduler says it runs on (its Events' ``reportingInstance``).
+HOSTNAME = "control-plane"
 #: Seconds of wall time a test waits for the API to show what it expects.
 WAIT_TIMEOUT = 10.0
 
@@ -66,9 +68,29 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
+class DecisionSink(ListSink):
+    """A ``ListSink`` a test can wait on: ``decisions(n)`` returns once n scheduling attempts were made."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.changed = asyncio.Event()
+
+    def emit(self, type: str, /, **fields: Any) -> None:
+        super().emit(type, **fields)
+        if type == "scheduler.decision":
+            self.changed.set()
+
+    async def decisions(self, count: int) -> list[Object]:
+        async with asyncio.timeout(WAIT_TIMEOUT):
+            while len(found := self.of_type("scheduler.decision")) < count:
+                self.changed.clear()
+                await self.changed.wait()
+        return found
+
+
 @pytest.fixture
-def trace() -> ListSink:
-    return ListSink()
+def trace() -> DecisionSink:
+    return DecisionSink()
 
 
 StartScheduler = Callable[[], Awaitable[Scheduler]]
@@ -83,7 +105,9 @@ async def start_scheduler(
     started: list[Scheduler] = []
 
     async def start() -> Scheduler:
-        sched = Scheduler(client, clock=clock, rng=random.Random(1), trace=trace, cluster=CLUSTER)
+        sched = Scheduler(
+            client, clock=clock, rng=random.Random(1), trace=trace, cluster=CLUSTER, hostname=HOSTNAME
+        )
         await sched.start()
         started.append(sched)
         return sched
@@ -104,7 +128,8 @@ def nodes(client: RESTClient) -> ResourceClient:
 
 
 def events(client: RESTClient) -> ResourceClient:
-    return client.resource("", "v1", "events", "default")
+    """The scheduler's Events through ``events.k8s.io/v1``, the API it writes them with."""
+    return client.resource("events.k8s.io", "v1", "events", "default")
 
 
 def node(name: str, *, cpu: str, memory: str) -> Object:
@@ -189,9 +214,16 @@ async def test_pods_are_bound_and_spread_over_the_nodes(
     recorded = await wait_for(
         events(client), lambda items: sum(e["reason"] == "Scheduled" for e in items) == 6
     )
-    web0 = next(e for e in recorded if e["involvedObject"]["name"] == "web-0")
-    assert web0["message"] == f"Successfully assigned default/web-0 to {bound['web-0']}"
-    assert web0["source"]["component"] == "default-scheduler"
+    web0 = next(e for e in recorded if e["regarding"]["name"] == "web-0")
+    assert web0["note"] == f"Successfully assigned default/web-0 to {bound['web-0']}"
+    assert web0["type"] == "Normal"
+    assert web0["action"] == "Binding"
+    assert web0["reportingController"] == "default-scheduler"
+    assert web0["reportingInstance"] == f"default-scheduler-{HOSTNAME}"
+    assert web0["regarding"]["kind"] == "Pod" and web0["regarding"]["uid"]
+    assert web0["eventTime"].endswith("Z") and "." in web0["eventTime"], "eventTime is a MicroTime"
+    assert web0["metadata"]["name"].startswith("web-0.")
+    assert "series" not in web0 and "deprecatedSource" not in web0 and "deprecatedCount" not in web0
 
 
 async def test_a_pod_too_big_for_every_node_stays_pending_until_a_big_node_comes(
@@ -208,9 +240,10 @@ async def test_a_pod_too_big_for_every_node_stays_pending_until_a_big_node_comes
     )
     failed = next(e for e in recorded if e["reason"] == "FailedScheduling")
     assert failed["type"] == "Warning"
-    assert failed["message"] == message
-    assert failed["involvedObject"]["name"] == "big"
-    assert failed["source"]["component"] == "default-scheduler"
+    assert failed["note"] == message
+    assert failed["action"] == "Scheduling"
+    assert failed["regarding"]["name"] == "big"
+    assert failed["reportingController"] == "default-scheduler"
 
     def unschedulable(items: list[Object]) -> bool:
         scheduled = condition(items[0], "PodScheduled")
@@ -249,6 +282,56 @@ async def test_a_pod_too_big_for_every_node_stays_pending_until_a_big_node_comes
     assert last["chosen"] == "node-big"
     assert last["feasible"] == ["node-big"]
     assert last["nodes"]["node-a"]["feasible"] is False
+
+
+async def test_a_failure_repeated_on_an_unchanged_pod_becomes_a_series_not_new_events(
+    client: RESTClient, start_scheduler: StartScheduler, clock: ManualClock, trace: DecisionSink
+) -> None:
+    """events.k8s.io/v1's series: a repeat of an Event about the same pod (same resourceVersion) patches
+    ``series.count`` on the first one instead of writing another Event."""
+    for name in ("node-a", "node-b", "node-c"):
+        await add_node(client, name)
+    sched = await start_scheduler()
+    await add_pod(client, "big", cpu="8")
+    await trace.decisions(1)
+    for attempt in (2, 3):
+        # A label change is a node update that may let the pod fit: it is tried again, and fails again.
+        await nodes(client).patch("node-a", {"metadata": {"labels": {"attempt": str(attempt)}}})
+        await clock.advance(60)  # past the pod's backoff
+        await trace.decisions(attempt)
+    await sched.flush_events()
+
+    failed = [e for e in (await events(client).list())["items"] if e["reason"] == "FailedScheduling"]
+    assert len(failed) < 3, f"three failures wrote {len(failed)} Events: repeats must become a series"
+    series = [e for e in failed if "series" in e]
+    assert len(series) == 1, failed
+    assert series[0]["series"]["count"] == 2, "the first repeat is written; later ones wait for the upkeep"
+    assert series[0]["series"]["lastObservedTime"] > series[0]["eventTime"]
+    assert all(e["note"] == "0/3 nodes are available: 3 Insufficient cpu." for e in failed)
+
+
+async def test_a_long_failure_message_is_cut_to_fit_an_events_note_but_not_the_condition(
+    client: RESTClient, start_scheduler: StartScheduler
+) -> None:
+    """``truncateMessage``: an Event's note is at most 1024 characters; the pod condition keeps it all."""
+    taints = [{"key": f"dedicated-{'x' * 40}-{i}", "value": "v", "effect": "NoSchedule"} for i in range(30)]
+    for i in range(30):
+        await nodes(client).create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}"},
+                                    "spec": {"taints": [taints[i]]}})  # fmt: skip
+    await start_scheduler()
+    await add_pod(client, "tolerates-nothing")
+
+    recorded = await wait_for(
+        events(client), lambda items: any(e["reason"] == "FailedScheduling" for e in items)
+    )
+    (note,) = [e["note"] for e in recorded if e["reason"] == "FailedScheduling"]
+    (pod,) = await wait_for(pods(client), lambda items: condition(items[0], "PodScheduled") is not None)
+    scheduled = condition(pod, "PodScheduled")
+    assert scheduled is not None
+    message = scheduled["message"]
+    assert len(message) > 1024
+    assert len(note) == 1024 and note.endswith(" ...")
+    assert note == message[:1020] + " ..."
 
 
 async def test_pods_of_another_scheduler_are_left_alone(
