@@ -60,12 +60,12 @@ import socket
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from controlplane.api.validation import is_dns1123_subdomain
 from controlplane.client.backoff import jitter
 from controlplane.client.errors import AlreadyExists, APIError, NotFound
-from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, object_reference
+from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventSink, object_reference
 from controlplane.client.rest import PatchType, ResourceClient, RESTClient
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
@@ -232,16 +232,6 @@ def _copy(event: Event) -> Event:
 
 
 # -- writing: the sink, the recorder, the broadcaster -----------------------------------------------
-
-
-class EventSink(Protocol):
-    """Where Events are written (client-go ``events.EventSink``); must respect each Event's namespace."""
-
-    async def create(self, event: Event) -> Event: ...
-
-    async def patch(self, event: Event, patch: dict[str, Any]) -> Event:
-        """Strategic-merge-patch the existing Event named like ``event``."""
-        ...
 
 
 class EventSinkImpl:

@@ -298,7 +298,9 @@ class EventCorrelator:
 
 
 class EventSink(Protocol):
-    """Where events are written (client-go ``EventSink``); must respect each event's namespace."""
+    """Where events are written (client-go's ``record.EventSink`` and ``events.EventSink`` alike: the legacy
+    recorder writes core/v1 Events through it, ``client/events`` events.k8s.io/v1 ones); must respect
+    each event's namespace."""
 
     async def create(self, event: Event) -> Event: ...
 
