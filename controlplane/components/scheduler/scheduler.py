@@ -249,6 +249,10 @@ class Scheduler:
         hostname: str | None = None,
     ) -> None:
         self._lease = ClientLease(client)
+        #: Events go through a client of their own, as kube-scheduler's ``createClients`` makes an
+        #: ``eventClient``: the same identity and QPS settings, its own rate limiter, so a burst of
+        #: Events never delays a binding (given one shared client, as tests do, that one is used).
+        self._event_lease = ClientLease(client)
         #: With leader election, several replicas keep their caches warm and only the leader schedules.
         self.leader_election = leader_election
         self._elector: LeaderElector | None = None
@@ -331,7 +335,9 @@ class Scheduler:
                 ResourceEventHandlerFuncs(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
             )
             self._broadcaster = EventBroadcaster(
-                EventSinkImpl(self._client), clock=clock, rng=random.Random(self.rng.getrandbits(64))
+                EventSinkImpl(self._event_lease.open()),
+                clock=clock,
+                rng=random.Random(self.rng.getrandbits(64)),
             )
             self._recorder = self._broadcaster.new_recorder(self.scheduler_name, self.hostname)
             self._factory.start()
@@ -405,6 +411,7 @@ class Scheduler:
         if self._broadcaster is not None:
             await self._broadcaster.shutdown()
             self._broadcaster = None
+        await self._event_lease.close()
         if self._factory is not None:
             await self._factory.shutdown()
             self._factory = None

@@ -359,17 +359,25 @@ async def test_pods_of_another_scheduler_are_left_alone(
 async def test_start_and_stop_leave_no_tasks(client: RESTClient, clock: ManualClock) -> None:
     before = asyncio.all_tasks()
     made: list[RESTClient] = []
+    closed: list[RESTClient] = []
+
+    class Client(RESTClient):
+        async def aclose(self) -> None:
+            closed.append(self)
+            await super().aclose()
 
     def factory() -> RESTClient:
-        made.append(RESTClient(client.config))
+        made.append(Client(client.config))
         return made[-1]
 
     sched = Scheduler(factory, clock=clock, rng=random.Random(0))
     async with sched:
         assert sched.started
+        # Its own client, and one for Events with a rate limiter of its own (``eventClient``)
+        assert len(made) == 2 and made[0] is not made[1]
     assert not sched.started
     assert asyncio.all_tasks() == before
-    assert len(made) == 1
+    assert sorted(map(id, closed)) == sorted(map(id, made)), "each client it made is closed"
 
 
 async def test_only_the_leader_schedules_and_a_standby_takes_over_when_it_stops(
