@@ -118,7 +118,7 @@ class Cached:
     nothing is decoded until a reader or a watcher needs it. Most Events are never read at all.
     """
 
-    __slots__ = ("_obj", "_raw", "_stored", "fields", "labels", "revision")
+    __slots__ = ("_convert", "_obj", "_raw", "_stored", "fields", "labels", "revision")
 
     def __init__(
         self,
@@ -129,8 +129,10 @@ class Cached:
     ) -> None:
         self._obj: Object | None = obj
         self._raw: bytes | None = None
-        #: The stored value (without its resourceVersion), while neither form has been made.
+        #: The stored value (without its resourceVersion), while neither form has been made, and
+        #: what turns the stored form into this version's (None: served as stored).
         self._stored: bytes | None = None
+        self._convert: Callable[[Object], Object] | None = None
         self.revision = revision
         #: Its labels and selectable fields (``selectors.field_set``), when the cache keeps them
         #: (``ATTRIBUTES_ONLY``); None: selectors read the object.
@@ -138,10 +140,12 @@ class Cached:
         self.fields = fields
 
     @classmethod
-    def stored(cls, value: bytes, revision: int) -> Cached:
-        """The object stored as ``value`` at ``revision`` (plain JSON, no conversion), not decoded yet."""
+    def stored(cls, value: bytes, revision: int, convert: Callable[[Object], Object] | None = None) -> Cached:
+        """The object stored as ``value`` at ``revision`` (plain JSON), not decoded yet; ``convert``
+        makes the stored form this cache's version (an events.k8s.io/v1 Event of a core one)."""
         cached = cls(None, revision)
         cached._stored = value
+        cached._convert = convert
         return cached
 
     @property
@@ -154,7 +158,7 @@ class Cached:
         assert self._stored is not None
         found: Object = serializer.decode(self._stored)
         found.setdefault("metadata", {})["resourceVersion"] = str(self.revision)  # as registry.decode
-        return found
+        return found if self._convert is None else self._convert(found)
 
     @property
     def raw(self) -> bytes:
@@ -357,15 +361,16 @@ class WatchCache:
     def lazy(self) -> bool:
         """Whether objects are kept as the store gave them, decoded only when read (``Cached.stored``).
 
-        Only for ``BYTES_ONLY`` resources stored as plain JSON of this very version: a value to
-        decrypt is decrypted as it comes, so that one no key opens is found at once (``unreadable``).
+        Only for ``BYTES_ONLY`` resources stored as plain JSON: a value to decrypt is decrypted as it
+        comes, so that one no key opens is found at once (``unreadable``). A version other than the
+        stored one (events.k8s.io/v1 of core Events) is converted when read, as it is decoded; its
+        cache then shares the store's bytes with the stored version's cache.
         """
-        return (
-            not self.keep_decoded
-            and not self.keep_attributes
-            and self.transformer is None
-            and (self.rtype.conversion is None)
-        )
+        return not self.keep_decoded and not self.keep_attributes and self.transformer is None
+
+    @property
+    def _conversion(self) -> Callable[[Object], Object] | None:
+        return None if self.rtype.conversion is None else self.rtype.from_storage
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -420,7 +425,7 @@ class WatchCache:
             revision = page.revision
             for kv in page.kvs:
                 if self.lazy:
-                    listed[kv.key] = Cached.stored(kv.value, kv.mod_revision)
+                    listed[kv.key] = Cached.stored(kv.value, kv.mod_revision, self._conversion)
                     continue
                 try:
                     cached = listed[kv.key] = self._cached(
@@ -475,7 +480,7 @@ class WatchCache:
     def _current(self, event: Event) -> Cached:
         """The object ``event`` put, as the cache holds it."""
         if self.lazy:
-            return Cached.stored(event.kv.value, event.revision)
+            return Cached.stored(event.kv.value, event.revision, self._conversion)
         # Objects are kept in this type's version (converted once here, for every reader).
         obj = self.rtype.from_storage(decode(event.kv, self.transformer))
         return self._cached(obj, event.revision)

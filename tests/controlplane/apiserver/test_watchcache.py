@@ -361,6 +361,28 @@ async def test_an_event_nobody_reads_is_never_decoded(api: API) -> None:
     assert held._stored is None, "the stored bytes were kept beside the encoded object"
 
 
+async def test_events_k8s_io_shares_the_stored_bytes_and_converts_when_read(api: API) -> None:
+    """The events.k8s.io/v1 view of Events is lazy too: the same stored bytes as the core cache, no
+    decode or conversion until read, then exactly what the events.k8s.io API answers."""
+    v1 = "/apis/events.k8s.io/v1/namespaces/default/events"
+    assert (await api.client.get(v1)).status_code == 200  # the view's cache starts on first use
+    cache = api.server.caches["/registry/events as events.k8s.io/v1"]
+    core = api.server.caches["/registry/events"]
+    assert cache.lazy
+    created = await api.client.post(
+        "/api/v1/namespaces/default/events", json=pod_event("seen", "Pulled", "already present")
+    )
+    revision = int(created.json()["metadata"]["resourceVersion"])
+    await cache.wait_for(revision, 5.0)
+    await core.wait_for(revision, 5.0)
+    held = cache.objects["/registry/events/default/seen"]
+    assert held._stored is not None and held._obj is None and held._raw is None, "converted unasked"
+    assert held._stored is core.objects["/registry/events/default/seen"]._stored, "bytes held twice"
+    served = (await api.client.get(f"{v1}/seen")).json()
+    assert held.obj == served and served["apiVersion"] == "events.k8s.io/v1"
+    assert served["regarding"]["name"] == "web" and served["note"] == "already present"
+
+
 async def test_an_encrypted_resource_is_decoded_as_it_comes(api: API) -> None:
     """Only plain JSON is held undecoded: a value to decrypt is opened at once (``unreadable``)."""
     cache = api.server.caches["/registry/events"]
