@@ -65,7 +65,13 @@ from typing import Any
 from controlplane.api.validation import is_dns1123_subdomain
 from controlplane.client.backoff import jitter
 from controlplane.client.errors import AlreadyExists, APIError, NotFound
-from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventSink, object_reference
+from controlplane.client.record import (
+    EVENT_TYPE_NORMAL,
+    EVENT_TYPE_WARNING,
+    EventQueue,
+    EventSink,
+    object_reference,
+)
 from controlplane.client.rest import PatchType, ResourceClient, RESTClient
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
@@ -354,7 +360,7 @@ class EventRecorder:
         return event
 
 
-class EventBroadcaster:
+class EventBroadcaster(EventQueue):
     """Writes recorded Events to a sink through an ``EventSeriesCache``, and keeps its series alive.
 
     ``start()`` starts the writer and the series upkeep (finish every 6 minutes, refresh every 30, on
@@ -371,37 +377,18 @@ class EventBroadcaster:
         sleep_duration: float = DEFAULT_SLEEP_DURATION,
         max_queued: int = MAX_QUEUED_EVENTS,
     ) -> None:
-        self.sink = sink
-        self.clock = clock
-        self.rng = rng or random.Random()
-        self.sleep_duration = sleep_duration
+        super().__init__(sink, clock=clock, rng=rng, sleep_duration=sleep_duration, max_queued=max_queued)
         self.cache = EventSeriesCache()
-        self._queue: asyncio.Queue[Event] = asyncio.Queue(max_queued)
         # Upstream's mutex: the upkeep holds it across its writes, so no repeat is counted on a series
         # while it is being finished (and then lost with it).
         self._lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
-        self._last_nanos = 0
-        self.dropped = 0
 
     def new_recorder(self, reporting_controller: str, hostname: str | None = None) -> EventRecorder:
         """A recorder for ``reporting_controller``; its instance is ``<controller>-<hostname>``
         (``NewRecorder``; the host's name unless ``hostname`` is given)."""
         host = socket.gethostname() if hostname is None else hostname
         return EventRecorder(self, reporting_controller, f"{reporting_controller}-{host}")
-
-    def unique_nanos(self, now: float) -> int:
-        """``now`` in nanoseconds, made unique (a ``ManualClock`` may stand still between events)."""
-        self._last_nanos = max(int(now * 1e9), self._last_nanos + 1)
-        return self._last_nanos
-
-    def action(self, event: Event) -> None:
-        """Queue ``event`` for writing; drop it if the queue is full (``DropIfChannelFull``)."""
-        try:
-            self._queue.put_nowait(event)
-        except asyncio.QueueFull:
-            self.dropped += 1
-            logger.error("too many queued events, dropped %s", event["metadata"]["name"])
 
     def start(self) -> None:
         """Start writing recorded Events and keeping series up (``StartRecordingToSink``)."""

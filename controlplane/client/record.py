@@ -376,7 +376,43 @@ class EventRecorder:
         }
 
 
-class EventBroadcaster:
+class EventQueue:
+    """What both event broadcasters share (this legacy one and ``client/events``' events.k8s.io
+    one): the sink, the clock, and a bounded queue that drops what does not fit (client-go's
+    ``watch.Broadcaster`` with ``DropIfChannelFull`` under both)."""
+
+    def __init__(
+        self,
+        sink: EventSink,
+        *,
+        clock: Clock,
+        rng: random.Random | None,
+        sleep_duration: float,
+        max_queued: int,
+    ) -> None:
+        self.sink = sink
+        self.clock = clock
+        self.rng = rng or random.Random()
+        self.sleep_duration = sleep_duration
+        self._queue: asyncio.Queue[Event] = asyncio.Queue(max_queued)
+        self._last_nanos = 0
+        self.dropped = 0
+
+    def unique_nanos(self, now: float) -> int:
+        """``now`` in nanoseconds, made unique (a ``ManualClock`` may stand still between events)."""
+        self._last_nanos = max(int(now * 1e9), self._last_nanos + 1)
+        return self._last_nanos
+
+    def action(self, event: Event) -> None:
+        """Queue ``event`` for writing; drop it if the queue is full (``ActionOrDrop``)."""
+        try:
+            self._queue.put_nowait(event)
+        except asyncio.QueueFull:
+            self.dropped += 1
+            logger.error("too many queued events, dropped %s", event["metadata"]["name"])
+
+
+class EventBroadcaster(EventQueue):
     """Writes recorded events to a sink, one at a time, through an ``EventCorrelator``.
 
     ``start()`` starts the writer task; ``flush()`` waits until every event recorded so far was
@@ -393,31 +429,12 @@ class EventBroadcaster:
         sleep_duration: float = DEFAULT_SLEEP_DURATION,
         max_queued: int = MAX_QUEUED_EVENTS,
     ) -> None:
-        self.sink = sink
-        self.clock = clock
-        self.rng = rng or random.Random()
+        super().__init__(sink, clock=clock, rng=rng, sleep_duration=sleep_duration, max_queued=max_queued)
         self.correlator = correlator or EventCorrelator(clock=clock)
-        self.sleep_duration = sleep_duration
-        self._queue: asyncio.Queue[Event] = asyncio.Queue(max_queued)
         self._task: asyncio.Task[None] | None = None
-        self._last_nanos = 0
-        self.dropped = 0
 
     def new_recorder(self, component: str, host: str = "") -> EventRecorder:
         return EventRecorder(self, component, host)
-
-    def unique_nanos(self, now: float) -> int:
-        """``now`` in nanoseconds, made unique (a ``ManualClock`` may stand still between events)."""
-        self._last_nanos = max(int(now * 1e9), self._last_nanos + 1)
-        return self._last_nanos
-
-    def action(self, event: Event) -> None:
-        """Queue ``event`` for writing; drop it if the queue is full (``ActionOrDrop``)."""
-        try:
-            self._queue.put_nowait(event)
-        except asyncio.QueueFull:
-            self.dropped += 1
-            logger.error("too many queued events, dropped %s", event["metadata"]["name"])
 
     def start(self) -> None:
         """Start writing recorded events (``StartRecordingToSink``)."""
