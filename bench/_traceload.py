@@ -26,7 +26,7 @@ from typing import Any
 
 #: The schema version the raw server stamps (``controlplane.trace.schema.SCHEMA_VERSION``; the raw
 #: server does not import the control plane, and a test checks that the two agree).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Nodes whose kubelets receive watch events, in turn.
 NODES = ("node-1", "node-2", "node-3")

@@ -80,7 +80,7 @@ from controlplane.store.factory import open_store, store_path
 from controlplane.store.interface import Store
 from controlplane.timing import CLASSROOM, TimingProfile
 from controlplane.tokens import TokenRegistry
-from controlplane.trace import TraceBus
+from controlplane.trace import TraceBus, nodes
 
 logger = logging.getLogger(__name__)
 
@@ -563,7 +563,7 @@ class Cluster:
     @property
     def scheduler(self) -> Component | None:
         """The cluster's in-process scheduler, while it runs."""
-        return self.components_running.get("scheduler")
+        return self.components_running.get(nodes.SCHEDULER)
 
     def _revoke_component_tokens(self, users: set[str]) -> None:
         """Forget the bearer tokens of the components' users (none are issued any more)."""

@@ -18,10 +18,11 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from controlplane.diagram import DiagramObjects, read_objects
 from controlplane.runtime import ClusterState, active_lab
 from controlplane.store.errors import Compacted, FutureRevision, InvalidRequest, UnknownCluster
 from courses.access import auser_may_view, clusters_visible_to, user_may_view
-from courses.etcdpanel import DiagramObjects, StoreSnapshot, read_diagram_objects, read_key_states, read_keys
+from courses.etcdpanel import StoreSnapshot, read_key_states, read_keys
 from courses.selectors import cluster_summary, lab_summary
 
 
@@ -95,7 +96,7 @@ async def etcd_keys(request: HttpRequest, name: str) -> JsonResponse:
     snapshot: StoreSnapshot | DiagramObjects
     try:
         if request.GET.get("objects") == "diagram":
-            snapshot = await read_diagram_objects(cluster.store, revision=revision)
+            snapshot = await read_objects(cluster.store, revision=revision)
         elif keys:
             snapshot = await read_key_states(cluster.store, keys, revision=revision)
         else:

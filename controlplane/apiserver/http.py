@@ -108,6 +108,9 @@ class Request:
     source: str = ""
     #: Whether its ``request.received`` trace event is out (the server emits it once).
     received_traced: bool = False
+    #: What it is about (user, verb, resource, namespace, name, subresource), as every ``request.*``
+    #: trace event of it says; built by the first such event, while someone watches the trace.
+    trace_identity: dict[str, Any] | None = None
     #: The client's certificate chain from the ASGI TLS extension (PEM strings, the client's first),
     #: unchecked: the x509 authenticator judges it. Empty without a client certificate.
     client_cert_chain: tuple[object, ...] = ()

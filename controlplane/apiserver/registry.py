@@ -346,8 +346,8 @@ class Registry:
                     )
                 )
                 if result.succeeded:
-                    held = f" with {len(claims)} claims" if claims else ""
-                    pipeline.stage("storage", "pass", f"created {key}{held} at revision {result.revision}")
+                    held = f"with {len(claims)} claims" if claims else ""
+                    pipeline.stored("create", key, result.revision, detail=held)
                     obj["metadata"]["resourceVersion"] = str(result.revision)
                     return obj
                 exists = _found(result.responses[0])
@@ -460,7 +460,9 @@ class Registry:
             if result is None:  # a dry run that would succeed
                 return Written(desired)
             if result.succeeded:
-                pipeline.stage("storage", "pass", f"updated {key} at revision {result.revision}")
+                # Removing the last finalizer of an object marked for deletion deleted it.
+                deleted = self._finished_deleting(desired)
+                pipeline.stored("delete" if deleted else "update", key, result.revision)
                 desired["metadata"]["resourceVersion"] = str(result.revision)
                 return Written(desired)
             # Someone wrote between our read and our write: read again and re-apply the change (as
@@ -621,6 +623,7 @@ class Registry:
                     )
                 )
                 if result.succeeded:
+                    pipeline.stored("terminate", key, result.revision)
                     mmeta["resourceVersion"] = str(result.revision)
                     return marked, False
                 continue
@@ -635,6 +638,7 @@ class Registry:
                 )
             )
             if result.succeeded:
+                pipeline.stored("delete", key, result.revision)
                 meta["resourceVersion"] = str(result.revision)
                 return current, True
         raise errors.conflict(self.rtype.plural, self.rtype.group, name, errors.OBJECT_MODIFIED)

@@ -10,7 +10,8 @@ Every stage reports on the trace (``request.stage``) what it decided, so the dia
 as the request passes, and stop a denied request at the stage that denied it. ``request.received``
 comes once authentication has said who sent the request (its ``from`` is that user's diagram node; a
 request without valid credentials comes from ``user:anonymous``), ``request.completed`` last, with the
-store revision the request wrote, if it wrote one. Failures are always a
+store revision the request wrote, if it wrote one. Each of them names what the request is about (user,
+verb, resource, namespace, name), worked out once per request. Failures are always a
 Status with upstream's code; an unexpected exception is logged and answered as 500 InternalError,
 never as a dropped connection.
 """
@@ -22,7 +23,6 @@ import contextlib
 import json
 import logging
 import operator
-import re
 import time
 from functools import partial
 from typing import Any
@@ -57,17 +57,11 @@ from controlplane.apiserver.metrics import APIServerMetrics
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK, Clock
-from controlplane.identity import (
-    KUBE_CONTROLLER_MANAGER,
-    KUBE_PROXY,
-    KUBE_SCHEDULER,
-    NODE_USER_PREFIX,
-    UserInfo,
-)
+from controlplane.identity import UserInfo
 from controlplane.metrics import MetricsRegistry
 from controlplane.serviceaccount import TokenIssuer
 from controlplane.store import Store
-from controlplane.trace import NULL_SINK, TraceSink, recording_revisions, request_context
+from controlplane.trace import NULL_SINK, TraceSink, nodes, recording_revisions, request_context
 
 logger = logging.getLogger(__name__)
 
@@ -88,22 +82,8 @@ POST_START_HOOKS = (SYSTEM_NAMESPACES_HOOK, FLOWCONTROL_HOOK, RBAC_HOOK, BOOTSTR
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
-def diagram_node(username: str, user_agent: str = "") -> str:
-    """The topology diagram's node for a user: components by role, people as ``user:<name>``.
-
-    Every kube-proxy shares one user (``system:kube-proxy``, as kubeadm's share one ServiceAccount);
-    the node it runs on is the ``(node/<name>)`` comment Kubelab's kube-proxies put in their User-Agent.
-    """
-    if username == KUBE_PROXY:
-        node = re.search(r"\(node/([^)\s]+)\)", user_agent)
-        return f"kube-proxy:{node.group(1)}" if node else "kube-proxy"
-    if username == KUBE_SCHEDULER:
-        return "scheduler"
-    if username == KUBE_CONTROLLER_MANAGER:
-        return "controller-manager"
-    if username.startswith(NODE_USER_PREFIX):
-        return "kubelet:" + username[len(NODE_USER_PREFIX) :]
-    return f"user:{username}"
+#: The topology diagram's node for a user (``trace.nodes.for_user``), by the name tests know it by.
+diagram_node = nodes.for_user
 
 
 def _with_warnings(headers: dict[str, str] | None, warnings: list[str]) -> dict[str, str]:
@@ -340,12 +320,13 @@ class APIServer:
                 duration = time.perf_counter() - started
                 self.metrics.finished(inflight, request, code, duration)
                 audit_level = audit.record_completed(request, code)
-                completed: dict[str, Any] = {"code": code, "duration": round(duration, 6)}
-                if written:
-                    completed["revision"] = written[-1]
-                if audit_level:  # its audit event's auditID is this event's id
-                    completed["audit"] = audit_level
-                self._trace("request.completed", request, **completed)
+                if self.trace.enabled:
+                    completed: dict[str, Any] = {"code": code, "duration": round(duration, 6)}
+                    if written:
+                        completed["revision"] = written[-1]
+                    if audit_level:  # its audit event's auditID is this event's id
+                        completed["audit"] = audit_level
+                    self._trace("request.completed", request, **self._identity(request), **completed)
 
     def _trace(self, type: str, request: Request, **fields: Any) -> None:
         if self.trace.enabled:
@@ -353,30 +334,48 @@ class APIServer:
                 type,
                 cluster=self.cluster,
                 id=request.audit_id,
-                **{"from": request.source or "user:anonymous", "to": "apiserver"},
+                **{"from": request.source or nodes.ANONYMOUS, "to": nodes.APISERVER},
                 **fields,
             )
+
+    @staticmethod
+    def _identity(request: Request) -> dict[str, Any]:
+        """What ``request`` is about, for each of its ``request.*`` events: its user (as authenticated)
+        and what it asks for. Built once, by its first event, and kept on the request."""
+        identity = request.trace_identity
+        if identity is None:
+            identity = {}
+            if request.user is not None:
+                identity["user"] = request.user.username
+            info = request.info
+            if info is not None:
+                identity["verb"] = info.verb
+                for name in ("resource", "namespace", "name", "subresource"):
+                    if value := getattr(info, name):
+                        identity[name] = value
+            request.trace_identity = identity
+        return identity
 
     def _received(self, request: Request) -> None:
         """``request.received``: who sent it (once authentication has said) and what it asks for."""
         request.received_traced = True
         if not self.trace.enabled:
             return
-        fields: dict[str, Any] = {"method": request.method, "path": request.path}
-        if request.user is not None:
-            fields["user"] = request.user.username
-        info = request.info
-        if info is not None:
-            fields["verb"] = info.verb
-            for name in ("resource", "namespace", "name", "subresource"):
-                if value := getattr(info, name):
-                    fields[name] = value
+        fields: dict[str, Any] = {"method": request.method, "path": request.path, **self._identity(request)}
         if agent := request.headers.get("user-agent"):
             fields["user_agent"] = agent
         self._trace("request.received", request, **fields)
 
-    def _stage(self, request: Request, stage: str, outcome: str, detail: str = "") -> None:
-        self._trace("request.stage", request, stage=stage, outcome=outcome, detail=detail)
+    def _stage(self, request: Request, stage: str, outcome: str, detail: str, /, **fields: str | int) -> None:
+        self._trace(
+            "request.stage",
+            request,
+            stage=stage,
+            outcome=outcome,
+            detail=detail,
+            **self._identity(request),
+            **fields,
+        )
 
     # -- the pipeline ----------------------------------------------------------------------------
 
@@ -389,11 +388,7 @@ class APIServer:
             return await self._public(request, send)
 
         # The stages are trace events only: with nobody watching, no stage is reported at all.
-        reporter = (
-            (lambda name, outcome, detail: self._stage(request, name, outcome, detail))
-            if self.trace.enabled
-            else None
-        )
+        reporter = partial(self._stage, request) if self.trace.enabled else None
         with pipeline.reporting(reporter):
             try:
                 authenticated = await authentication.authenticate(request, self.authenticator)
@@ -403,7 +398,7 @@ class APIServer:
                 audit.record_unauthenticated(request, self.auditor)
                 raise
             request.user = authenticated.user
-            request.source = diagram_node(request.user.username, request.headers.get("user-agent", ""))
+            request.source = nodes.for_user(request.user.username, request.headers.get("user-agent", ""))
             self._received(request)
             pipeline.stage("authentication", "pass", authenticated.how)
             audit.record_received(request, self.auditor)

@@ -250,6 +250,9 @@ class CacheWatcher:
         self.matches = matches
         #: The value this watcher's selector pins the cache's trigger field to (None: not pinned).
         self.trigger_value = trigger_value
+        #: The watch as the topology diagram draws it (its id, edge and resource), set by the watch
+        #: handler for a client's watch: the open watches are part of the state a page starts from.
+        self.diagram: Mapping[str, Any] | None = None
         self.since = since
         self.capacity = capacity
         self.buffer: list[CacheEvent] = []

@@ -52,7 +52,7 @@ from controlplane.client.reconciler import Controller, Reconciler, enqueue_owner
 from controlplane.client.record import EventBroadcaster, EventRecorder, EventSinkImpl
 from controlplane.client.rest import RESTClient
 from controlplane.clock import Clock
-from controlplane.trace import NULL_SINK, TraceSink
+from controlplane.trace import NULL_SINK, TraceSink, nodes
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ class Manager:
         self,
         client: RESTClient,
         *,
-        name: str = "controller-manager",
+        name: str = nodes.CONTROLLER_MANAGER,
         informers: SharedInformerFactory | None = None,
         clock: Clock | None = None,
         leader_election: bool = False,

@@ -321,6 +321,8 @@ class Controller:
                 **self.trace_fields,
                 controller=self.name,
                 key=request.key,
+                **({"namespace": request.namespace} if request.namespace else {}),
+                name=request.name,
                 result=outcome,
                 requeue=requeue,
                 requeue_after=requeue_after,

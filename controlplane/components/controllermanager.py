@@ -38,7 +38,7 @@ from controlplane.components.controllers import (
     tainteviction,
 )
 from controlplane.timing import CLASSROOM, TimingProfile
-from controlplane.trace import NULL_SINK, TraceSink
+from controlplane.trace import NULL_SINK, TraceSink, nodes
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ class ControllerManager:
         rng = random.Random(self.rng.getrandbits(64))
         manager = Manager(
             self._client,
-            name="controller-manager",  # the trace's node id (DESIGN.md); the Lease keeps upstream's name
+            name=nodes.CONTROLLER_MANAGER,  # its events' node on the trace; the Lease keeps upstream's name
             # As kube-controller-manager's shared informers do: no managedFields in the caches.
             informers=SharedInformerFactory(
                 self._client,

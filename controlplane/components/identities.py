@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from controlplane.identity import KUBE_CONTROLLER_MANAGER, KUBE_PROXY, KUBE_SCHEDULER, NODES, node_user
+from controlplane.trace import nodes
 
 #: The version the components report in their User-Agent (the API server's /version says the same).
 COMPONENT_VERSION = "v1.37.0-kubelab"
@@ -33,7 +34,7 @@ class ComponentIdentity:
     program: str
     qps: float
     burst: int
-    #: The component's node id on the trace (DESIGN.md: ``scheduler``, ``kubelet:<node>`` ...).
+    #: The component's node id on the trace (``trace.nodes``: ``scheduler``, ``kubelet:<node>`` ...).
     trace_id: str
 
     #: The node a kubelet or kube-proxy runs on ("" for the others).
@@ -60,15 +61,17 @@ def component_identity(kind: str, node: str = "") -> ComponentIdentity:
     ``kubeAPIQPS``/``kubeAPIBurst`` (50, 100 since 1.27) and kube-proxy's ``clientConnection`` (5, 10).
     """
     if kind == "scheduler":
-        return ComponentIdentity(kind, KUBE_SCHEDULER, (), "kube-scheduler", 50, 100, "scheduler")
+        return ComponentIdentity(kind, KUBE_SCHEDULER, (), "kube-scheduler", 50, 100, nodes.SCHEDULER)
     if kind == "controller-manager":
         return ComponentIdentity(
-            kind, KUBE_CONTROLLER_MANAGER, (), "kube-controller-manager", 20, 30, "controller-manager"
+            kind, KUBE_CONTROLLER_MANAGER, (), "kube-controller-manager", 20, 30, nodes.CONTROLLER_MANAGER
         )
     if kind in NODE_KINDS and not node:
         raise ValueError(f"a {kind} runs on a node: name it")
     if kind == "kubelet":
-        return ComponentIdentity(kind, node_user(node), (NODES,), "kubelet", 50, 100, f"kubelet:{node}", node)
+        return ComponentIdentity(
+            kind, node_user(node), (NODES,), "kubelet", 50, 100, nodes.kubelet(node), node
+        )
     if kind == "kube-proxy":
-        return ComponentIdentity(kind, KUBE_PROXY, (), "kube-proxy", 5, 10, f"kube-proxy:{node}", node)
+        return ComponentIdentity(kind, KUBE_PROXY, (), "kube-proxy", 5, 10, nodes.kube_proxy(node), node)
     raise ValueError(f"unknown component {kind!r}: choose one of {', '.join(KINDS)}")

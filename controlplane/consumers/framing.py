@@ -55,7 +55,7 @@ from typing import Any
 from controlplane.trace.bus import Batch, TraceBus, summarise
 from controlplane.trace.recorder import Event
 from controlplane.trace.redaction import redact
-from controlplane.trace.schema import SCHEMA_VERSION
+from controlplane.trace.schema import PIPELINE_STAGES, SCHEMA_VERSION
 
 #: Seconds between two frames of one socket, at least: about 30 frames a second.
 FRAME_INTERVAL = 1 / 30
@@ -83,6 +83,8 @@ UNKNOWN_CLUSTER = 4404
 BAD_REQUEST = 400
 #: The events after the requested seq are no longer recorded: start again from now.
 GONE = 410
+#: A state asked of a process that only mirrors the cluster (its store is elsewhere).
+NOT_HERE = 501
 
 
 # -- what the browser asks for ------------------------------------------------------------------------
@@ -102,6 +104,9 @@ class Subscribe:
 
     since: int | None
     resync: bool = False
+    #: ``"state": true`` (with ``since`` null): first the cluster's state now (``state_message``),
+    #: then every event after it. How a page starts, and starts again after a gap it cannot fill.
+    state: bool = False
 
 
 ACTIONS = ("subscribe", "resync")
@@ -123,7 +128,12 @@ def parse_request(text: str | None) -> Subscribe:
     since = message.get("since")
     if since is not None and (not isinstance(since, int) or isinstance(since, bool) or since < 0):
         raise BadRequest(f"since must be a seq (a whole number >= 0) or null, not {since!r}")
-    return Subscribe(since=since, resync=action == "resync")
+    state = message.get("state", False)
+    if not isinstance(state, bool):
+        raise BadRequest(f"state must be true or false, not {state!r}")
+    if state and since is not None:
+        raise BadRequest("state comes with since null: the state is now, and the stream follows it")
+    return Subscribe(since=since, resync=action == "resync", state=state)
 
 
 # -- what the server says -------------------------------------------------------------------------------
@@ -132,7 +142,8 @@ def parse_request(text: str | None) -> Subscribe:
 def hello_message(*, cluster: str, last_seq: int, timing: str) -> dict[str, Any]:
     """The first message on an accepted socket: which cluster, how far its trace is, which timing.
 
-    ``schema`` is the trace schema's version (every event's ``v``).
+    ``schema`` is the trace schema's version (every event's ``v``); ``stages`` the API server's pipeline
+    stages in order, as ``request.stage`` names them (the page draws its strip from them).
     """
     return {
         "type": "hello",
@@ -140,7 +151,23 @@ def hello_message(*, cluster: str, last_seq: int, timing: str) -> dict[str, Any]
         "schema": SCHEMA_VERSION,
         "last_seq": last_seq,
         "timing": timing,
+        "stages": list(PIPELINE_STAGES),
     }
+
+
+def state_message(*, seq: int, state: Mapping[str, Any]) -> dict[str, Any]:
+    """The cluster's state as the diagram draws it (``controlplane/diagram.py``), as of trace seq ``seq``:
+    the frames that follow start at ``seq + 1``.
+
+    ``state`` holds ``revision`` (the store revision its objects were read at: a write traced later
+    at or below it is already in them), ``compacted``, ``objects`` (``nodes``, ``pods``, ``leases``),
+    ``components`` and ``watches``.
+    """
+    return {"type": "state", "seq": seq, **state}
+
+
+def render_state(seq: int, state: Mapping[str, Any]) -> str:
+    return json.dumps(state_message(seq=seq, state=state), separators=(",", ":"))
 
 
 def error_message(code: int, message: str) -> dict[str, Any]:

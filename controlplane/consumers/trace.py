@@ -3,8 +3,11 @@
 The topology page opens this socket and draws whatever arrives. The conversation (docs/trace.md,
 "Stream", has it in full)::
 
-    server: {"type": "hello", "cluster": "demo", "schema": 1, "last_seq": 1200, "timing": "classroom"}
-    client: {"action": "subscribe", "since": null}        (or the last seq it has, after a reconnect)
+    server: {"type": "hello", "cluster": "demo", "schema": 2, "last_seq": 1200, "timing": "classroom",
+             "stages": ["authentication", ...]}
+    client: {"action": "subscribe", "since": null, "state": true}   (a page that starts: state first)
+    server: {"type": "state", "seq": 1200, "revision": 830, "objects": {...}, "components": [...], ...}
+    client: {"action": "subscribe", "since": 1180}       (a reconnect: the last seq it has)
     server: {"type": "frame", "first": 1201, "last": 1203, "events": [...]}    (~30 frames/s at most)
     client: {"action": "resync", "since": 1202}           (after a gap, or for a summary's details)
     server: {"type": "error", "code": 410, "message": "too old: oldest is 5000"}   (start from now)
@@ -30,6 +33,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -41,6 +45,7 @@ from controlplane.consumers.framing import (
     FRAME_INTERVAL,
     GONE,
     MAX_FRAME_EVENTS,
+    NOT_HERE,
     STREAM_BROKEN,
     TRACE_ENDED,
     UNKNOWN_CLUSTER,
@@ -54,8 +59,10 @@ from controlplane.consumers.framing import (
     hello_message,
     parse_request,
     render_frame,
+    render_state,
 )
 from controlplane.consumers.relay import Mirror, active_relay, lab_traces
+from controlplane.diagram import TakenState, state_taker
 from controlplane.runtime import active_lab
 from controlplane.store.errors import UnknownCluster
 from controlplane.trace.bus import Subscription, TraceBus
@@ -88,6 +95,8 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         self._encoder = EventEncoder()
         self._ticks = Ticks(self.frame_interval)
         self._stream: asyncio.Task[None] | None = None
+        #: Takes the cluster's state for a page that starts (``diagram.take_state``); None on a mirror.
+        self._take_state: Callable[[], TakenState] | None = None
 
     # -- the socket's life ---------------------------------------------------------------------------
 
@@ -113,6 +122,7 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         found = lab_traces(lab)(name) if lab is not None else None
         if found is not None:
             bus, timing = found
+            self._take_state = state_taker(lab, name) if lab is not None else None
             return bus, encoder_for(bus), timing
         if relay is None:
             raise UnknownCluster(name)
@@ -140,6 +150,9 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
     async def _subscribe(self, bus: TraceBus, request: Subscribe) -> None:
         """(Re)start the stream after ``request.since``: the recorder's backlog first, then live events."""
         await self._stop_stream()
+        if request.state:
+            await self._start_from_state(bus)
+            return
         since = request.since
         try:
             if self.mirror is not None:  # what it joined too late for comes from the cluster's owner
@@ -165,8 +178,32 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
             self._run_stream(subscription, framer), name=f"trace stream of {bus.cluster}"
         )
 
-    async def _run_stream(self, subscription: Subscription, framer: Framer) -> None:
+    async def _start_from_state(self, bus: TraceBus) -> None:
+        """The cluster's state now, then every event after it (``diagram.py`` says why in that order)."""
+        if self._take_state is None:
+            message = "the cluster's state is read where the cluster runs: subscribe without state here"
+            await self._send_json(error_message(NOT_HERE, message))
+            return
+        if bus.closed:
+            await self._close(TRACE_ENDED)
+            return
+        # No await between subscribing, the seq and what the lab runs: the state is as of ``seq``, and
+        # every event after it reaches the subscription.
+        subscription = bus.subscribe(max_pending=self.max_frame_events)
+        seq = bus.last_seq
+        taken = self._take_state()
+        framer = Framer(after=seq, backlog=[], max_events=self.max_frame_events)
+        self._stream = asyncio.create_task(
+            self._run_stream(subscription, framer, state=(seq, taken)), name=f"trace stream of {bus.cluster}"
+        )
+
+    async def _run_stream(
+        self, subscription: Subscription, framer: Framer, *, state: tuple[int, TakenState] | None = None
+    ) -> None:
         """Wait for events, wait for the pacer, send one frame; until the bus closes or the socket goes.
+
+        With ``state``, first the cluster's state as of its seq (the store is read now, at its current
+        revision, while the subscription gathers what follows).
 
         The task never ends with an exception (nobody awaits it when it ends by itself): a stream that
         breaks is logged and its socket closed with ``STREAM_BROKEN``; a socket that has gone just ends it.
@@ -175,6 +212,10 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         recorder = subscription.bus.recorder
         code = TRACE_ENDED
         try:
+            if state is not None:
+                seq, taken = state
+                if not await self._send_text(render_state(seq, await taken.read())):
+                    return
             while True:
                 idle = not framer.catching_up and subscription.pending == 0
                 if not framer.catching_up and not await subscription.wait():

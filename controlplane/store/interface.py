@@ -30,6 +30,8 @@ from controlplane.store.kv import (
     Compare,
     Delete,
     DeleteResponse,
+    Event,
+    EventType,
     Get,
     GetResponse,
     KeyValue,
@@ -41,9 +43,22 @@ from controlplane.store.kv import (
 )
 from controlplane.store.watch import DEFAULT_WATCH_CAPACITY, Watch
 from controlplane.trace import NULL_SINK, TraceSink, current_request_id, note_revision
+from controlplane.trace.objects import facts as object_facts
 
 #: The diagram's edge of every store operation: the API server is etcd's only client.
 _TO_ETCD = {"from": "apiserver", "to": "etcd"}
+
+
+def _write(event: Event) -> dict[str, object]:
+    """One committed change as ``store.txn`` lists it: its type and key and, for what the diagram
+    draws (a Pod, a Node, a leader Lease), the facts of the value written (``trace/objects.py``), so
+    the page follows the store itself rather than guessing from requests."""
+    write: dict[str, object] = {"type": event.type.value, "key": event.kv.key}
+    if event.type is EventType.PUT:
+        found = object_facts(event.kv.key, event.kv.value)
+        if found is not None:
+            write[found[0]] = found[1]
+    return write
 
 
 class RequestObserver(Protocol):
@@ -241,7 +256,7 @@ class Store(abc.ABC):
             succeeded=result.succeeded,
             compares=[{"key": c.key, "target": c.target, "op": c.op, "value": c.value} for c in txn.compares],
             ops=[{"op": type(op).__name__.lower(), "key": op.key} for op in ops],
-            writes=[{"type": e.type.value, "key": e.key} for e in result.events],
+            writes=[_write(e) for e in result.events],
         )
 
     async def put(self, key: str, value: bytes, *, lease: int = 0) -> KeyValue:

@@ -8,6 +8,7 @@ websocket). ``causality.py`` follows cause to effect through the events (request
 watch events -> reconcile or scheduling -> the requests that made); ``export.py`` saves a run as JSON
 lines and loads it back, with Secret values redacted (``redaction.py``). ``context.py`` carries the id
 of the request being served, the requests a component's work made and the revisions a request wrote.
+``nodes.py`` spells the diagram's node ids that events name in ``from`` and ``to``.
 docs/trace.md describes all of it for readers of the course.
 """
 

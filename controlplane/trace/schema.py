@@ -3,7 +3,7 @@
 A trace event is one observable step of the control plane, as a flat JSON object. Every event has
 the same **envelope**, stamped by the cluster's trace bus, then the fields of its **type**::
 
-    {"v": 1, "cluster": "demo", "seq": 42, "ts": 1700000000.25, "type": "store.txn",
+    {"v": 2, "cluster": "demo", "seq": 42, "ts": 1700000000.25, "type": "store.txn",
      "id": "6f1c...", "from": "apiserver", "to": "etcd", "op": "txn", "revision": 17, ...}
 
 - ``v`` is this schema's version (``SCHEMA_VERSION``). A change that renames or removes a field, or
@@ -14,14 +14,18 @@ the same **envelope**, stamped by the cluster's trace bus, then the fields of it
 - ``id`` is the Audit-ID of the API request the event belongs to (the ``Audit-Id`` response header),
   or absent/None for work no request asked for (a lease expiring, a controller's loop).
 - ``from`` and ``to`` are the diagram's node ids: ``user:<name>``, ``apiserver``, ``etcd``,
-  ``scheduler``, ``controller-manager``, ``kubelet:<node>``, ``kube-proxy:<node>``, ``webhook:<name>``.
-  An event that moves between two nodes (a request, a watch event) has both; one that happens at a
-  node (a reconcile, a scheduling decision) has only ``from``.
+  ``scheduler``, ``controller-manager``, ``kubelet:<node>``, ``kube-proxy:<node>``, ``webhook:<name>``
+  (``nodes.py`` builds them). An event that moves between two nodes (a request, a watch event) has
+  both; one that happens at a node (a reconcile, a scheduling decision) has only ``from``.
 
 Each type lists its required and optional fields with their JSON types (``EVENT_TYPES``); each has an
 example, which ``docs/trace.md`` shows and the tests validate. ``validate`` checks one event and says
 what is wrong with it, in words; with ``strict=True`` it also flags fields the schema does not know,
 which is how the tests keep the emitters and this file in step.
+
+What an event is about is in fields of its own (a request's verb, resource, namespace and name; the
+key, revision and operation of a write; the pod and node of a scheduling decision), so that a reader
+never has to parse ``detail``, which is narration for people.
 
 Events carry keys, revisions, sizes and decisions, never object contents that may hold a Secret's
 data: the trace is shown to students and exported to files (``redaction.py`` enforces it on export).
@@ -37,15 +41,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The version of the schema below; every event carries it as ``v``.
-SCHEMA_VERSION = 1
+#: The version of the schema below; every event carries it as ``v``. Version 2: every ``request.*``
+#: event names what its request is about, a write's storage stage names its key, revision and
+#: operation (deletes report one too), and what ``detail`` said in words became fields.
+SCHEMA_VERSION = 2
 
 #: The envelope's fields, in the order events and exports list them.
 ENVELOPE_ORDER = ("v", "cluster", "seq", "ts", "type", "id", "from", "to")
 
-#: The API server's pipeline stages in upstream's order (``request.stage``'s ``stage``). The same list
-#: as ``controlplane.apiserver.pipeline.STAGES`` (the trace sits below the API server and cannot import
-#: it; a test keeps the two equal).
+#: The API server's pipeline stages in upstream's order (``request.stage``'s ``stage``). Defined here,
+#: in the lowest layer, so that the API server (``controlplane.apiserver.pipeline.STAGES``) and the
+#: schema share this one tuple.
 PIPELINE_STAGES = (
     "authentication",
     "audit",
@@ -142,6 +148,21 @@ class EventType:
 
 _REQUEST_FIELDS: Mapping[str, Field] = {"id": _f("the request's Audit-ID", *STR), "from": FROM, "to": TO}
 
+#: What a request is about: every ``request.*`` event of a request carries the same values (those that
+#: are known: a request refused before authentication has no user, a non-resource request no resource).
+_REQUEST_IDENTITY: Mapping[str, Field] = {
+    "user": _f("authenticated user name (absent when authentication refused it)", *STR),
+    "verb": _f("Kubernetes verb (get, list, watch, create ...)", *STR),
+    "resource": _f("the resource asked for (pods, deployments ...)", *STR),
+    "namespace": _f("the namespace in the path", *STR),
+    "name": _f("the object's name in the path", *STR),
+    "subresource": _f("the subresource (status, binding, log ...)", *STR),
+}
+
+#: What the ``storage`` stage did to the store: ``terminate`` marked the object for deletion (its
+#: ``deletionTimestamp`` set, the object kept), ``delete`` removed it for good.
+STORAGE_OPS = ("create", "update", "delete", "terminate")
+
 _TYPES = (
     EventType(
         "request.received",
@@ -149,15 +170,7 @@ _TYPES = (
         " `from` is the sender's node (`user:anonymous` when its credentials were refused), before the"
         " authentication stage's event.",
         {**_REQUEST_FIELDS, "method": _f("HTTP method", *STR), "path": _f("path below the cluster", *STR)},
-        {
-            "user": _f("authenticated user name (absent when authentication refused it)", *STR),
-            "verb": _f("Kubernetes verb (get, list, watch, create ...)", *STR),
-            "resource": _f("the resource asked for (pods, deployments ...)", *STR),
-            "namespace": _f("the namespace in the path", *STR),
-            "name": _f("the object's name in the path", *STR),
-            "subresource": _f("the subresource (status, binding, log ...)", *STR),
-            "user_agent": _f("the client's User-Agent", *STR),
-        },
+        {**_REQUEST_IDENTITY, "user_agent": _f("the client's User-Agent", *STR)},
         {
             "id": "9c0e6b1e-audit",
             "from": "user:alice",
@@ -172,20 +185,38 @@ _TYPES = (
     ),
     EventType(
         "request.stage",
-        "A request passed (or was stopped at) one stage of the pipeline.",
+        "A request passed (or was stopped at) one stage of the pipeline. The storage stage's pass names"
+        " the key it wrote, the revision and the operation.",
         {
             **_REQUEST_FIELDS,
             "stage": _f("the pipeline stage", *STR, choices=PIPELINE_STAGES),
             "outcome": _f("pass, or deny (the request stops here)", *STR, choices=("pass", "deny")),
         },
-        {"detail": _f("what the stage decided, in words", *STR)},
+        {
+            "detail": _f("what the stage decided, in words (narration: read the fields instead)", *STR),
+            **_REQUEST_IDENTITY,
+            "key": _f("storage pass: the store key written", *STR),
+            "revision": _f("storage pass: the revision of the write", *INT),
+            "op": _f(
+                "storage pass: create, update, delete (gone for good) or terminate (marked for deletion)",
+                *STR,
+                choices=STORAGE_OPS,
+            ),
+        },
         {
             "id": "9c0e6b1e-audit",
             "from": "user:alice",
             "to": "apiserver",
-            "stage": "validation",
-            "outcome": "deny",
-            "detail": "spec.containers: Required value",
+            "stage": "storage",
+            "outcome": "pass",
+            "detail": "created /registry/pods/default/web at revision 17",
+            "user": "alice",
+            "verb": "create",
+            "resource": "pods",
+            "namespace": "default",
+            "key": "/registry/pods/default/web",
+            "revision": 17,
+            "op": "create",
         },
     ),
     EventType(
@@ -193,6 +224,7 @@ _TYPES = (
         "The API server answered a request.",
         {**_REQUEST_FIELDS, "code": _f("HTTP status code", *INT), "duration": _f("seconds", *NUM)},
         {
+            **_REQUEST_IDENTITY,
             "revision": _f(
                 "the store revision the request wrote (the newest, if several), if it wrote one", *INT
             ),
@@ -206,6 +238,10 @@ _TYPES = (
             "id": "9c0e6b1e-audit",
             "from": "user:alice",
             "to": "apiserver",
+            "user": "alice",
+            "verb": "create",
+            "resource": "pods",
+            "namespace": "default",
             "code": 201,
             "duration": 0.004,
             "revision": 17,
@@ -439,6 +475,7 @@ _TYPES = (
             "to": TO,
             "source": SOURCE,
             "key": _f("the key changed", *STR),
+            "resource": _f("the resource watched (pods ...): client watches only", *STR),
             "kind": _f("the object's kind", *STR),
             "namespace": _f("the object's namespace", *STR),
             "name": _f("the object's name", *STR),
@@ -452,6 +489,7 @@ _TYPES = (
             "event": "ADDED",
             "revision": 17,
             "key": "/registry/pods/default/web",
+            "resource": "pods",
             "kind": "Pod",
             "namespace": "default",
             "name": "web",
@@ -499,6 +537,8 @@ _TYPES = (
         },
         {
             "from": FROM,
+            "namespace": _f("the object's namespace (absent for cluster-scoped objects)", *STR),
+            "name": _f("the object's name", *STR),
             "requeue": _f("whether the key goes back on the queue", *BOOL),
             "requeue_after": _f("seconds until it does, when timed", *OPT_NUM),
             "retries": _f("failures in a row so far", *INT),
@@ -511,6 +551,8 @@ _TYPES = (
             "from": "controller-manager",
             "controller": "replicaset",
             "key": "default/web-7d4b9",
+            "namespace": "default",
+            "name": "web-7d4b9",
             "result": "success",
             "requeue": False,
             "requeue_after": None,
@@ -532,6 +574,9 @@ _TYPES = (
         },
         {
             "from": FROM,
+            "namespace": _f("the pod's namespace", *STR),
+            "name": _f("the pod's name", *STR),
+            "node": _f("the node picked (as chosen; absent when none was)", *STR),
             "message": _f("upstream's FailedScheduling text when no node fits", *OPT_STR),
             "attempts": _f("attempts so far for this pod", *INT),
             "evaluated": _f("nodes the filters looked at (upstream stops early on big clusters)", *INT),
@@ -546,6 +591,8 @@ _TYPES = (
         {
             "from": "scheduler",
             "pod": "default/web",
+            "namespace": "default",
+            "name": "web",
             "scheduler": "default-scheduler",
             "attempts": 1,
             "evaluated": 1,
@@ -561,6 +608,7 @@ _TYPES = (
             },
             "feasible": ["node-1"],
             "chosen": "node-1",
+            "node": "node-1",
             "message": None,
             "revision": 17,
             "requests": ["77aa-audit"],
@@ -699,6 +747,7 @@ __all__ = [
     "EVENT_TYPES",
     "PIPELINE_STAGES",
     "SCHEMA_VERSION",
+    "STORAGE_OPS",
     "EventType",
     "Field",
     "SchemaError",

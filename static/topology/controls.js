@@ -69,6 +69,7 @@ export class Controls {
     this.speedInput = root.querySelector("[data-control=speed]");
     this.speedOutput = root.querySelector("[data-control=speed-value]");
     this.animateInput = root.querySelector("[data-control=animate]");
+    this.backgroundInput = root.querySelector("[data-control=background]");
     this.buffered = root.querySelector("[data-control=buffered]");
     this.position = root.querySelector("[data-control=position]");
     this.rewindForm = root.querySelector("[data-rewind=form]");
@@ -86,6 +87,7 @@ export class Controls {
     this.stepButton.addEventListener("click", () => this.step());
     this.speedInput.addEventListener("input", () => this._speed());
     this.animateInput.addEventListener("change", () => target.setAnimate(this.animateInput.checked));
+    this.backgroundInput?.addEventListener("change", () => target.setShowBackground?.(this.backgroundInput.checked));
 
     const reduced = window.matchMedia?.("(prefers-reduced-motion: reduce)");
     this.animateInput.checked = !(reduced?.matches ?? false);
@@ -163,6 +165,12 @@ export class Controls {
     else this.say("compacted", `Revision ${to} is not kept: etcd keeps history only from revision ${this.marks.compacted} on.`);
   }
 
+  /** Show the cluster's background traffic one event at a time (or fold it again), switch and all. */
+  setShowBackground(show) {
+    if (this.backgroundInput) this.backgroundInput.checked = Boolean(show);
+    this.target.setShowBackground?.(Boolean(show));
+  }
+
   togglePause() {
     const { timeline } = this.target;
     timeline.setPaused(!timeline.paused);
@@ -196,7 +204,7 @@ export class Controls {
    */
   update(lastSeq, { liveWaiting = null } = {}) {
     const { timeline } = this.target;
-    const waiting = timeline.queue.length;
+    const waiting = timeline.waiting ? timeline.waiting() : timeline.queue.length;
     if (this.paused !== timeline.paused) {
       this.paused = timeline.paused;
       this.pauseButton.setAttribute("aria-pressed", String(timeline.paused));
@@ -238,6 +246,10 @@ export class Controls {
       case "a":
         this.animateInput.checked = !this.animateInput.checked;
         this.target.setAnimate(this.animateInput.checked);
+        break;
+      case "b":
+        if (!this.backgroundInput) return;
+        this.setShowBackground(!this.backgroundInput.checked);
         break;
       case "Escape":
         this.target.clearSelection();

@@ -25,8 +25,12 @@
 // events and what indexes them by revision, the last `maxRequests` requests and the work that made them
 // (give or take a tenth: see `setBounded`).
 
-/** The API server's pipeline stages, in order (schema.PIPELINE_STAGES). */
-export const STAGES = [
+/**
+ * The API server's pipeline stages, in order. The server names them in the stream's hello
+ * (`controlplane/trace/schema.py` PIPELINE_STAGES, the one list); `setStages` takes them from there.
+ * Until then, the list this page was written against.
+ */
+export let STAGES = [
   "authentication",
   "audit",
   "impersonation",
@@ -37,6 +41,14 @@ export const STAGES = [
   "validating-admission",
   "storage",
 ];
+
+/** Take the stages the server named (its hello); returns whether they differ from the ones held. */
+export function setStages(stages) {
+  if (!Array.isArray(stages) || !stages.length || !stages.every((s) => typeof s === "string")) return false;
+  if (stages.length === STAGES.length && stages.every((s, i) => s === STAGES[i])) return false;
+  STAGES = [...stages];
+  return true;
+}
 
 /** How each stage is named for people. */
 export const STAGE_NAMES = {
@@ -93,8 +105,6 @@ export function requestTitle(request) {
   return `${request.verb} ${what}`;
 }
 
-const REVISION_IN_DETAIL = /\brevision (\d+)\b/;
-
 /**
  * `map.set(key, value)`, keeping the newest `limit` keys (a Map keeps insertion order): once a tenth
  * more have come, the oldest go, all at once. One at a time would cost more than it seems: a Map's
@@ -122,19 +132,47 @@ export function isStoreWrite(event) {
 
 /**
  * How the diagram draws a pod the store holds: `terminating` (being deleted), `running`, `scheduled`
- * (bound to a node, not running yet), `succeeded`, `failed`; the live trace adds `assigned` (its
- * kubelet was told).
+ * (bound to a node, not running yet: phase Pending), `succeeded`, `failed`, `unknown`.
  */
 export function storedPodState(pod) {
   if (pod.deleting) return "terminating";
   const phase = String(pod.phase || "Pending").toLowerCase();
-  return phase === "pending" ? "scheduled" : phase;
+  if (phase === "pending") return "scheduled";
+  return ["running", "succeeded", "failed"].includes(phase) ? phase : "unknown";
 }
+
+/** A pod as the model keeps it, from the facts the store holds (a `store.txn` write, or a state). */
+export function podRecord(facts) {
+  const namespace = String(facts.namespace || "");
+  const name = String(facts.name || "");
+  return {
+    key: `${namespace}/${name}`,
+    namespace,
+    name,
+    generateName: String(facts.generateName || ""),
+    node: String(facts.node || ""),
+    phase: String(facts.phase || "Pending"),
+    deleting: Boolean(facts.deleting),
+    state: storedPodState(facts),
+  };
+}
+
+/** Which component a leader-election Lease in kube-system stands for (its diagram node), if any. */
+export const LEADER_LEASES = { "kube-scheduler": "scheduler", "kube-controller-manager": "controller-manager" };
+
+const PODS_PREFIX = "/registry/pods/";
+const NODES_PREFIX = "/registry/minions/";
+const LEASES_PREFIX = "/registry/leases/kube-system/";
 
 export class TopologyModel {
   constructor({ maxEvents = 5000, maxRequests = 2000 } = {}) {
     this.maxEvents = maxEvents;
     this.maxRequests = maxRequests;
+    this.reset();
+  }
+
+  /** Forget everything: the model of a page that has not heard from the cluster yet. */
+  reset() {
     this.lastSeq = 0;
     /** @type {Map<string, object>} diagram nodes by id, in first-seen order */
     this.nodes = new Map();
@@ -147,6 +185,13 @@ export class TopologyModel {
     this.revision = 0;
     this.compacted = 0;
     this.storeRevision = null; // the revision applySnapshot last read the store at (rewound), or null
+    // The state the model started from (applyState): writes traced after it, at or below its
+    // revision, are in it already and are skipped.
+    this.stateRevision = 0;
+    /** @type {Map<string, object>} every pod the store holds, by namespace/name (podRecord) */
+    this.pods = new Map();
+    /** @type {Map<string, string>} leader-election Lease name -> holder identity ("" released) */
+    this.leaders = new Map();
     // Causality indexes (see docs/trace.md, "Causality").
     this.writerOfRevision = new Map(); // revision -> request id
     this.seqsOfRevision = new Map(); // revision -> [seq] (watch events, work) that name it
@@ -256,23 +301,110 @@ export class TopologyModel {
     seqs.push(seq);
   }
 
-  _pod(nodeName, key, state, event, changes) {
-    const kubelet = this.ensureNode(`kubelet:${nodeName}`, event, changes);
-    if (!kubelet) return;
-    for (const other of this.nodes.values()) {
-      if (other !== kubelet && other.pods.delete(key)) changes.push({ kind: "pods", id: other.id });
+  /** A pod as the store now holds it: on its node's box (or waiting for the scheduler). */
+  _setPod(record, event, changes) {
+    const old = this.pods.get(record.key);
+    this.pods.set(record.key, record);
+    if (old?.node && old.node !== record.node) {
+      const before = this.nodes.get(`kubelet:${old.node}`);
+      if (before?.pods.delete(record.key)) changes.push({ kind: "pods", id: before.id });
     }
-    const pod = kubelet.pods.get(key);
-    if (!pod || pod.state !== state) {
-      kubelet.pods.set(key, { key, name: key.split("/").pop(), state });
-      changes.push({ kind: "pods", id: kubelet.id });
+    if (!record.node) {
+      if (!old || old.node) changes.push({ kind: "unscheduled" });
+      return;
     }
+    if (old && !old.node) changes.push({ kind: "unscheduled" });
+    const kubelet = this.ensureNode(`kubelet:${record.node}`, event, changes);
+    const drawn = kubelet.pods.get(record.key);
+    kubelet.pods.set(record.key, record);
+    if (!drawn || drawn.state !== record.state) changes.push({ kind: "pods", id: kubelet.id });
   }
 
   _forgetPod(key, changes) {
+    const old = this.pods.get(key);
+    if (!old) return;
+    this.pods.delete(key);
+    if (!old.node) changes.push({ kind: "unscheduled" });
     for (const node of this.nodes.values()) {
       if (node.pods.delete(key)) changes.push({ kind: "pods", id: node.id });
     }
+  }
+
+  /** Pods the store holds that no node runs yet: they wait for the scheduler. */
+  unscheduledPods() {
+    return [...this.pods.values()].filter((pod) => !pod.node);
+  }
+
+  _setNode(facts, event, changes) {
+    const kubelet = this.ensureNode(`kubelet:${facts.name}`, event, changes);
+    kubelet.stored = { ready: facts.ready ?? null, unschedulable: Boolean(facts.unschedulable) };
+    changes.push({ kind: "state", id: kubelet.id });
+  }
+
+  _setLeader(facts, changes) {
+    const holder = String(facts.holder || "");
+    this.leaders.set(facts.name, holder);
+    const id = LEADER_LEASES[facts.name];
+    // A held leader Lease is a running component's: it is drawn even before it makes a request.
+    const node = id ? (holder ? this.ensureNode(id, { seq: this.lastSeq }, changes) : this.nodes.get(id)) : null;
+    if (node) {
+      node.leader = holder;
+      changes.push({ kind: "state", id });
+    }
+  }
+
+  /**
+   * One change the store committed, as a `store.txn` lists it: `{type: "PUT"|"DELETE", key}` and, for
+   * a Pod, a Node or a leader Lease, the facts of the value written (`controlplane/trace/objects.py`).
+   * This is how the diagram follows the cluster: from etcd itself, never from guesses about requests.
+   */
+  _storeWrite(write, event, changes) {
+    const key = String(write.key || "");
+    if (write.type === "DELETE") {
+      if (key.startsWith(PODS_PREFIX)) this._forgetPod(key.slice(PODS_PREFIX.length), changes);
+      else if (key.startsWith(NODES_PREFIX)) {
+        const node = this.nodes.get(`kubelet:${key.slice(NODES_PREFIX.length)}`);
+        if (node) {
+          node.stored = { missing: true };
+          changes.push({ kind: "state", id: node.id });
+        }
+      } else if (key.startsWith(LEASES_PREFIX)) this._setLeader({ name: key.slice(LEASES_PREFIX.length), holder: "" }, changes);
+      return;
+    }
+    if (write.pod) this._setPod(podRecord(write.pod), event, changes);
+    else if (write.node) this._setNode(write.node, event, changes);
+    else if (write.lease) this._setLeader(write.lease, changes);
+  }
+
+  /**
+   * Start from the cluster's state (the trace socket's `state` message, `controlplane/diagram.py`):
+   * the store's Nodes, Pods and leader Leases at `revision`, the components the lab runs and the
+   * watches open on the API server, as of trace seq `seq`. Everything held before is forgotten; the
+   * events after `seq` then apply as usual. Returns the changes (the page redraws from scratch).
+   */
+  applyState(state) {
+    this.reset();
+    const changes = [];
+    const at = { seq: state.seq ?? 0 };
+    this.lastSeq = typeof state.seq === "number" ? state.seq : 0;
+    this.ensureNode("apiserver", at, changes);
+    this.ensureNode("etcd", at, changes);
+    for (const component of state.components || []) {
+      const node = this.ensureNode(component.id, at, changes);
+      if (!node) continue;
+      node.state = component.state || null;
+      for (const controller of component.controllers || []) node.controllers.add(controller);
+    }
+    const objects = state.objects || {};
+    for (const node of objects.nodes || []) this._setNode(node, at, changes);
+    for (const pod of objects.pods || []) this._setPod(podRecord(pod), at, changes);
+    for (const lease of objects.leases || []) this._setLeader(lease, changes);
+    for (const watch of state.watches || []) HANDLERS["watch.opened"].call(this, { ...watch, seq: this.lastSeq }, changes);
+    this.revision = state.revision ?? 0;
+    this.stateRevision = this.revision;
+    this.compacted = state.compacted ?? 0;
+    changes.push({ kind: "store", revision: this.revision, write: false });
+    return changes;
   }
 
   /**
@@ -285,12 +417,10 @@ export class TopologyModel {
     const changes = [];
     const objects = answer?.objects || {};
     const at = { seq: this.lastSeq };
-    const stored = new Map(); // kubelet id -> Map(key -> pod)
+    const stored = new Set();
     for (const node of objects.nodes || []) {
-      const kubelet = this.ensureNode(`kubelet:${node.name}`, at, changes);
-      kubelet.stored = { ready: node.ready ?? null, unschedulable: Boolean(node.unschedulable) };
-      stored.set(kubelet.id, new Map());
-      changes.push({ kind: "state", id: kubelet.id });
+      this._setNode(node, at, changes);
+      stored.add(`kubelet:${node.name}`);
     }
     for (const node of this.nodes.values()) {
       if (node.kind === "kubelet" && !stored.has(node.id)) {
@@ -298,21 +428,10 @@ export class TopologyModel {
         changes.push({ kind: "state", id: node.id });
       }
     }
-    for (const pod of objects.pods || []) {
-      if (!pod.node) continue; // not scheduled: no node to draw it on (as live)
-      const id = `kubelet:${pod.node}`;
-      this.ensureNode(id, at, changes);
-      if (!stored.has(id)) stored.set(id, new Map());
-      const key = `${pod.namespace}/${pod.name}`;
-      stored.get(id).set(key, { key, name: pod.name, state: storedPodState(pod), phase: pod.phase });
-    }
-    for (const node of this.nodes.values()) {
-      if (node.kind !== "kubelet") continue;
-      const pods = stored.get(node.id) || new Map();
-      const same = pods.size === node.pods.size && [...pods].every(([key, pod]) => node.pods.get(key)?.state === pod.state);
-      node.pods = pods;
-      if (!same) changes.push({ kind: "pods", id: node.id });
-    }
+    const pods = new Map((objects.pods || []).map((facts) => [`${facts.namespace}/${facts.name}`, podRecord(facts)]));
+    for (const key of [...this.pods.keys()]) if (!pods.has(key)) this._forgetPod(key, changes);
+    for (const record of pods.values()) this._setPod(record, at, changes);
+    for (const lease of objects.leases || []) this._setLeader(lease, changes);
     if (typeof answer?.revision === "number") this.revision = answer.revision;
     if (typeof answer?.compacted === "number") this.compacted = Math.max(this.compacted, answer.compacted);
     this.storeRevision = answer?.revision ?? null;
@@ -433,6 +552,10 @@ const HANDLERS = {
     request.method = event.method || "";
     request.path = event.path || "";
     Object.assign(request, describeRequest(event.method, event.path, event.verb));
+    // What the API server itself parsed from the request wins over our reading of its path.
+    for (const field of ["verb", "resource", "namespace", "name", "subresource", "user"]) {
+      if (typeof event[field] === "string" && event[field]) request[field] = event[field];
+    }
     this.ensureNode(event.to || "apiserver", event, changes);
     this._learnSender(request, event, changes);
   },
@@ -448,13 +571,10 @@ const HANDLERS = {
       request.state = "denied";
       this._learnSender(request, event, changes);
     }
-    if (event.stage === "storage" && outcome === "pass") {
-      const match = REVISION_IN_DETAIL.exec(event.detail || "");
-      if (match && /^(created|updated|deleted|patched)/.test(event.detail)) {
-        this._wrote(Number(match[1]), request.id, event.seq);
-        this.ensureNode("etcd", event, changes);
-        changes.push({ kind: "store", revision: Number(match[1]), id: request.id });
-      }
+    if (event.stage === "storage" && outcome === "pass" && typeof event.revision === "number") {
+      this._wrote(event.revision, request.id, event.seq);
+      this.ensureNode("etcd", event, changes);
+      changes.push({ kind: "store", revision: event.revision, id: request.id });
     }
     changes.push({ kind: "request-stage", id: request.id, stage: event.stage, outcome });
   },
@@ -467,16 +587,6 @@ const HANDLERS = {
     request.audit = typeof event.audit === "string" ? event.audit : null;
     if (typeof event.revision === "number") this._wrote(event.revision, request.id, event.seq);
     if (request.state !== "denied") request.state = event.code >= 400 ? "failed" : "done";
-    const ok = event.code < 300;
-    if (ok && request.resource === "pods" && request.name && request.verb === "delete") {
-      this._forgetPod(`${request.namespace}/${request.name}`, changes);
-    }
-    if (ok && request.resource === "pods" && request.name && request.subresource === "status") {
-      const sender = parseNodeId(request.from);
-      if (sender.kind === "kubelet") {
-        this._pod(sender.name, `${request.namespace}/${request.name}`, "running", event, changes);
-      }
-    }
     changes.push({ kind: "request-end", id: request.id });
   },
 
@@ -505,8 +615,13 @@ const HANDLERS = {
     this.ensureNode("apiserver", event, changes);
     this.ensureNode("etcd", event, changes);
     const writes = Array.isArray(event.writes) ? event.writes.length > 0 : isWrite(event);
-    if (writes && event.succeeded !== false) this._wrote(event.revision, event.id, event.seq);
-    else if (typeof event.revision === "number" && event.revision > this.revision) this.revision = event.revision;
+    if (writes && event.succeeded !== false) {
+      this._wrote(event.revision, event.id, event.seq);
+      // A write the state started from already holds is not applied twice (controlplane/diagram.py).
+      if (Array.isArray(event.writes) && event.revision > this.stateRevision) {
+        for (const write of event.writes) this._storeWrite(write, event, changes);
+      }
+    } else if (typeof event.revision === "number" && event.revision > this.revision) this.revision = event.revision;
     changes.push({ kind: "store", revision: event.revision, write: writes, id: event.id });
   },
 
@@ -542,12 +657,6 @@ const HANDLERS = {
     }
     watch.delivered += 1;
     this._nameRevision(event.revision, event.seq);
-    const to = parseNodeId(event.to);
-    if (event.kind === "Pod" && to.kind === "kubelet" && event.name) {
-      const key = `${event.namespace || ""}/${event.name}`;
-      if (event.event === "DELETED") this._forgetPod(key, changes);
-      else this._pod(to.name, key, "assigned", event, changes);
-    }
     changes.push({ kind: "watch-pulse", watch: event.watch });
   },
 
@@ -579,7 +688,6 @@ const HANDLERS = {
     const node = this.ensureNode(event.from || "scheduler", event, changes);
     this._nameRevision(event.revision, event.seq);
     for (const id of event.requests || []) setBounded(this.workForRequest, id, event.seq, this.maxRequests);
-    if (event.chosen && event.pod) this._pod(event.chosen, event.pod, "scheduled", event, changes);
     changes.push({ kind: "work", id: node?.id, result: event.chosen ? "scheduled" : "unschedulable" });
   },
 

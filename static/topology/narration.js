@@ -66,6 +66,10 @@ export function describe(event, model) {
     }
     case "request.stage": {
       const stage = STAGE_NAMES[event.stage] || event.stage;
+      if (event.stage === "storage" && event.outcome === "pass" && event.key && typeof event.revision === "number") {
+        const op = { create: "created", update: "updated", delete: "deleted", terminate: "marked Terminating" }[event.op] || "wrote";
+        return `${capital(requestWords(event, model))} passed storage: the API server ${op} ${event.key} at revision ${event.revision}.`;
+      }
       const detail = event.detail ? `: ${event.detail}` : "";
       if (event.outcome === "deny") return `Refused at ${stage}: ${requestWords(event, model)}${detail}.`;
       return `${capital(requestWords(event, model))} passed ${stage}${detail}.`;
@@ -135,6 +139,81 @@ export function describe(event, model) {
     default:
       return `${event.type} at ${from}.`;
   }
+}
+
+const VERBED = {
+  create: "created",
+  update: "updated",
+  patch: "patched",
+  delete: "deleted",
+  deletecollection: "deleted collections of",
+  get: "read",
+  list: "listed",
+  watch: "watched",
+};
+
+function noun(resource, n) {
+  if (n !== 1 || !resource.endsWith("s") || resource.endsWith("ss")) return resource;
+  return resource.slice(0, -1);
+}
+
+/** Who made a request, as people say it: the controller whose reconcile made it, when the trace says. */
+function actor(event, model) {
+  if (event.from === "controller-manager" && model) {
+    const seq = model.workForRequest.get(event.id);
+    const work = seq === undefined ? null : model.events.get(seq);
+    if (work?.controller) return `the ${work.controller} controller`;
+  }
+  return nodeName(event.from);
+}
+
+function requestPhrase(verb, resource, subresource, n) {
+  if (subresource === "binding" && resource === "pods") return `bound ${n} ${noun("pods", n)}`;
+  if (subresource === "status") return `${VERBED[verb] || verb} the status of ${n} ${noun(resource, n)}`;
+  if (subresource === "eviction") return `evicted ${n} ${noun(resource, n)}`;
+  const what = subresource ? `${resource}/${subresource}` : resource;
+  return `${VERBED[verb] || verb} ${n} ${noun(what, n)}`;
+}
+
+/**
+ * One sentence for events drawn at once to keep up with the cluster (a burst the animation could not
+ * play in time): who did what, counted from the requests' own fields, then the rest by type. "To keep
+ * up, 180 events were drawn at once: the replicaset controller created 20 pods; the scheduler bound 20
+ * pods; 96 watch events."
+ */
+export function summariseBurst(events, model) {
+  const groups = new Map();
+  const rest = new Map();
+  for (const event of events) {
+    if (event.type === "request.received") {
+      const request = model?.requests.get(event.id);
+      const verb = event.verb || request?.verb || "";
+      const resource = event.resource || request?.resource || event.path || "";
+      const subresource = event.subresource || request?.subresource || "";
+      const who = actor(event, model);
+      const key = `${who}\u0000${verb}\u0000${resource}\u0000${subresource}`;
+      const group = groups.get(key) || { who, verb, resource, subresource, count: 0 };
+      group.count += 1;
+      groups.set(key, group);
+    } else if (event.type === "watch.event" || event.type === "reconcile" || event.type === "scheduler.decision") {
+      rest.set(event.type, (rest.get(event.type) || 0) + 1);
+    }
+  }
+  const parts = [...groups.values()]
+    .sort((a, b) => b.count - a.count)
+    .slice(0, 5)
+    .map((g) => `${g.who} ${requestPhrase(g.verb, g.resource, g.subresource, g.count)}`);
+  if (groups.size > 5) parts.push(`and ${groups.size - 5} more kinds of request`);
+  const nouns = { "watch.event": "watch event", reconcile: "reconcile", "scheduler.decision": "scheduling decision" };
+  for (const [type, n] of rest) parts.push(`${n} ${nouns[type]}${n === 1 ? "" : "s"}`);
+  const what = parts.length ? `: ${parts.join("; ")}` : "";
+  return `To keep up, ${events.length} event${events.length === 1 ? " was" : "s were"} drawn at once${what}.`;
+}
+
+/** What a part of the diagram does in the background, in one sentence (background.js `activities`). */
+export function backgroundSentence(node, activities) {
+  if (!activities.length) return "";
+  return `${capital(nodeName(node))} ${activities.map((a) => a.words).join("; ")}.`;
 }
 
 /** Whether an event says a request was refused (a stage, RBAC, an admission plugin, flow control). */

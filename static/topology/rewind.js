@@ -8,8 +8,10 @@
 // - the trace up to R: every write is a `store.txn` event naming the revision it wrote, so the page
 //   replays the events it holds up to the one that wrote R, for what only the trace knows: the
 //   components and their state, the watch lines, the controllers that have worked, the requests.
+//   When R is at or after the state the live page started from (the trace socket's `state`:
+//   components, controllers and open watches as of one seq), the replay starts from that state.
 // The model at R is that replay with the store's objects folded in (`TopologyModel.applySnapshot`):
-// the pods drawn are exactly the store's.
+// the pods drawn are exactly the store's, and a leader Lease held at R draws its component.
 //
 // While rewound the live diagram waits, as when paused: its model is kept aside untouched and new
 // events queue in its timeline. The recorded events after R wait in a second timeline, so pause, step
@@ -18,7 +20,7 @@
 // A compacted revision cannot be shown: the server answers 410 and the page says so.
 
 import { readJSON } from "./etcd.js";
-import { isStoreWrite, replayed } from "./model.js";
+import { TopologyModel, isStoreWrite } from "./model.js";
 import { Timeline } from "./timeline.js";
 
 const CACHE = 200; // answers kept: a revision's objects never change (until compacted away)
@@ -47,14 +49,22 @@ export function writeSeqOf(events, revision) {
 }
 
 /**
- * The diagram at a revision, as a pure function of the held events and the server's answer for that
- * revision: `{model, seq, exact, later}` where `later` are the events after it, to replay.
+ * The diagram at a revision, as a pure function of the held events, the state the page started from
+ * (`base`, or null) and the server's answer for that revision: `{model, seq, exact, based, later}`
+ * where `later` are the events after it, to replay, and `based` says whether the replay started from
+ * `base` (only when the revision is not older than it: the state is what the lab ran then).
  */
-export function modelAt(events, answer) {
+export function modelAt(events, answer, base = null) {
   const { seq, exact } = writeSeqOf(events, answer.revision);
-  const model = replayed(events, seq);
+  const model = new TopologyModel();
+  const based = Boolean(base) && answer.revision >= (base.revision ?? Infinity);
+  if (based) model.applyState(base);
+  for (const event of events) {
+    if (event.seq > seq) break;
+    model.apply(event);
+  }
   model.applySnapshot(answer);
-  return { model, seq, exact, later: events.filter((event) => event.seq > seq) };
+  return { model, seq, exact, based, later: events.filter((event) => event.seq > seq) };
 }
 
 /** Words for a refused read: a compacted revision, one not written yet, or anything else. */
@@ -140,7 +150,7 @@ export class Rewind {
       return false;
     }
     const events = heldEvents(this.live.model, this.live.timeline.queue);
-    const { model, seq, exact, later } = modelAt(events, data);
+    const { model, seq, exact, based, later } = modelAt(events, data, this.live.base?.() ?? null);
     this.timeline?.stop();
     this.timeline = new Timeline(
       {
@@ -148,7 +158,7 @@ export class Rewind {
         skip: (skipped) => skipped.forEach((event) => this._play(event)),
         changed: () => this.hooks.changed(),
       },
-      { paused: true, speed: this.live.timeline.speed, maxBacklog: Infinity },
+      { paused: true, speed: this.live.timeline.speed, maxBacklog: Infinity, maxLag: Infinity },
     );
     this.active = true;
     this.model = model;
@@ -160,9 +170,11 @@ export class Rewind {
     this.hooks.draw(model);
     const first = events[0]?.seq;
     let trace;
-    if (exact) trace = `the rest replayed from the trace up to event #${seq}, which wrote it`;
-    else if (seq) trace = `the rest replayed from the trace up to event #${seq}, the last write the page holds before it`;
-    else trace = `the page holds no trace from before it${first ? ` (its events start at #${first})` : ""}, so no components or watch lines are drawn`;
+    const from = based ? "the components and watches the page started from, then " : "";
+    if (exact) trace = `${from}the rest replayed from the trace up to event #${seq}, which wrote it`;
+    else if (seq) trace = `${from}the rest replayed from the trace up to event #${seq}, the last write the page holds before it`;
+    else if (based) trace = "the components and watches as the page started from them (no write since)";
+    else trace = `it is older than the state the page started from and the page holds no trace from before it${first ? ` (its events start at #${first})` : ""}, so only the components that held a leader Lease then, and no watch lines, are drawn`;
     this.hooks.note(
       `⏪ Rewound to revision ${data.revision}: nodes and pods as etcd held them then; ${trace}. ` +
         `${later.length} recorded event${later.length === 1 ? "" : "s"} after it: step or resume to replay them.`,

@@ -1,11 +1,14 @@
 // The trace stream: one websocket to /ws/lab/<cluster>/trace/, with gapless seq tracking.
 //
-// The protocol (Zulip's event-queue pattern): the server says `hello` with its `last_seq`; the page
-// answers `subscribe` with the last seq it holds (null: from now). Frames carry events gapless from
+// The protocol (Zulip's event-queue pattern, with an informer's list before its watch): the server
+// says `hello` with its `last_seq`; a page that holds nothing yet answers `subscribe` with `state: true`
+// and gets the cluster's state first (`state`, as of a seq), then every event after it; a page that
+// reconnects answers `subscribe` with the last seq it holds. Frames carry events gapless from
 // `first` to `last`; a frame's `summary` stands for events the server left out under load. A frame
 // whose `first` is not our last + 1 means we missed some: we ask for `resync` from our last seq and drop
 // frames until the missing ones arrive (no duplicates: events at or below our last seq are skipped).
-// An error 410 means the server no longer has what we asked for: we start again from now. Errors
+// An error 410 means the server no longer has what we asked for: we start again from the state now
+// (`requestState`, which the page also asks for after a summary: it missed those events). Errors
 // 4403/4404 (not allowed, no such cluster) come before the server closes: we say so and stay closed.
 // Any other close reconnects with a growing delay and subscribes from the last seq we hold: 4001 (the
 // cluster's trace ended there: the lab stopped, or a relay's mirror lost its owner), 4011 (the server's
@@ -18,13 +21,16 @@ import { perf } from "./perf.js";
 export class TraceStream {
   /**
    * @param {string} url absolute ws(s):// URL
-   * @param {{onHello?, onEvents?, onSummary?, onStatus?, onNote?, since?: number|null}} handlers
+   * @param {{onHello?, onState?, onEvents?, onSummary?, onStatus?, onNote?, since?: number|null}} handlers
+   *   `onHello` returns the seq to subscribe after, `"state"` to start from the cluster's state, or
+   *   undefined to keep the last seq held
    */
   constructor(url, handlers = {}) {
     this.url = url;
     this.handlers = handlers;
     this.last = handlers.since ?? null;
     this.resyncing = false;
+    this.awaitingState = false;
     this.refused = false;
     this.retry = 0;
     this.socket = null;
@@ -74,7 +80,10 @@ export class TraceStream {
         this._hello(message);
         break;
       case "frame":
-        this._frame(message);
+        if (!this.awaitingState) this._frame(message);
+        break;
+      case "state":
+        this._state(message);
         break;
       case "error":
         this._error(message);
@@ -93,10 +102,29 @@ export class TraceStream {
       this.last = null;
     }
     const since = this.handlers.onHello?.(hello, this.last);
-    if (since !== undefined && this.last === null) this.last = since;
     this.resyncing = false;
     this._status("live", "Live");
+    if ((since === "state" || this.awaitingState) && this.last === null) {
+      this.requestState();
+      return;
+    }
+    if (since !== undefined && this.last === null) this.last = since;
     this.send({ action: "subscribe", since: this.last });
+  }
+
+  /** Start again from the cluster's state now (what is queued for the old stream is dropped). */
+  requestState() {
+    this.last = null;
+    this.resyncing = false;
+    this.awaitingState = true;
+    this.send({ action: "subscribe", since: null, state: true });
+  }
+
+  _state(state) {
+    if (typeof state.seq !== "number") return;
+    this.awaitingState = false;
+    this.last = state.seq;
+    this.handlers.onState?.(state);
   }
 
   _frame(frame) {
@@ -130,9 +158,14 @@ export class TraceStream {
 
   _error(error) {
     if (error.code === 410) {
-      this.handlers.onNote?.("The server no longer holds the events we asked for; following from now.");
-      this.last = null;
-      this.resyncing = false;
+      this.handlers.onNote?.("The server no longer holds the events we asked for; starting again from the cluster's state now.");
+      this.requestState();
+      return;
+    }
+    if (error.code === 501 && this.awaitingState) {
+      // A process that only mirrors the cluster has no store to read its state from.
+      this.handlers.onNote?.(`${error.message}; following the trace from now without it.`);
+      this.awaitingState = false;
       this.send({ action: "subscribe", since: null });
       return;
     }

@@ -5,9 +5,15 @@
 //   stream (websocket, gapless seq) -> timeline (buffer, pause, step, speed) -> model.apply(event)
 //        -> changes -> view (SVG) + narration (aria-live log); selection -> inspector + causal chain
 //
-// On load the page asks for recent history (BACKLOG events) and applies it at once without animation,
-// so the nodes that already exist are drawn; a deep link (`#paused=<seq>`) asks for everything the
-// server still holds and stops at that seq.
+// On load the page asks for the cluster's state (controlplane/diagram.py: every Node and Pod the store
+// holds, who leads, the components, the open watches, as of one seq) and draws it, then follows the
+// trace from that seq on; it asks again after a gap it cannot fill. A deep link (`#paused=<seq>`)
+// asks for everything the server still holds instead and stops at that seq.
+//
+// Live means live: the timeline (timeline.js) never lets the diagram fall more than about a second
+// behind at 1×. The cluster's own periodic traffic (background.js) is folded into a quiet line on the
+// parts that do it, and a burst too big to animate in time is drawn at once and summarised; the
+// requests people make always animate.
 //
 // Rewound (rewind.js: the scrubber, a revision, the etcd panel, or `#revision=<R>`), the view draws
 // another model, the cluster as it was at store revision R, and the controls drive its replay; the
@@ -16,14 +22,14 @@
 import { Controls, readHash, selectionKey, writeHash } from "./controls.js";
 import { eventSection, requestSections } from "./details.js";
 import { EtcdPanel } from "./etcd.js";
-import { TopologyModel, requestTitle } from "./model.js";
-import { Narration, describe, nodeName } from "./narration.js";
+import { Background, duration } from "./background.js";
+import { STAGES, TopologyModel, requestTitle, setBounded, setStages } from "./model.js";
+import { Narration, backgroundSentence, describe, nodeName, summariseBurst } from "./narration.js";
+import { podListSection } from "./pods.js";
 import { Rewind } from "./rewind.js";
 import { TraceStream, sameOriginSocketURL } from "./stream.js";
 import { BASE_DELAY, Timeline } from "./timeline.js";
 import { TopologyView, storedNodeWords } from "./view.js";
-
-const BACKLOG = 1500;
 
 const TIMING_NOTES = {
   classroom: "classroom: Kubernetes' timers, five times faster (same ratios)",
@@ -39,6 +45,22 @@ function revisionOf(model, selection) {
   if (event.type === "watch.event" || event.type === "reconcile" || event.type === "scheduler.decision") return event.revision;
   if (event.type === "store.txn" || event.type === "request.completed") return event.revision;
   return null;
+}
+
+/** The short line a part shows for its most frequent background activity: `Lease 2 s`. */
+function quietLabel(activity) {
+  if (!activity) return "";
+  const what =
+    {
+      "node-lease": "Lease",
+      "leader-lease": "Lease",
+      "master-lease": "master lease",
+      heartbeat: "status",
+      informer: "re-watch",
+      resync: "resync",
+      "proxy-resync": "re-sync",
+    }[activity.kind] || activity.kind;
+  return activity.every ? `${what} ${duration(activity.every)}` : what;
 }
 
 function renderInspector(root, model, selection, { showRevision } = {}) {
@@ -72,8 +94,11 @@ function renderInspector(root, model, selection, { showRevision } = {}) {
     title.textContent = `Node: ${nodeName(selection.node)}`;
     if (node) {
       if (node.state) facts.push(["state", node.state]);
+      if (node.leader !== undefined) facts.push(["leader-election Lease", node.leader ? `held by ${node.leader}` : "not held"]);
+      if (node.quiet) facts.push(["in the background", node.quiet]);
       if (node.stored) facts.push([`Node object at revision ${model.storeRevision}`, storedNodeWords(node.stored)]);
-      if (node.pods.size) facts.push(["pods", [...node.pods.values()].map((p) => `${p.key} (${p.state})`).join(", ")]);
+      if (node.pods.size && !selection.pods) facts.push(["pods", [...node.pods.values()].map((p) => `${p.key} (${p.phase}${p.deleting ? ", Terminating" : ""})`).join(", ")]);
+      if (node.pods.size && selection.pods) body.append(podListSection(nodeName(selection.node), [...node.pods.values()]));
       if (node.controllers.size) facts.push(["controllers", [...node.controllers].join(", ")]);
       if (selection.node === "etcd") facts.push(["revision", String(model.revision)], ["compacted below", String(model.compacted || "–")]);
     }
@@ -165,6 +190,16 @@ function schedulerTable(event) {
 export function start(root) {
   const config = JSON.parse(root.querySelector("#topology-config").textContent);
   const model = new TopologyModel(); // the live model (kept aside, untouched, while rewound)
+  const background = new Background(); // which events are the cluster's own periodic traffic
+  const own = new Map(); // Audit-IDs of requests people made (kubectl, a form): they always animate
+  let lastState = null; // the state the live model started from (the trace socket's `state`)
+  /** An event's kind for the timeline, decided once, in seq order, as it arrives. */
+  const kindOf = (event) => {
+    const quiet = background.classify(event);
+    if (event.type === "request.received" && String(event.from).startsWith("user:")) setBounded(own, event.id, true, 2000);
+    if (event.id && own.has(event.id)) return "own";
+    return quiet ? "background" : null;
+  };
   const hash = readHash();
   let selection = hash.select;
   const status = root.querySelector("[data-topology=status]");
@@ -230,7 +265,33 @@ export function start(root) {
     etcd?.noteEvent(event);
     if (!rewind.active) show(event, model, changes);
   };
-  const skip = (events, { restoring }) => {
+  // What the cluster does in the background, said on the parts that do it (at most once a second).
+  let quietAt = 0;
+  let quietTimer = null;
+  let toldAboutBackground = false;
+  const sayQuiet = () => {
+    quietTimer = null;
+    quietAt = performance.now();
+    for (const id of background.nodes()) {
+      const activities = background.activities(id);
+      const node = model.nodes.get(id);
+      if (!node) continue;
+      node.quiet = backgroundSentence(id, activities);
+      node.quietShort = quietLabel(activities[0]);
+      if (!rewind?.active) view.handle([{ kind: "quiet", id }]);
+    }
+    if (!toldAboutBackground && background.nodes().length && !timeline.showBackground) {
+      toldAboutBackground = true;
+      narration.note(
+        "The cluster's own periodic traffic (Lease renewals, node heartbeats, re-watches, resyncs) is folded into a quiet line on the parts that do it; its effects are drawn, not animated. Tick “Show background traffic” (b) to see each one.",
+      );
+    }
+  };
+  const quietChanged = () => {
+    if (quietTimer !== null) return;
+    quietTimer = setTimeout(sayQuiet, Math.max(0, 1000 - (performance.now() - quietAt)));
+  };
+  const skip = (events, { restoring, kinds = [] }) => {
     if (!events.length) return;
     const changes = [];
     for (const event of events) for (const change of model.apply(event)) changes.push(change);
@@ -238,11 +299,13 @@ export function start(root) {
     etcd?.noteSkipped(events);
     const first = events[0].seq;
     const last = events[events.length - 1].seq;
-    narration.note(
-      restoring
-        ? `Caught up with ${events.length} earlier events (#${first}–#${last}) without animating them.`
-        : `Skipped ahead ${events.length} events (#${first}–#${last}) to keep up; pause to follow each one.`,
-    );
+    if (restoring) {
+      narration.note(`Caught up with ${events.length} earlier events (#${first}–#${last}) without animating them.`);
+      return;
+    }
+    const news = events.filter((_, i) => kinds[i] !== "background" || timeline.showBackground);
+    if (news.length) narration.note(summariseBurst(news, model), "summary");
+    if (news.length < events.length) quietChanged();
   };
   const changed = () => {
     if (rewind?.active) controls?.update(rewind.model.lastSeq, { liveWaiting: timeline.queue.length });
@@ -250,10 +313,17 @@ export function start(root) {
     controls?.setMarks({ current: model.revision, compacted: model.compacted });
     view.setDuration((rewind?.active ? rewind.timeline : timeline).delay());
   };
-  const timeline = new Timeline({ play, skip, changed });
+  /** A watch event from etcd whose write was traced just after it, in the same batch. */
+  const recheck = (event) =>
+    event.type === "watch.event" && background.revisions.has(event.revision) ? "background" : null;
+  const timeline = new Timeline({ play, skip, changed, kind: kindOf, recheck });
+  const showBackground = (show) => {
+    timeline.setShowBackground(show);
+    narration.note(show ? "Showing background traffic event by event." : "Background traffic is folded again.");
+  };
   rewind = new Rewind({
     url: config.etcd,
-    live: { model, timeline },
+    live: { model, timeline, base: () => lastState },
     hooks: {
       draw(rewound) {
         view.setModel(rewound ?? model);
@@ -292,6 +362,7 @@ export function start(root) {
       },
     },
     setAnimate: (on) => view.setAnimate(on),
+    setShowBackground: showBackground,
     clearSelection: () => select(null),
   });
   root.querySelector("[data-control=pause]").addEventListener("click", updateHash);
@@ -310,24 +381,39 @@ export function start(root) {
 
   const stream = new TraceStream(sameOriginSocketURL(config.socket), {
     onHello(hello) {
+      if (setStages(hello.stages)) view.drawStages(STAGES);
       const profile = hello.timing || config.timing;
       timing.textContent = TIMING_NOTES[profile] || profile;
       timing.dataset.profile = profile;
       if (hash.revision !== null) {
+        // The live page starts from the state as always; once it has it, it rewinds to the revision.
         rewindTo = hash.revision;
-        rewindAfter = typeof hello.last_seq === "number" ? hello.last_seq : 0;
+        rewindAfter = Infinity;
         hash.revision = null;
-        timeline.pauseAt(rewindAfter);
-        rewindWhenCaughtUp();
-        return 0; // everything the server holds: the trace up to the revision, and after it
+        return "state";
       }
       if (hash.paused !== null) {
         timeline.pauseAt(hash.paused);
         return 0; // everything the server holds, up to the linked moment
       }
-      if (typeof hello.last_seq !== "number" || model.lastSeq > 0) return undefined;
-      timeline.catchUp(hello.last_seq);
-      return Math.max(0, hello.last_seq - BACKLOG);
+      return "state";
+    },
+    onState(state) {
+      timeline.clear();
+      lastState = state;
+      model.applyState(state);
+      if (rewindTo !== null) rewindAfter = state.seq;
+      if (!rewind.active) view.setModel(model);
+      const objects = state.objects || {};
+      const count = (n, what) => `${n} ${what}${n === 1 ? "" : what.endsWith("ch") ? "es" : "s"}`;
+      narration.note(
+        `Drew the cluster as etcd holds it at revision ${state.revision}: ${count((objects.nodes || []).length, "node")}, ` +
+          `${count((objects.pods || []).length, "pod")}, ${count((state.watches || []).length, "open watch")}` +
+          `; following its trace from event #${state.seq + 1} on.`,
+      );
+      changed();
+      rewindWhenCaughtUp();
+      if (selection) select(selection);
     },
     onEvents(events) {
       timeline.push(events);
@@ -339,6 +425,9 @@ export function start(root) {
     },
     onSummary(summary) {
       narration.note(summary.text || `${summary.last - summary.first + 1} events left out by the server`, "summary");
+      // The model missed those events: start again from the cluster's state now (a deep link's history
+      // replay has nothing to start again from, so it keeps what it has).
+      if (hash.paused === null && rewindTo === null) stream.requestState();
     },
     onStatus(state, text) {
       status.textContent = text;
@@ -353,7 +442,20 @@ export function start(root) {
   stream.connect();
   etcd?.load();
   // For the browser tests and the curious: the page's parts, on the console.
-  window.kubelabTopology = { model, view, timeline, stream, narration, select, etcd, rewind, shown };
+  window.kubelabTopology = {
+    model,
+    view,
+    timeline,
+    stream,
+    narration,
+    select,
+    etcd,
+    rewind,
+    shown,
+    background,
+    // A chapter step may ask to see the background traffic (or fold it again).
+    showBackground: (show) => controls.setShowBackground(show),
+  };
   return window.kubelabTopology;
 }
 

@@ -17,6 +17,7 @@
 
 import { STAGES, STAGE_NAMES, parseNodeId, requestTitle } from "./model.js";
 import { nodeName } from "./narration.js";
+import { podState, podStateWords, podSuffix, sortedPods } from "./pods.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -31,8 +32,10 @@ const USERS = { x: 24, y: 40, w: 150, h: 40, gap: 52 };
 const NODES = { x: 840, y: 24, w: 200, h: 96, gap: 108 };
 const WEBHOOKS = { x: 24, y: 560, w: 150, h: 36, gap: 44 };
 const MAX_PACKETS = 80;
+/** Pod chips a kubelet's box has room for (two rows of four); past that, the last says `+N`. */
+const POD_CHIPS = 8;
 /** Changes drawn from the model's current state: drawing one once shows the result of many. */
-const REDRAWN = new Set(["pods", "controllers", "state"]);
+const REDRAWN = new Set(["pods", "controllers", "state", "quiet", "unscheduled"]);
 
 function el(name, attributes = {}, parent = null) {
   const element = document.createElementNS(SVG, name);
@@ -64,6 +67,14 @@ export function storedNodeWords(stored) {
   if (stored.missing) return "no Node object";
   const ready = { True: "Ready", False: "NotReady", Unknown: "Ready unknown" }[stored.ready] || "no Ready condition";
   return stored.unschedulable ? `${ready}, cordoned` : ready;
+}
+
+/** Room for a pod chip's label, and its width guessed without layout (9px text, a glyph before it). */
+const CHIP_TEXT = 40;
+function chipTextWidth(name) {
+  let ems = 0;
+  for (const char of name) ems += /[mwMW]/.test(char) ? 1.55 : /[ijlftr1.:|'!-]/.test(char) ? 0.6 : 1;
+  return 9 + ems * 5.6;
 }
 
 function lane(id) {
@@ -114,6 +125,7 @@ export class TopologyView {
     }
     this.nodeElements.get("etcd").classList.toggle("unseen", !model.nodes.has("etcd"));
     this.refusal.textContent = "";
+    this._drawUnscheduled();
     for (const cell of this.stageCells.values()) cell.classList.remove("denied-here", "flash");
     for (const id of model.nodes.keys()) this.drawNode(id);
     for (const watch of model.watches.keys()) this._watchEdge(watch);
@@ -148,15 +160,8 @@ export class TopologyView {
     el("rect", { x: API.x, y: API.y, width: API.w, height: API.h, rx: 10, class: "box" }, api);
     text(api, API.x + 12, API.y + 20, "kube-apiserver", { class: "title" });
     this.stageCells = new Map();
-    STAGES.forEach((stage, i) => {
-      const cell = el("g", { class: "stage", "data-stage": stage }, api);
-      const x = STRIP.x + i * STRIP.cell;
-      el("rect", { x, y: STRIP.y, width: STRIP.cell - 4, height: STRIP.h, rx: 4 }, cell);
-      const label = text(cell, 0, 0, STAGE_NAMES[stage], { class: "stage-label" });
-      label.setAttribute("transform", `translate(${x + STRIP.cell / 2 + 2} ${STRIP.y + STRIP.h - 8}) rotate(-90)`);
-      el("title", {}, cell).textContent = `Pipeline stage ${i + 1}: ${STAGE_NAMES[stage]}`;
-      this.stageCells.set(stage, cell);
-    });
+    this.stripLayer = el("g", { class: "strip" }, api);
+    this.drawStages(STAGES);
     this.refusal = text(api, API.x + 12, API.y + API.h - 6, "", { class: "refusal" });
     this.nodeElements.set("apiserver", api);
 
@@ -174,6 +179,29 @@ export class TopologyView {
     el("line", { x1: API.x + API.w, y1: ETCD.y + ETCD.h / 2, x2: ETCD.x, y2: ETCD.y + ETCD.h / 2, class: "link" }, this.layers.edges);
     this.nodeElements.set("etcd", etcd);
     etcd.classList.add("unseen");
+    const x = SCHEDULER.x + SCHEDULER.w / 2;
+    this.unscheduledText = text(this.layers.nodes, x, SCHEDULER.y + SCHEDULER.h + 16, "", { class: "small unscheduled", "text-anchor": "middle" });
+    this.unscheduledTitle = el("title", {}, this.unscheduledText);
+  }
+
+  /**
+   * Draw the pipeline strip: one cell per stage, in order (the server names them in its hello, from
+   * the one list in controlplane/trace/schema.py). Cells keep STRIP.cell's width while they fit.
+   */
+  drawStages(stages) {
+    this.stripLayer.replaceChildren();
+    this.stageCells = new Map();
+    this.cellWidth = Math.min(STRIP.cell, Math.floor((API.w - 24) / Math.max(1, stages.length)));
+    stages.forEach((stage, i) => {
+      const name = STAGE_NAMES[stage] || stage;
+      const cell = el("g", { class: "stage", "data-stage": stage }, this.stripLayer);
+      const x = STRIP.x + i * this.cellWidth;
+      el("rect", { x, y: STRIP.y, width: this.cellWidth - 4, height: STRIP.h, rx: 4 }, cell);
+      const label = text(cell, 0, 0, name, { class: "stage-label" });
+      label.setAttribute("transform", `translate(${x + this.cellWidth / 2 + 2} ${STRIP.y + STRIP.h - 8}) rotate(-90)`);
+      el("title", {}, cell).textContent = `Pipeline stage ${i + 1}: ${name}`;
+      this.stageCells.set(stage, cell);
+    });
   }
 
   _item(key, className, label) {
@@ -263,10 +291,43 @@ export class TopologyView {
     }
     if (kind === "controller-manager") group.controllerLayer = el("g", { class: "controllers" }, group);
     group.stateText = text(group, box.x + box.w - 10, box.y + box.h - 8, "", { class: "small state", "text-anchor": "end" });
+    // The part's background traffic, folded (background.js): a short line; the sentence in its title.
+    // Kubelets and the controller manager have their pods and controllers below: the title line then.
+    const quiet =
+      kind === "kubelet"
+        ? [box.x + box.w - 62, box.y + 18, "end"]
+        : kind === "controller-manager"
+          ? [box.x + box.w - 10, box.y + 18, "end"]
+          : [box.x + 10, box.y + box.h - 8, "start"];
+    group.quietText = text(group, quiet[0], quiet[1], "", { class: "small quiet", "text-anchor": quiet[2] });
+    group.quietTitle = el("title", {}, group.quietText);
     this.nodeElements.set(id, group);
     if (kind === "kubelet") this._drawPods(id);
     if (kind === "controller-manager") this._drawControllers(id);
     this._drawState(id);
+    this._drawQuiet(id);
+  }
+
+  /** A part's folded background traffic: `♻ Lease 2 s`, and the whole sentence for who asks. */
+  _drawQuiet(id) {
+    const group = this.nodeElements.get(id);
+    const node = this.model.nodes.get(id);
+    if (!group?.quietText || !node) return;
+    const short = node.quietShort ? `♻ ${node.quietShort}` : "";
+    if (group.quietText.textContent !== short) {
+      group.quietText.textContent = short;
+      group.quietTitle = el("title", {}, group.quietText);
+    }
+    group.quietTitle.textContent = node.quiet || "";
+    this._drawState(id);
+  }
+
+  /** Pods the store holds that no node runs yet, counted under the scheduler. */
+  _drawUnscheduled() {
+    const pods = this.model.unscheduledPods ? this.model.unscheduledPods() : [];
+    const names = pods.map((pod) => pod.key);
+    this.unscheduledText.textContent = pods.length ? `⧗ ${pods.length} pod${pods.length === 1 ? "" : "s"} to schedule` : "";
+    this.unscheduledTitle.textContent = pods.length ? `Waiting for the scheduler: ${names.join(", ")}` : "";
   }
 
   _drawState(id) {
@@ -275,30 +336,76 @@ export class TopologyView {
     if (!group || !node || !group.stateText) return;
     const faults = node.faults?.size ? ` ⚠ ${[...node.faults].join(", ")}` : "";
     const stored = storedNodeWords(node.stored);
-    const words = [node.state, stored].filter(Boolean).join(" · ");
+    const leads = node.leader === undefined ? "" : node.leader ? "leader Lease held" : "no leader";
+    const words = [node.state, stored, leads].filter(Boolean).join(" · ");
     group.stateText.textContent = `${words}${faults}`;
-    group.setAttribute("aria-label", `${nodeName(id)}${words ? `, ${words}` : ""}${faults}`);
+    const quiet = node.quiet ? `. ${node.quiet}` : "";
+    group.setAttribute("aria-label", `${nodeName(id)}${words ? `, ${words}` : ""}${faults}${group.podWords ?? ""}${quiet}`);
   }
 
+  /**
+   * A kubelet's pods as chips, sorted by namespace and name (so they do not jump around): each says
+   * its state by colour, outline and glyph, and shows the part of its name that tells it apart
+   * (pods.js). Up to `POD_CHIPS` fit the box; past that, the last place is a `+N` button that asks
+   * the inspector for the whole list (`onSelect({node, pods: true})`).
+   */
   _drawPods(id) {
     const group = this.nodeElements.get(id);
     const node = this.model.nodes.get(id);
     if (!group?.podLayer || !node) return;
     group.podLayer.replaceChildren();
     const box = this.place(id);
-    [...node.pods.values()].slice(0, 8).forEach((pod, i) => {
-      const x = box.x + 8 + (i % 4) * 48;
-      const y = box.y + 28 + Math.floor(i / 4) * 22;
-      const chip = el("g", { class: `pod pod-${pod.state}` }, group.podLayer);
+    const pods = sortedPods(node.pods);
+    const shown = pods.length > POD_CHIPS ? pods.slice(0, POD_CHIPS - 1) : pods;
+    const at = (i) => ({ x: box.x + 8 + (i % 4) * 48, y: box.y + 28 + Math.floor(i / 4) * 22 });
+    shown.forEach((pod, i) => {
+      const { x, y } = at(i);
+      const chip = el("g", { class: `pod pod-${pod.state}`, "data-pod": pod.key }, group.podLayer);
       el("rect", { x, y, width: 44, height: 18, rx: 9 }, chip);
-      text(chip, x + 22, y + 13, pod.name.length > 7 ? `${pod.name.slice(0, 6)}…` : pod.name, {
-        class: "chip-label",
-        "text-anchor": "middle",
-      });
+      const suffix = podSuffix(pod);
+      const name = suffix.length > 9 ? `${suffix.slice(0, 8)}…` : suffix;
+      const label = text(chip, x + 22, y + 12.5, "", { class: "chip-label", "text-anchor": "middle" });
+      el("tspan", { class: "chip-glyph" }, label).textContent = `${podState(pod).glyph}\u2009`;
+      el("tspan", {}, label).textContent = name;
+      if (chipTextWidth(name) > CHIP_TEXT) {
+        label.setAttribute("textLength", CHIP_TEXT); // squeezed to fit, rather than spill over the chip
+        label.setAttribute("lengthAdjust", "spacingAndGlyphs");
+      }
+      // As before (tests/browser/test_rewind.py reads these titles); the group's aria-label has the words.
       el("title", {}, chip).textContent = `pod ${pod.key} (${pod.state})`;
     });
-    if (node.pods.size > 8) text(group.podLayer, box.x + box.w - 10, box.y + 70, `+${node.pods.size - 8}`, { class: "small", "text-anchor": "end" });
-    group.setAttribute("aria-label", `${nodeName(id)}, ${node.pods.size} pod(s): ${[...node.pods.keys()].join(", ")}`);
+    if (pods.length > shown.length) this._drawMorePods(id, group, at(shown.length), pods.length - shown.length);
+    // The keyboard's and screen reader's way to every pod and its state: the group's label, which
+    // _drawState writes (its state, then these words).
+    const listed = pods.map((pod) => `${pod.key} ${podStateWords(pod)}`).join("; ");
+    group.podWords = `, ${pods.length} pod(s)${listed ? `: ${listed}` : ""}`;
+    this._drawState(id);
+  }
+
+  /** The `+N` chip: a button of its own, which the node's group under it does not also answer. */
+  _drawMorePods(id, group, { x, y }, count) {
+    const { name } = parseNodeId(id);
+    const more = el("g", {
+      class: "pods-more",
+      tabindex: 0,
+      role: "button",
+      "data-pods-more": id,
+      "aria-label": `${count} more pod${count === 1 ? "" : "s"} on ${name}: show them all`,
+    }, group.podLayer); // prettier-ignore
+    el("rect", { x, y, width: 44, height: 18, rx: 4 }, more);
+    text(more, x + 22, y + 12.5, `+${count}`, { class: "chip-label", "text-anchor": "middle" });
+    el("title", {}, more).textContent = `${count} more pod${count === 1 ? "" : "s"}: show them all in the inspector`;
+    const show = (event) => {
+      event.stopPropagation();
+      this.onSelect?.({ node: id, pods: true });
+    };
+    more.addEventListener("click", show);
+    more.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        show(event);
+      }
+    });
   }
 
   _drawControllers(id) {
@@ -355,6 +462,12 @@ export class TopologyView {
           break;
         case "state":
           this._drawState(change.id);
+          break;
+        case "quiet":
+          this._drawQuiet(change.id);
+          break;
+        case "unscheduled":
+          this._drawUnscheduled();
           break;
         case "request-start":
           if (!quiet) this._packetStart(change.id);
@@ -595,6 +708,9 @@ export class TopologyView {
 
   _edgePoint(id) {
     const box = this.place(id);
+    // A node's kubelet and kube-proxy share its box: each line ends at its own part of it.
+    const { kind } = parseNodeId(id);
+    if (kind === "kubelet" || kind === "kube-proxy") return { x: box.ax, y: box.ay };
     return { x: box.x + box.w / 2, y: box.y + box.h / 2 };
   }
 

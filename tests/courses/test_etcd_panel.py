@@ -22,9 +22,10 @@ from django.http import HttpResponse
 from django.test import AsyncClient, AsyncRequestFactory
 from pytest_django import Settings
 
+from controlplane.diagram import node_summary, pod_summary
 from controlplane.runtime import Lab, LabConfig, activate
 from controlplane.store.kv import KeyValue
-from courses.etcdpanel import CIPHERTEXT_PREVIEW, describe_value, node_summary, pod_summary
+from courses.etcdpanel import CIPHERTEXT_PREVIEW, describe_value
 from courses.views import etcd_keys
 from tests.support.classrooms import committed_classrooms
 
@@ -228,12 +229,13 @@ async def test_the_diagram_objects_are_the_nodes_and_pods_stored_at_a_revision(l
 
     then = await objects(at_create)
     assert then["revision"] == at_create and then["current_revision"] > at_running
-    web = {"namespace": "default", "name": "web", "node": "node-1", "phase": "Pending", "deleting": False,
-           "mod_revision": at_create}  # fmt: skip
+    web = {"namespace": "default", "name": "web", "generateName": "", "node": "node-1", "phase": "Pending",
+           "deleting": False, "mod_revision": at_create}  # fmt: skip
     assert then["objects"]["pods"] == [web]
     assert [n["name"] for n in then["objects"]["nodes"]] == ["node-1"]
     assert then["objects"]["nodes"][0]["ready"] == "True"
     assert then["objects"]["unreadable"] == 0
+    assert then["objects"]["leases"] == [], "no component elects a leader in this lab"
     later = await objects(at_running)
     assert later["objects"]["pods"] == [{**web, "phase": "Running", "mod_revision": at_running}]
     now = await objects()
@@ -252,7 +254,7 @@ def test_a_stored_object_that_cannot_be_decoded_is_not_summarised() -> None:
     assert pod_summary(encrypted) is None
     assert node_summary(KeyValue("/registry/minions/n", b"not json", 4, 4, 1)) is None
     bare = pod_summary(KeyValue("/registry/pods/kube-system/dns", b"{}", 5, 6, 2))
-    assert bare == {"namespace": "kube-system", "name": "dns", "node": "", "phase": "Pending",
-                    "deleting": False, "mod_revision": 6}  # fmt: skip
+    assert bare == {"namespace": "kube-system", "name": "dns", "generateName": "", "node": "",
+                    "phase": "Pending", "deleting": False, "mod_revision": 6}  # fmt: skip
     cordoned = node_summary(KeyValue("/registry/minions/n", b'{"spec": {"unschedulable": true}}', 4, 4, 1))
     assert cordoned == {"name": "n", "ready": None, "unschedulable": True, "mod_revision": 4}

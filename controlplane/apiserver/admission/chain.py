@@ -30,7 +30,7 @@ from controlplane.api.patch.jsonpatch import apply_json_patch
 from controlplane.apiserver import errors, pipeline
 from controlplane.apiserver.admission.attributes import Attributes, Object, PatchOp
 from controlplane.identity import UserInfo
-from controlplane.trace import TraceSink
+from controlplane.trace import TraceSink, nodes
 from controlplane.trace.context import current_request_id
 
 
@@ -122,14 +122,14 @@ class Tracer:
         *,
         patch: list[PatchOp] | None = None,
         detail: str = "",
-        to: str = "apiserver",
+        to: str = nodes.APISERVER,
     ) -> None:
         if not self.trace.enabled:
             return
         fields: dict[str, Any] = {
             "cluster": self.cluster,
             "id": current_request_id.get() or "",
-            "from": "apiserver",
+            "from": nodes.APISERVER,
             "to": to,
             "plugin": plugin,
             "phase": phase,

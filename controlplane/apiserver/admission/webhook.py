@@ -42,6 +42,7 @@ from typing import Any, Final
 from controlplane.api import selectors
 from controlplane.apiserver import errors
 from controlplane.apiserver.admission.attributes import Attributes, Object, labels_of
+from controlplane.trace import nodes
 
 DEFAULT_TIMEOUT: Final = 10
 MAX_TIMEOUT: Final = 30
@@ -130,7 +131,7 @@ class Webhook:
     @property
     def node(self) -> str:
         """The trace diagram's node for the webhook server."""
-        return f"webhook:{self.name}"
+        return nodes.webhook(self.name)
 
     @property
     def fails_open(self) -> bool:

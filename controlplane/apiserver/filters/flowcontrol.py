@@ -74,7 +74,7 @@ from controlplane.apiserver.http import Message, Request, Send
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.identity import SYSTEM_MASTERS
-from controlplane.trace import NULL_SINK, TraceSink
+from controlplane.trace import NULL_SINK, TraceSink, nodes
 
 #: Upstream's response headers naming the matched FlowSchema and priority level, by UID (names would
 #: tell a refused client which level it is in).
@@ -224,7 +224,7 @@ class FlowControl(abc.ABC):
                 "flowcontrol.decision",
                 cluster=self.cluster,
                 id=request.audit_id,
-                **{"from": request.source or "user:anonymous", "to": "apiserver"},
+                **{"from": request.source or nodes.ANONYMOUS, "to": nodes.APISERVER},
                 **fields,
             )
 

@@ -128,7 +128,7 @@ class NamespaceRegistry(Registry):
                 )
             )
             if result.succeeded:
-                pipeline.stage("storage", "pass", f"marked {key} Terminating at revision {result.revision}")
+                pipeline.stored("terminate", key, result.revision)
                 mmeta["resourceVersion"] = str(result.revision)
                 return marked, False
         raise errors.conflict(self.rtype.plural, self.rtype.group, name, errors.OBJECT_MODIFIED)

@@ -22,7 +22,7 @@ The details clients rely on (apiserver ``endpoints/handlers/watch.go``, ``storag
 On the trace a client's watch is the diagram's edge from ``apiserver`` to the watcher's node
 (``scheduler``, ``kubelet:node-1``, ``user:alice``), named by the watch request's Audit-ID:
 ``watch.opened`` (resource, namespace, selectors), one ``watch.event`` per change sent (revision, type,
-key, kind, namespace, name; the revision is what links it to the write, see ``trace/causality.py``),
+key, resource, kind, namespace, name; the revision is what links it to the write, see ``trace/causality.py``),
 and ``watch.closed`` with the reason it ended. Bookmarks carry no change and are not traced. The
 events are built from the cache's fields only when the trace is enabled: no JSON is encoded for them.
 """
@@ -40,7 +40,7 @@ from controlplane.apiserver import errors, pagination, tables
 from controlplane.apiserver.handlers.resources import CACHE_WAIT, Context, build_filter
 from controlplane.apiserver.http import Send, dumps
 from controlplane.apiserver.watchcache import CacheEvent, TooOldResourceVersion
-from controlplane.trace import NULL_SINK, TraceSink
+from controlplane.trace import NULL_SINK, TraceSink, nodes
 
 #: How often a watch with bookmarks gets one (upstream: about once a minute).
 BOOKMARK_INTERVAL = 60.0
@@ -88,6 +88,13 @@ async def watch(
         tracer.closed(str(error))
         return
     tracer = _Tracer(ctx, trace, None if initial else rv)
+    # While it is open, the watch is part of the cluster's state a topology page starts from
+    # (controlplane/diagram.py), whether or not anyone traced its opening.
+    watcher.diagram = {
+        **{name: tracer.common[name] for name in ("watch", "from", "to")},
+        "resource": ctx.rtype.plural,
+        "namespace": ctx.namespace if ctx.rtype.namespaced else "",
+    }
     # Headers go out now, not with the first event: a client must see its 200 even on a quiet watch.
     await _start(send, ctx)
 
@@ -155,8 +162,8 @@ class _Tracer:
         #: The fields every event of this watch has: the request, the edge, which watch.
         self.common: dict[str, Any] = {
             "id": request.audit_id,
-            "from": "apiserver",
-            "to": request.source or "user:anonymous",
+            "from": nodes.APISERVER,
+            "to": request.source or nodes.ANONYMOUS,
             "source": "apiserver",
             "watch": request.audit_id,
         }
@@ -176,6 +183,7 @@ class _Tracer:
     def events(self, events: list[CacheEvent]) -> None:
         """One ``watch.event`` per change sent, from the cache's fields (nothing is encoded)."""
         kind = self.ctx.rtype.kind
+        resource = self.ctx.rtype.plural
         emit = self.trace.emit
         common = self.common
         prefix = (self.ctx.rtype.storage_prefix or "") + "/"
@@ -197,6 +205,7 @@ class _Tracer:
                 event=event.type,
                 revision=event.revision,
                 key=key,
+                resource=resource,
                 kind=kind,
                 namespace=namespace,
                 name=name,

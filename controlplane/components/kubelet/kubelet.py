@@ -88,7 +88,7 @@ from controlplane.components.kubelet.server import KubeletServer, PodView, sleep
 from controlplane.components.kubelet.simulation import PullTiming, SeededRandom
 from controlplane.components.kubelet.status import generate_pod_status
 from controlplane.timing import UPSTREAM, TimingProfile
-from controlplane.trace import NULL_SINK, TraceSink, recording_requests
+from controlplane.trace import NULL_SINK, TraceSink, nodes, recording_requests
 
 logger = logging.getLogger(__name__)
 
@@ -336,8 +336,8 @@ class Kubelet:
         self.lease_duration_seconds = max(1, round(timing.node_lease_duration))
         self.lease_renew_interval = timing.node_lease_renew_interval
         self.sync_frequency = timing.kubelet_sync_frequency
-        #: The trace's name for this kubelet (DESIGN.md's diagram node id).
-        self.trace_source = f"kubelet:{node_name}"
+        #: The trace's name for this kubelet (its diagram node id).
+        self.trace_source = nodes.kubelet(node_name)
         self.server = KubeletServer(self, node_name=node_name)
         self.images = NodeImages()
         self.ips = PodIPAllocator(pod_cidr)
@@ -943,11 +943,14 @@ class Kubelet:
             return
         meta = _meta(pod)
         version = meta.get("resourceVersion")
+        namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name"))
         extra: Mapping[str, Any] = {"from": self.trace_source, "cluster": self.cluster}
         self.trace.emit(
             "reconcile",
             controller=COMPONENT,
-            key=f"{meta.get('namespace') or 'default'}/{meta.get('name')}",
+            key=f"{namespace}/{name}",
+            namespace=namespace,
+            name=name,
             result="error" if error is not None else "success",
             error=repr(error) if error is not None else None,
             duration=round(duration, 6),

@@ -34,7 +34,7 @@ from controlplane.client.informer import ResourceEventHandlerFuncs, SharedIndexI
 from controlplane.client.rest import ClientLease, ClientOrFactory, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.proxy.rules import RuleTable, build_rule_table
-from controlplane.trace import NULL_SINK, TraceSink
+from controlplane.trace import NULL_SINK, TraceSink, nodes
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ class KubeProxy:
     @property
     def node_id(self) -> str:
         """This component's id on the topology diagram."""
-        return f"kube-proxy:{self.node_name}"
+        return nodes.kube_proxy(self.node_name)
 
     @property
     def clock(self) -> Clock:

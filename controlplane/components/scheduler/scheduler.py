@@ -108,7 +108,7 @@ from controlplane.components.scheduler.queue import (
     QueuedPodInfo,
     SchedulingQueue,
 )
-from controlplane.trace import NULL_SINK, TraceSink
+from controlplane.trace import NULL_SINK, TraceSink, nodes
 
 logger = logging.getLogger(__name__)
 
@@ -122,8 +122,8 @@ ACTION_BINDING = "Binding"
 POD_REASON_UNSCHEDULABLE = "Unschedulable"
 POD_SCHEDULED = "PodScheduled"
 
-#: The trace's name for this component (the ``from`` of its events).
-TRACE_SOURCE = "scheduler"
+#: The component's name in its ``component.state`` trace events (its events come from ``nodes.SCHEDULER``).
+COMPONENT = "scheduler"
 
 Object = dict[str, Any]
 
@@ -748,17 +748,22 @@ class Scheduler:
             return
         fields: dict[str, Any] = decision.to_trace()
         fields["pod"] = key
+        namespace, _, fields["name"] = key.rpartition("/")
+        if namespace:
+            fields["namespace"] = namespace
+        if decision.chosen is not None:
+            fields["node"] = decision.chosen
         fields["attempts"] = info.attempts
         fields["scheduler"] = self.scheduler_name
         fields["revision"] = _resource_version(info.pod)
         fields["requests"] = [binding_id] if binding_id else []
-        extra: Mapping[str, Any] = {"from": TRACE_SOURCE, "cluster": self.cluster}
+        extra: Mapping[str, Any] = {"from": nodes.SCHEDULER, "cluster": self.cluster}
         self.trace.emit("scheduler.decision", **fields, **extra)
 
     def _trace_state(self, state: str, reason: str) -> None:
         if self.trace.enabled:
-            extra: Mapping[str, Any] = {"from": TRACE_SOURCE, "cluster": self.cluster}
-            self.trace.emit("component.state", component=TRACE_SOURCE, state=state, reason=reason, **extra)
+            extra: Mapping[str, Any] = {"from": nodes.SCHEDULER, "cluster": self.cluster}
+            self.trace.emit("component.state", component=COMPONENT, state=state, reason=reason, **extra)
 
 
 def _resource_version(obj: Obj) -> int | None:

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from controlplane.apiserver.pipeline import STAGES
+from controlplane.trace.schema import validate
 from tests.controlplane.apiserver.conftest import API
 
 CMS = "/api/v1/namespaces/default/configmaps"
+IDENTITY = ("user", "verb", "resource", "subresource", "namespace", "name")
 
 
 def stages_of(api: API, request_id: str) -> list[tuple[str, str]]:
     return [(e["stage"], e["outcome"]) for e in api.trace.of_type("request.stage") if e["id"] == request_id]
+
+
+def storage_of(api: API, request_id: str) -> dict[str, Any]:
+    """The storage stage's event of one request, checked against the schema."""
+    (stored,) = [
+        e for e in api.trace.of_type("request.stage") if e["id"] == request_id and e["stage"] == "storage"
+    ]
+    assert validate(stored, envelope=False, strict=True) == []
+    return stored
 
 
 async def test_a_create_passes_every_stage_in_order_and_names_its_revision(api: API) -> None:
@@ -23,6 +36,100 @@ async def test_a_create_passes_every_stage_in_order_and_names_its_revision(api: 
     (done,) = [e for e in api.trace.of_type("request.completed") if e["id"] == request_id]
     assert done["code"] == 201 and done["from"] == "user:admin" and done["to"] == "apiserver"
     assert done["revision"] == write["revision"]
+    stored = storage_of(api, request_id)
+    assert (stored["key"], stored["revision"], stored["op"]) == (
+        "/registry/configmaps/default/traced",
+        write["revision"],
+        "create",
+    )
+    assert stored["detail"] == f"created /registry/configmaps/default/traced at revision {write['revision']}"
+
+
+async def test_every_event_of_a_request_says_what_the_request_is_about(api: API) -> None:
+    response = await api.client.put(
+        CMS + "/named",
+        json={"kind": "ConfigMap", "metadata": {"name": "named"}, "data": {"a": "1"}},
+    )
+    assert response.status_code == 404  # a PUT of a missing ConfigMap does not create it
+    request_id = response.headers["audit-id"]
+    steps = [e for e in api.trace.events if e.get("id") == request_id and e["type"].startswith("request.")]
+    received, *rest = steps
+    identity = {name: received[name] for name in IDENTITY if name in received}
+    assert identity == {
+        "user": "admin",
+        "verb": "update",
+        "resource": "configmaps",
+        "namespace": "default",
+        "name": "named",
+    }
+    assert [e["type"] for e in rest][-1] == "request.completed" and len(rest) > 2
+    for event in rest:
+        assert {name: event[name] for name in IDENTITY if name in event} == identity, event
+        assert validate(event, envelope=False, strict=True) == []
+
+
+async def test_updates_and_deletes_report_their_writes(api: API) -> None:
+    created = await api.client.post(CMS, json={"kind": "ConfigMap", "metadata": {"name": "gone"}})
+    assert created.status_code == 201
+    updated = await api.client.patch(
+        CMS + "/gone",
+        json={"data": {"a": "1"}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert updated.status_code == 200
+    stored = storage_of(api, updated.headers["audit-id"])
+    revision = int(updated.json()["metadata"]["resourceVersion"])
+    assert (stored["op"], stored["key"], stored["revision"]) == (
+        "update",
+        "/registry/configmaps/default/gone",
+        revision,
+    )
+    deleted = await api.client.delete(CMS + "/gone")
+    assert deleted.status_code == 200
+    stored = storage_of(api, deleted.headers["audit-id"])
+    (done,) = [e for e in api.trace.of_type("request.completed") if e["id"] == deleted.headers["audit-id"]]
+    assert (stored["op"], stored["key"], stored["revision"]) == (
+        "delete",
+        "/registry/configmaps/default/gone",
+        done["revision"],
+    )
+    assert stored["detail"] == f"deleted /registry/configmaps/default/gone at revision {done['revision']}"
+
+
+async def test_a_delete_held_by_a_finalizer_marks_first_and_deletes_with_the_last_finalizer(api: API) -> None:
+    held = {"kind": "ConfigMap", "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+    assert (await api.client.post(CMS, json=held)).status_code == 201
+    marked = await api.client.delete(CMS + "/held")
+    assert marked.status_code == 202 and marked.json()["metadata"]["deletionTimestamp"]  # accepted, not done
+    stored = storage_of(api, marked.headers["audit-id"])
+    revision = int(marked.json()["metadata"]["resourceVersion"])
+    assert (stored["op"], stored["revision"]) == ("terminate", revision)
+    assert stored["detail"] == f"marked /registry/configmaps/default/held Terminating at revision {revision}"
+    released = await api.client.patch(
+        CMS + "/held",
+        json={"metadata": {"finalizers": None}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert released.status_code == 200
+    stored = storage_of(api, released.headers["audit-id"])
+    assert stored["op"] == "delete" and stored["detail"].startswith(
+        "deleted /registry/configmaps/default/held"
+    )
+    assert (await api.client.get(CMS + "/held")).status_code == 404
+
+
+async def test_deleting_a_namespace_marks_it_terminating(api: API) -> None:
+    namespaces = "/api/v1/namespaces"
+    assert (
+        await api.client.post(namespaces, json={"kind": "Namespace", "metadata": {"name": "doomed"}})
+    ).status_code == 201
+    marked = await api.client.delete(namespaces + "/doomed")
+    assert marked.status_code == 202
+    stored = storage_of(api, marked.headers["audit-id"])
+    assert (stored["op"], stored["key"]) == ("terminate", "/registry/namespaces/doomed")
+    assert stored["revision"] == int(marked.json()["metadata"]["resourceVersion"])
+    # upstream's RequestInfo names a namespace's own requests as in that namespace
+    assert (stored["resource"], stored["namespace"], stored["name"]) == ("namespaces", "doomed", "doomed")
 
 
 async def test_a_request_is_received_from_its_user_before_its_first_stage(api: API) -> None:

@@ -15,6 +15,7 @@ from controlplane.client.ratelimiters import ItemExponentialFailureRateLimiter
 from controlplane.client.reconciler import Controller, Request, Result, resource_version
 from controlplane.clock import ManualClock
 from controlplane.trace import ListSink, note_request
+from controlplane.trace.schema import validate
 
 
 class FakeRegistration:
@@ -112,6 +113,7 @@ async def test_a_reconcile_names_the_newest_revision_that_queued_it_and_its_requ
     events = trace.of_type("reconcile")
     assert [(e["revision"], e["requests"]) for e in events] == [(5, ["req-1"]), (8, ["req-2"])]
     assert all(e["from"] == "controller-manager" and e["key"] == "default/a" for e in events)
+    assert all((e["namespace"], e["name"]) == ("default", "a") for e in events)
 
 
 async def test_a_retry_keeps_its_cause_and_a_plain_enqueue_has_none(
@@ -136,3 +138,14 @@ async def test_a_retry_keeps_its_cause_and_a_plain_enqueue_has_none(
         ("default/gone", "success", None),
     ]
     assert [e["requests"] for e in events] == [["req-1"], ["req-2"], ["req-3"], ["req-4"]]
+
+
+async def test_a_cluster_scoped_object_is_reconciled_without_a_namespace(
+    running: tuple[Controller, FakeInformer, Scripted, ListSink, ManualClock],
+) -> None:
+    controller, _, _, trace, _ = running
+    controller.enqueue(Request("", "node-1"))
+    await settle()
+    (event,) = trace.of_type("reconcile")
+    assert (event["key"], event["name"]) == ("node-1", "node-1") and "namespace" not in event
+    assert validate(event, envelope=False, strict=True) == []

@@ -29,6 +29,7 @@ from controlplane.consumers.framing import (
 )
 from controlplane.trace.bus import Batch, TraceBus
 from controlplane.trace.recorder import Event, Recorder
+from controlplane.trace.schema import PIPELINE_STAGES, SCHEMA_VERSION
 
 
 def event(seq: int, type: str = "watch.event", **fields: Any) -> Event:
@@ -82,9 +83,10 @@ def test_hello_and_error_messages() -> None:
     assert hello_message(cluster="demo", last_seq=7, timing="classroom") == {
         "type": "hello",
         "cluster": "demo",
-        "schema": 1,
+        "schema": SCHEMA_VERSION,
         "last_seq": 7,
         "timing": "classroom",
+        "stages": list(PIPELINE_STAGES),
     }
     assert error_message(410, "too old: oldest is 5") == {
         "type": "error",

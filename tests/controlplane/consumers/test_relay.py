@@ -43,6 +43,7 @@ from controlplane.consumers.relay import (
 from controlplane.runtime import Lab, LabConfig
 from controlplane.store.errors import UnknownCluster
 from controlplane.trace.bus import TraceBus
+from controlplane.trace.schema import PIPELINE_STAGES, SCHEMA_VERSION
 from tests.support.services import REDIS_URL, port_open, service_missing
 from tests.support.tracestream import (
     TIMEOUT,
@@ -196,7 +197,14 @@ async def test_a_socket_on_another_process_gets_the_owners_events_gapless_and_in
     bus = processes.bus
     emit_watch_events(bus, 5)  # history from before anyone watched
     communicator, hello = await subscribed()
-    assert hello == {"type": "hello", "cluster": "demo", "schema": 1, "last_seq": 5, "timing": "classroom"}
+    assert hello == {
+        "type": "hello",
+        "cluster": "demo",
+        "schema": SCHEMA_VERSION,
+        "last_seq": 5,
+        "timing": "classroom",
+        "stages": list(PIPELINE_STAGES),
+    }
     for _ in range(10):
         emit_watch_events(bus, 30)
         await asyncio.sleep(0)  # one loop turn: ticks may go between bursts

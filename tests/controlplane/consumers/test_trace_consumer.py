@@ -26,6 +26,7 @@ from config.asgi import application
 from controlplane.consumers.framing import TRACE_ENDED
 from controlplane.consumers.trace import TraceConsumer
 from controlplane.runtime import Cluster, Lab, LabConfig, activate
+from controlplane.trace.schema import PIPELINE_STAGES, SCHEMA_VERSION
 from tests.support.classrooms import committed_classrooms
 from tests.support.tracestream import (
     TIMEOUT,
@@ -119,9 +120,10 @@ async def test_hello_names_the_cluster_its_last_seq_and_timing(lab: Lab) -> None
     assert hello == {
         "type": "hello",
         "cluster": "demo",
-        "schema": 1,
+        "schema": SCHEMA_VERSION,
         "last_seq": bus.last_seq,
         "timing": "classroom",
+        "stages": list(PIPELINE_STAGES),
     }
     assert bus.subscribers == 0  # nothing is streamed (or subscribed) until the page asks
     await close(communicator)

@@ -72,3 +72,43 @@ async def test_inspect_reads_like_range_but_is_neither_traced_nor_measured(tmp_p
     finally:
         await store.close()
     assert seen == ["list"]
+
+
+async def test_a_write_of_what_the_diagram_draws_carries_its_facts(tmp_path: Path) -> None:
+    """Every write passes the store: a Pod's, Node's or leader Lease's says what the diagram draws of
+    it, so the page follows etcd itself (controlplane/trace/objects.py)."""
+    bus = TraceBus("test", recording=True)
+    store = SqliteStore("test", path=tmp_path / "store.sqlite3", trace=bus)
+    await store.start()
+    pod = b'{"metadata": {"name": "web-x2kq4", "namespace": "default", "generateName": "web-"},'
+    pod += b' "spec": {"nodeName": "node-1"}, "status": {"phase": "Running"}}'
+    try:
+        await store.create("/registry/pods/default/web-x2kq4", pod)
+        await store.create("/registry/configmaps/default/c", b'{"data": {"a": "b"}}')
+        await store.create("/registry/pods/default/sealed", b"k8s:enc:aescbc:v1:key1:\x00\x01")
+        await store.txn(Txn(success=(Delete("/registry/pods/default/web-x2kq4"),)))
+        writes = [
+            w
+            for e in bus.recorder.since(0)
+            if e["type"] == "store.txn" and e.get("writes")
+            for w in e["writes"]
+        ]
+    finally:
+        await store.close()
+    assert writes == [
+        {
+            "type": "PUT",
+            "key": "/registry/pods/default/web-x2kq4",
+            "pod": {
+                "namespace": "default",
+                "name": "web-x2kq4",
+                "generateName": "web-",
+                "node": "node-1",
+                "phase": "Running",
+                "deleting": False,
+            },
+        },
+        {"type": "PUT", "key": "/registry/configmaps/default/c"},  # not drawn: no facts, never its data
+        {"type": "PUT", "key": "/registry/pods/default/sealed"},  # encrypted at rest: nothing to read
+        {"type": "DELETE", "key": "/registry/pods/default/web-x2kq4"},
+    ]

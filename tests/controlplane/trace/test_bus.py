@@ -10,6 +10,7 @@ import pytest
 from controlplane.trace import request_context
 from controlplane.trace.bus import LOG_TRIM, TraceBus, summarise
 from controlplane.trace.recorder import OutOfOrder, TooOld
+from controlplane.trace.schema import SCHEMA_VERSION
 
 
 def ticking() -> TraceBus:
@@ -23,7 +24,7 @@ def test_the_bus_stamps_the_envelope_in_order() -> None:
     (event,) = bus.recorder
     assert list(event)[:5] == ["v", "cluster", "seq", "ts", "type"]
     assert event == {
-        "v": 1,
+        "v": SCHEMA_VERSION,
         "cluster": "demo",
         "seq": 1,
         "ts": 1000.0,
@@ -242,7 +243,10 @@ def test_a_closed_bus_takes_no_subscribers() -> None:
 
 def stamped(seqs: range) -> list[dict[str, object]]:
     """Events as another process's bus made them."""
-    return [{"v": 1, "cluster": "demo", "seq": s, "ts": 1000.0 + s, "type": "store.compact"} for s in seqs]
+    return [
+        {"v": SCHEMA_VERSION, "cluster": "demo", "seq": s, "ts": 1000.0 + s, "type": "store.compact"}
+        for s in seqs
+    ]
 
 
 async def test_a_mirror_keeps_the_seqs_of_the_bus_it_mirrors() -> None:

@@ -30,6 +30,7 @@ from controlplane.trace.causality import (
     is_store_watch_event,
     is_write,
 )
+from controlplane.trace.schema import SCHEMA_VERSION
 from tests.support.admission import WITHOUT_CONTROLLERS
 from tests.support.inprocess import in_process_cluster, wait_for
 
@@ -44,7 +45,9 @@ class Run:
 
     def add(self, type: str, **fields: Any) -> int:
         seq = len(self.events) + 1
-        self.events.append({"v": 1, "cluster": "c", "seq": seq, "ts": float(seq), "type": type, **fields})
+        self.events.append(
+            {"v": SCHEMA_VERSION, "cluster": "c", "seq": seq, "ts": float(seq), "type": type, **fields}
+        )
         return seq
 
     def request(
@@ -348,6 +351,21 @@ async def test_a_pod_create_is_followed_to_the_kubelets_status_update(traced: Tr
     assert steps[1]["type"] == "request.stage" and steps[1]["stage"] == "authentication"
     assert steps[-1]["type"] == "request.completed" and steps[-1]["code"] == 201
     assert steps[-1]["revision"] == revision
+    # every step of the request names what it is about, and the storage stage its write
+    for step in steps:
+        if step["type"].startswith("request."):
+            assert (step["user"], step["verb"], step["resource"], step["namespace"]) == (
+                "admin",
+                "create",
+                "pods",
+                "default",
+            )
+    (stored,) = _of(steps, "request.stage", stage="storage")
+    assert (stored["op"], stored["key"], stored["revision"]) == (
+        "create",
+        "/registry/pods/default/web",
+        revision,
+    )
 
     graph = CausalGraph(recorder)
     caused = graph.effects(create_id)
@@ -362,6 +380,7 @@ async def test_a_pod_create_is_followed_to_the_kubelets_status_update(traced: Tr
     ]
     assert len(to_scheduler) == 1
     assert to_scheduler[0]["event"] == "ADDED" and to_scheduler[0]["name"] == "web"
+    assert to_scheduler[0]["resource"] == "pods" and to_scheduler[0]["namespace"] == "default"
     assert to_scheduler[0]["from"] == "apiserver" and to_scheduler[0]["key"] == "/registry/pods/default/web"
     hop_causes = graph.causes(to_scheduler[0]["seq"], transitive=False)
     assert hop_causes and {e["seq"] for e in hop_causes} <= {e["seq"] for e in store_hops}
@@ -369,12 +388,15 @@ async def test_a_pod_create_is_followed_to_the_kubelets_status_update(traced: Tr
     # the decision names the revision it saw and the binding it made
     (decision,) = _of(events, "scheduler.decision", pod="default/web")
     assert decision["chosen"] == NODE and decision["revision"] == revision
+    assert (decision["namespace"], decision["name"], decision["node"]) == ("default", "web", NODE)
     assert decision["seq"] in seqs_caused
     assert graph.causes(decision["seq"], transitive=False) == to_scheduler
     (binding_id,) = decision["requests"]
     binding = recorder.for_request(binding_id)
     assert binding[0]["type"] == "request.received" and binding[0]["from"] == "scheduler"
     assert binding[0]["subresource"] == "binding" and binding[0]["seq"] in seqs_caused
+    (bound_stage,) = _of(binding, "request.stage", stage="storage")
+    assert bound_stage["op"] == "update" and bound_stage["subresource"] == "binding"
     (binding_write,) = [e for e in binding if is_write(e)]
     bound = binding_write["revision"]
     assert bound > revision and binding_write["seq"] in seqs_caused
@@ -385,6 +407,7 @@ async def test_a_pod_create_is_followed_to_the_kubelets_status_update(traced: Tr
     assert bound in [e["revision"] for e in to_kubelet]
     syncs = [e for e in caused if e["type"] == "reconcile" and e["from"] == f"kubelet:{NODE}"]
     assert syncs and syncs[0]["controller"] == "kubelet" and syncs[0]["key"] == "default/web"
+    assert (syncs[0]["namespace"], syncs[0]["name"]) == ("default", "web")
     assert syncs[0]["revision"] == bound and syncs[0]["result"] == "success"
     (delivered,) = graph.causes(syncs[0]["seq"], transitive=False)
     assert delivered["type"] == "watch.event" and delivered["to"] == f"kubelet:{NODE}"

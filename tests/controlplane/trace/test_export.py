@@ -21,7 +21,7 @@ from controlplane.trace.export import (
     loads,
 )
 from controlplane.trace.redaction import concerns_secret, redact
-from controlplane.trace.schema import EVENT_TYPES, example
+from controlplane.trace.schema import EVENT_TYPES, SCHEMA_VERSION, example
 
 
 def recorded_run() -> TraceBus:
@@ -57,7 +57,7 @@ def test_an_export_starts_with_its_header_and_lists_every_event() -> None:
     assert json.loads(lines[0]) == {
         "format": FORMAT,
         "version": 1,
-        "v": 1,
+        "v": SCHEMA_VERSION,
         "cluster": "demo",
         "first_seq": 1,
         "last_seq": 4,
@@ -71,7 +71,7 @@ def test_events_are_encoded_stably_envelope_first_then_sorted() -> None:
         "zeta": {"b": 1, "a": 2},
         "type": "x",
         "seq": 3,
-        "v": 1,
+        "v": 2,
         "from": "a",
         "ts": 1.0,
         "cluster": "c",
@@ -79,7 +79,7 @@ def test_events_are_encoded_stably_envelope_first_then_sorted() -> None:
     }
     line = encode_event(event)
     assert line == (
-        '{"v":1,"cluster":"c","seq":3,"ts":1.0,"type":"x","from":"a",'
+        '{"v":2,"cluster":"c","seq":3,"ts":1.0,"type":"x","from":"a",'
         '"alpha":[{"x":2,"y":1}],"zeta":{"a":2,"b":1}}'
     )
     assert encode_event(dict(reversed(list(event.items())))) == line
@@ -120,10 +120,11 @@ def test_a_scrolled_recorder_exports_what_it_still_holds() -> None:
         ("", "empty file: no header"),
         ("[1]\n", "line 1: expected a JSON object, got list"),
         ('{"format":"other"}\n', "line 1: not a kubelab-trace file"),
-        ('{"format":"kubelab-trace","version":2,"v":1}\n', "line 1: unsupported kubelab-trace version 2"),
+        ('{"format":"kubelab-trace","version":2,"v":2}\n', "line 1: unsupported kubelab-trace version 2"),
         ('{"format":"kubelab-trace","version":1,"v":9}\n', "line 1: unsupported trace schema version 9"),
-        ('{"format":"kubelab-trace","version":1,"v":1}\n{"v":1}\n', "line 2: event without 'cluster'"),
-        ('{"format":"kubelab-trace","version":1,"v":1}\nnot json\n', "line 2: not JSON"),
+        ('{"format":"kubelab-trace","version":1,"v":1}\n', "line 1: unsupported trace schema version 1"),
+        ('{"format":"kubelab-trace","version":1,"v":2}\n{"v":2}\n', "line 2: event without 'cluster'"),
+        ('{"format":"kubelab-trace","version":1,"v":2}\nnot json\n', "line 2: not JSON"),
     ],
 )
 def test_a_bad_file_says_where_it_is_wrong(text: str, message: str) -> None:
@@ -150,7 +151,7 @@ SECRET = {
 
 
 def exported(event: dict[str, Any]) -> str:
-    full = {"v": 1, "cluster": "demo", "seq": 1, "ts": 1.0, **event}
+    full = {"v": SCHEMA_VERSION, "cluster": "demo", "seq": 1, "ts": 1.0, **event}
     return dumps([full])
 
 

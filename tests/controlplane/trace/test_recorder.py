@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 
 from controlplane.trace.recorder import OutOfOrder, Recorder, TooOld
+from controlplane.trace.schema import SCHEMA_VERSION
 
 
 def event(seq: int, type: str = "store.txn", **fields: Any) -> dict[str, Any]:
-    return {"v": 1, "cluster": "c", "seq": seq, "ts": 1000.0 + seq, "type": type, **fields}
+    return {"v": SCHEMA_VERSION, "cluster": "c", "seq": seq, "ts": 1000.0 + seq, "type": type, **fields}
 
 
 def filled(count: int, capacity: int = 100, start: int = 1) -> Recorder:

@@ -40,7 +40,29 @@ def test_each_example_fits_its_type_strictly(type_name: str) -> None:
 
 
 def test_the_pipeline_stages_are_the_api_servers() -> None:
-    assert schema.PIPELINE_STAGES == pipeline.STAGES
+    assert schema.PIPELINE_STAGES is pipeline.STAGES
+
+
+def test_every_request_event_may_name_what_its_request_is_about() -> None:
+    identity = {"user", "verb", "resource", "subresource", "namespace", "name"}
+    for type_name in ("request.received", "request.stage", "request.completed"):
+        assert identity <= set(EVENT_TYPES[type_name].optional), type_name
+
+
+def test_a_storage_stage_names_its_write_and_its_operation() -> None:
+    event = example("request.stage")
+    assert (event["stage"], event["key"], event["revision"], event["op"]) == (
+        "storage",
+        "/registry/pods/default/web",
+        17,
+        "create",
+    )
+    for op in ("create", "update", "delete", "terminate"):
+        assert validate(event | {"op": op}, strict=True) == []
+    assert validate(event | {"op": "put", "revision": "17"}) == [
+        "request.stage.revision: expected integer, got str",
+        "request.stage.op: 'put' is not one of 'create', 'update', 'delete', 'terminate'",
+    ]
 
 
 def test_a_missing_envelope_field_is_named() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from controlplane.identity import AUTHENTICATED, UserInfo
-from controlplane.trace.schema import validate
+from controlplane.trace.schema import SCHEMA_VERSION, validate
 from tests.controlplane.apiserver.authz.conftest import Lab, user_subject
 
 AUTHZ = "/apis/authorization.k8s.io/v1"
@@ -119,7 +119,7 @@ async def test_a_refusal_is_explained_on_the_trace(lab: Lab) -> None:
     )
     assert response.json()["message"] == message
     (decision,) = [e for e in lab.trace.of_type("rbac.decision") if e["id"] == response.headers["audit-id"]]
-    assert validate(dict(decision, v=1, cluster="test", seq=1, ts=0.0), strict=True) == []
+    assert validate(dict(decision, v=SCHEMA_VERSION, cluster="test", seq=1, ts=0.0), strict=True) == []
     assert decision["allowed"] is False and decision["message"] == message
     assert (decision["user"], decision["verb"], decision["resource"], decision["name"]) == (
         "student:ada",
@@ -140,7 +140,7 @@ async def test_an_allowed_request_names_its_binding_role_and_rule_on_the_trace(l
     response = await lab.as_().get("/api/v1/namespaces/default/configmaps")
     assert response.status_code == 200
     (decision,) = [e for e in lab.trace.of_type("rbac.decision") if e["id"] == response.headers["audit-id"]]
-    assert validate(dict(decision, v=1, cluster="test", seq=1, ts=0.0), strict=True) == []
+    assert validate(dict(decision, v=SCHEMA_VERSION, cluster="test", seq=1, ts=0.0), strict=True) == []
     assert decision["allowed"] is True and decision["authorizer"] == "RBAC"
     assert (decision["binding"], decision["role"]) == (
         'ClusterRoleBinding "cluster-admin"',

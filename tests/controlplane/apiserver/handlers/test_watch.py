@@ -41,6 +41,7 @@ async def test_a_watch_reports_opening_each_change_sent_and_closing(api: API) ->
         "event": "MODIFIED",
         "revision": int(updated["metadata"]["resourceVersion"]),
         "key": "/registry/configmaps/default/w",
+        "resource": "configmaps",
         "kind": "ConfigMap",
         "namespace": "default",
         "name": "w",

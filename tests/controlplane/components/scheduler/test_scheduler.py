@@ -200,16 +200,24 @@ async def test_pods_are_bound_and_spread_over_the_nodes(
     assert all(d["from"] == "scheduler" and d["cluster"] == CLUSTER for d in decisions)
     bound = {p["metadata"]["name"]: node_of(p) for p in items}
     assert all(d["chosen"] == bound[d["pod"].split("/")[1]] for d in decisions)
+    assert all(
+        (d["namespace"], d["name"], d["node"]) == ("default", d["pod"].split("/")[1], d["chosen"])
+        for d in decisions
+    )
     # each decision names the pod's revision it saw (its create) and the binding request it made
     writes = {e["revision"]: e for e in trace.of_type("store.txn") if e["op"] == "txn" and e.get("writes")}
     completed = {e["id"]: e for e in trace.of_type("request.completed")}
     for decision in decisions:
         key = "/registry/pods/" + decision["pod"]
-        assert writes[decision["revision"]]["writes"] == [{"type": "PUT", "key": key}]
+        [created] = writes[decision["revision"]]["writes"]
+        assert (created["type"], created["key"], created["pod"]["node"]) == ("PUT", key, "")
         (binding_id,) = decision["requests"]
         assert completed[binding_id]["code"] == 201
         (binding_write,) = [e for e in writes.values() if e["id"] == binding_id]
         assert binding_write["writes"][0]["key"] == key
+        assert binding_write["writes"][0]["pod"]["node"] == decision["chosen"], (
+            "the binding's write names its node"
+        )
 
     recorded = await wait_for(
         events(client), lambda items: sum(e["reason"] == "Scheduled" for e in items) == 6
@@ -259,7 +267,7 @@ async def test_a_pod_too_big_for_every_node_stays_pending_until_a_big_node_comes
 
     (decision,) = trace.of_type("scheduler.decision")
     assert decision["pod"] == "default/big"
-    assert decision["chosen"] is None
+    assert decision["chosen"] is None and "node" not in decision
     assert decision["requests"] == []  # no binding
     assert decision["message"] == message
     assert set(decision["nodes"]) == {"node-a", "node-b", "node-c"}

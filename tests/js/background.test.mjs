@@ -1,0 +1,48 @@
+// Background traffic is told apart by the events' own fields and the links the trace names.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { Background, duration, requestActivity } from "../../static/topology/background.js";
+
+function lease(id, ts, from = "kubelet:node-1") {
+  return [
+    { type: "request.received", seq: 1, ts, id, from, to: "apiserver", verb: "update", resource: "leases", namespace: "kube-node-lease", name: "node-1" },
+    { type: "request.stage", seq: 2, ts, id, from, to: "apiserver", stage: "authentication", outcome: "pass" },
+    { type: "store.txn", seq: 3, ts, id, from: "apiserver", to: "etcd", op: "txn", revision: 50 + ts, succeeded: true, writes: [{ type: "PUT", key: "/registry/leases/kube-node-lease/node-1" }] },
+    { type: "watch.event", seq: 4, ts, id: "w", from: "apiserver", to: "controller-manager", watch: "w", event: "MODIFIED", revision: 50 + ts, kind: "Lease", namespace: "kube-node-lease", name: "node-1" },
+    { type: "request.completed", seq: 5, ts, id, from, to: "apiserver", code: 200, duration: 0.001 },
+  ];
+}
+
+test("a kubelet's Lease renewal and everything it causes are background, counted on the kubelet", () => {
+  const background = new Background();
+  for (const t of [0, 2, 4, 6]) {
+    for (const event of lease(`r${t}`, t)) assert.equal(background.classify(event), "node-lease", `${event.type} at ${t}`);
+  }
+  const [activity] = background.activities("kubelet:node-1");
+  assert.equal(activity.kind, "node-lease");
+  assert.equal(activity.count, 4);
+  assert.equal(activity.every, 2);
+  assert.equal(activity.words, "renews its node's Lease every 2 s");
+});
+
+test("what people ask and what controllers write is never background", () => {
+  const background = new Background();
+  const create = { type: "request.received", id: "k", from: "user:alice", verb: "create", resource: "leases" };
+  assert.equal(background.classify(create), null);
+  assert.equal(requestActivity({ from: "controller-manager", verb: "create", resource: "pods" }), null);
+  assert.equal(requestActivity({ from: "kubelet:node-1", verb: "patch", resource: "nodes", subresource: "status" }), "heartbeat");
+  assert.equal(requestActivity({ from: "scheduler", verb: "update", resource: "leases" }), "leader-lease");
+  assert.equal(requestActivity({ from: "scheduler", verb: "watch", resource: "pods" }), "informer");
+  // A reconcile that made requests is news; one that made none after a background write is not.
+  assert.equal(background.classify({ type: "reconcile", controller: "replicaset", revision: 9, requests: ["a"] }), null);
+  for (const event of lease("r", 1)) background.classify(event);
+  assert.equal(background.classify({ type: "reconcile", controller: "nodelifecycle", revision: 51, requests: [] }), "resync");
+  assert.equal(background.classify({ type: "reconcile", controller: "replicaset", revision: 7, requests: [] }), null);
+});
+
+test("durations read as people say them", () => {
+  assert.equal(duration(2), "2 s");
+  assert.equal(duration(0.5), "500 ms");
+  assert.equal(duration(100), "1 min 40 s");
+});
