@@ -42,11 +42,11 @@ from controlplane.store.kv import (
     TxnResult,
 )
 from controlplane.store.watch import DEFAULT_WATCH_CAPACITY, Watch
-from controlplane.trace import NULL_SINK, TraceSink, current_request_id, note_revision
+from controlplane.trace import NULL_SINK, TraceSink, current_request_id, nodes, note_revision
 from controlplane.trace.objects import facts as object_facts
 
 #: The diagram's edge of every store operation: the API server is etcd's only client.
-_TO_ETCD = {"from": "apiserver", "to": "etcd"}
+_TO_ETCD = {"from": nodes.APISERVER, "to": nodes.ETCD}
 
 
 def _write(event: Event) -> dict[str, object]:

@@ -32,7 +32,7 @@ from types import TracebackType
 
 from controlplane.store.errors import StoreClosed, StoreError, WatcherTooSlow
 from controlplane.store.kv import Event
-from controlplane.trace import NULL_SINK, TraceSink
+from controlplane.trace import NULL_SINK, TraceSink, nodes
 
 #: Events a watcher may fall behind before it is closed. kube-apiserver's cacher keeps far less per
 #: watcher; this store has few watchers (one per resource, the watch cache), so it can afford more.
@@ -43,7 +43,7 @@ HistoryReader = Callable[[int], Awaitable[tuple[int, AsyncIterator[Sequence[Even
 _watch_ids = itertools.count(1)
 
 #: The diagram's edge of a store watch's trace events: etcd streams to the API server, its only client.
-FROM_ETCD = {"from": "etcd", "to": "apiserver"}
+FROM_ETCD = {"from": nodes.ETCD, "to": nodes.APISERVER}
 
 
 class Watch:

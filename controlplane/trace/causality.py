@@ -37,6 +37,8 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from controlplane.trace import nodes
+
 Event = Mapping[str, Any]
 
 #: Event types that react to a watch event (rule 4) and make requests (rule 5).
@@ -74,7 +76,7 @@ def is_write(event: Event) -> bool:
 def is_store_watch_event(event: Event) -> bool:
     """A ``watch.event`` of the API server's watch on the store (etcd -> apiserver)."""
     return event.get("type") == "watch.event" and (
-        event.get("source") == "store" or event.get("from") == "etcd"
+        event.get("source") == "store" or event.get("from") == nodes.ETCD
     )
 
 

@@ -405,7 +405,12 @@ _TYPES = (
             "succeeded": _f("whether every compare held (txn)", *BOOL),
             "compares": _f("the compares: key, target, op, value (a revision, never data)", *LIST),
             "ops": _f("the operations run: op and key", *LIST),
-            "writes": _f("the changes committed: type (PUT, DELETE) and key", *LIST),
+            "writes": _f(
+                "the changes committed: type (PUT, DELETE) and key; a PUT of a Pod, a Node or a leader"
+                " Lease also carries what the diagram draws of it, under pod, node or lease"
+                " (trace/objects.py: names, phase, conditions, never data)",
+                *LIST,
+            ),
             "size": _f("bytes written", *INT),
         },
         {
@@ -419,7 +424,20 @@ _TYPES = (
                 {"key": "/registry/pods/default/web", "target": "create_revision", "op": "=", "value": 0}
             ],
             "ops": [{"op": "put", "key": "/registry/pods/default/web"}],
-            "writes": [{"type": "PUT", "key": "/registry/pods/default/web"}],
+            "writes": [
+                {
+                    "type": "PUT",
+                    "key": "/registry/pods/default/web",
+                    "pod": {
+                        "namespace": "default",
+                        "name": "web",
+                        "generateName": "",
+                        "node": "",
+                        "phase": "Pending",
+                        "deleting": False,
+                    },
+                }
+            ],
         },
     ),
     EventType(

@@ -45,11 +45,14 @@ export function requestActivity(event) {
   return null;
 }
 
+/** Occurrences closer than this (seconds) are one round (several controllers resyncing at once). */
+const ROUND = 0.25;
+
 /** How often an activity happens, from the cluster clock's times (`ts`) of its occurrences. */
 function every(times) {
-  if (times.length < 2) return null;
   const gaps = [];
-  for (let i = 1; i < times.length; i += 1) gaps.push(times[i] - times[i - 1]);
+  for (let i = 1; i < times.length; i += 1) if (times[i] - times[i - 1] > ROUND) gaps.push(times[i] - times[i - 1]);
+  if (!gaps.length) return null;
   gaps.sort((a, b) => a - b);
   return gaps[Math.floor(gaps.length / 2)];
 }
@@ -153,7 +156,8 @@ export class Background {
       kinds.set(kind, seen);
     }
     seen.count += 1;
-    if (typeof ts === "number") {
+    const last = seen.times[seen.times.length - 1];
+    if (typeof ts === "number" && (last === undefined || ts - last > ROUND)) {
       seen.times.push(ts);
       if (seen.times.length > this.samples) seen.times.shift();
     }
