@@ -21,7 +21,7 @@ captured for the raw handlers.
     kept. Target ``>= 0.5`` of raw.
 ``list.requests_per_s``
     The same for ``GET .../namespaces/default/pods`` (the list of 1000 pods) against ``/raw/list``.
-    The issue gives LIST no target of its own: reported for information, with its ratio.
+    LIST has no target of its own: reported for information, with its ratio.
 ``watch.events_per_s``
     A watch from the resourceVersion before the seeded creates replays their 1000 ``ADDED`` events
     (at most 1000: a watcher's buffer holds 1000 events), one chunk each, against ``/raw/stream/watch``
@@ -48,7 +48,7 @@ captured for the raw handlers.
 ``fanout_tls.*``
     The same run with the watchers on the HTTPS API port, for information (no targets).
 
-Why the fan-out watchers use plain HTTP. The issue asks for "1000 concurrent HTTP watchers", and the
+Why the fan-out watchers use plain HTTP. The target is for "1000 concurrent HTTP watchers", and the
 targets are checked that way: what they measure is the watch cache, the watch handler and daphne,
 the parts the API server can change. Over HTTPS every delivery also pays for a TLS record of its
 own: Twisted schedules a flush for each write and pyOpenSSL encrypts it (``SSL_write``), none of it
@@ -111,7 +111,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = "demo"
 NAMESPACE = "default"
 START_TIMEOUT = 120.0
-#: The issue's targets, as it states them.
+#: The targets, as the project states them.
 GET_TARGET = ">= 0.5"
 WATCH_TARGET = ">= 0.7"
 FANOUT_TARGET = "<= 250"
@@ -692,7 +692,7 @@ async def measure_requests(
         load=f"wrk -t{settings.threads} -c{settings.connections} -d{settings.duration:g}s",
         path=api_path,
         body_bytes=(lab.raw_dir / f"{kind}.body").stat().st_size,
-        **({"note": "the issue gives LIST no target; for information"} if kind == "list" else {}),
+        **({"note": "LIST has no target; for information"} if kind == "list" else {}),
     )
 
 
@@ -849,7 +849,7 @@ async def measure_fanout(
     listed = await client.get(lab.pods, params={"limit": "1"})
     listed.raise_for_status()
     revision = listed.json()["metadata"]["resourceVersion"]
-    # The issue's watchers are HTTP watchers: the web port, unless this is the informational TLS run
+    # The target's watchers are HTTP watchers: the web port, unless this is the informational TLS run
     # (see "Why the fan-out watchers use plain HTTP" at the top).
     url = f"{lab.pods if tls else lab.web_pods}?watch=true&resourceVersion={revision}"
     spread = max(1, min(settings.watcher_processes, settings.watchers))
@@ -967,7 +967,7 @@ async def fanout_run(
 
 
 def report_fanout(reporter: Reporter, settings: Settings, result: FanoutResult, group: str) -> None:
-    # The issue's targets are for the HTTP watchers; the HTTPS run is for information.
+    # The targets are for the HTTP watchers; the HTTPS run is for information.
     fanout_target = FANOUT_TARGET if group == "fanout" else None
     mutating_target = MUTATING_TARGET if group == "fanout" else None
     watcher_errors = [e for s in result.summaries for e in s.get("errors", [])]

@@ -3,7 +3,7 @@
 Everything runs as the embedded default does: one process, one event loop, the API server over a
 SQLite store, and the scheduler, the controller manager, and a kubelet and a kube-proxy per node as
 in-process components, each with its own identity, on the ``upstream`` timing profile. Simulated image
-pulls take no time here (the issue's "no simulated pull delay").
+pulls take no time here ("no simulated pull delay": the control plane's cost alone).
 
 - ``throughput``: ``--nodes`` nodes (100), one Deployment of ``--pods`` replicas (1000); from the
   create to the moment a watch has seen every pod Running. The store's raw single-row commit rate

@@ -8,7 +8,7 @@ Every line has the same keys, in this order::
     unit      "commits/s", "ms", "count", ...
     baseline  the reference measured in the same run, when the target is a ratio (else null)
     ratio     value / baseline (null without a baseline)
-    target    the target as the issue states it (">= 0.7", "<= 50", "== 0"), or null for a figure
+    target    the target as the project states it (">= 0.7", "<= 50", "== 0"), or null for a figure
               reported for information
     met       whether the target holds: it is checked against ``ratio`` when there is a baseline,
               against ``value`` otherwise; false when the value could not be measured or the

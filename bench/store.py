@@ -22,7 +22,7 @@ durable commit, every component learns of it through a watch):
     The same commit figures on PostgresStore, against a raw psycopg autocommit ``INSERT`` loop into a
     regular (logged) table: a ``TEMP`` table would skip the WAL flush at commit and not be the same
     durability. Single writer ``>= 0.6`` of raw; the 64-writer figure is reported against the same raw
-    single-row rate for information (the issue gives it no target).
+    single-row rate for information (it has no target).
 ``sqlite.churn.lock_errors`` / ``sqlite.churn.commits``
     A run (10 minutes by default, ``--churn-seconds``) of concurrent writers creating, updating and
     deleting keys (with optimistic-concurrency conflicts on shared keys), multi-key transactions,
@@ -412,7 +412,7 @@ async def measure_concurrent_writers(reporter: Reporter, backend: str, settings:
     except Exception as error:
         reporter.error(metric, "commits/s", error, target=target)
         return
-    note = "baseline is the raw single-row rate" + ("" if target else "; the issue sets no target for this")
+    note = "baseline is the raw single-row rate" + ("" if target else "; no target for this")
     reporter.emit(
         metric,
         rounds.best("store"),

@@ -73,7 +73,7 @@ from bench.report import Reporter
 from bench.stats import summarize
 
 CLUSTER = "demo"
-#: The issue's targets, as it states them.
+#: The targets, as the project states them.
 DELIVERED_TARGET = ">= 0.5"
 LATENCY_TARGET = "<= 250"
 GAPS_TARGET = "== 0"

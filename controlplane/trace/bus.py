@@ -11,8 +11,8 @@ the events happen (everything runs on the cluster's event loop, so ``emit`` is n
 subscriber that finds a gap, or reconnects, asks the recorder for everything after the last seq it
 saw (``recorder.since``), as Zulip's clients do after a missed event.
 
-**Cheap when nobody watches.** The issue asks for no serialisation and no channel traffic for a
-cluster without viewers. The bus never serialises: events stay the dicts they were made as, in memory,
+**Cheap when nobody watches.** A cluster without viewers pays no serialisation and no channel
+traffic for its trace. The bus never serialises: events stay the dicts they were made as, in memory,
 until someone exports a run (``export.py``) or the websocket layer sends a frame. It sends nothing by
 itself: subscribers pull batches. What is left is making the dict and appending it to a ring buffer
 for each event. ``recording=True`` (this class's default) spends that even while nobody watches, so

@@ -8,7 +8,7 @@ from controlplane.apiserver import pipeline
 from controlplane.trace import schema
 from controlplane.trace.schema import EVENT_TYPES, SchemaError, check, example, validate
 
-#: The types DESIGN.md §3 names, plus those the code already emits.
+#: The types docs/architecture.md's trace contract needs, plus those the code already emits.
 DESIGN_TYPES = {
     "request.received",
     "request.stage",
