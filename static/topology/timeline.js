@@ -11,7 +11,8 @@
 //   `MIN_DELAY`; and what still cannot be played in time is applied at once, without animation, and
 //   summarised in the narration ("the ReplicaSet controller created 20 pods"), never queued further.
 // - **What the student did plays in full, in order.** Each event comes with a kind, given by the page
-//   when it arrives: `own` (a request a person made, such as kubectl's: always animated, even late),
+//   when it arrives: `own` (a request a person made, such as kubectl's: always animated, even late,
+//   and faster when it is behind, down to `OWN_MIN_DELAY`, so that a burst of them holds up little),
 //   `background` (the cluster's own periodic traffic, background.js: applied at once, quietly, while
 //   `showBackground` is off), or null (everything else: animated when there is time).
 //
@@ -25,7 +26,8 @@
 import { perf } from "./perf.js";
 
 export const BASE_DELAY = 140; // ms per event at speed 1, when there is time
-export const MIN_DELAY = 30; // ms per event at least, however much waits (at speed 1)
+export const MIN_DELAY = 30; // ms per event at least, however much waits (at speed 1) ...
+export const OWN_MIN_DELAY = 2; // ... except a person's events that are behind: they never fold, so they hurry
 // ms: at speed 1, no event waits longer than this after it arrived. Below a second, so that with the
 // server's framing (up to 33 ms) and the browser's timers an event is drawn within a second of the
 // cluster emitting it.
@@ -225,7 +227,10 @@ export class Timeline {
     this.timer = null;
     if (this.paused) return;
     if (this.queue.length > this.maxBacklog) {
-      this._apply(this.queue.length - KEEP_AFTER_SKIP, { behind: true });
+      // Far behind (paused a long while): apply at once what comes before the next event a person made.
+      let n = 0;
+      while (n < this.queue.length - KEEP_AFTER_SKIP && this.kinds[n] !== "own") n += 1;
+      if (n) this._apply(n, { behind: true });
     }
     const now = this.now();
     const budget = this.budget();
@@ -250,7 +255,11 @@ export class Timeline {
       return;
     }
     // The pace that plays everything waiting by its deadline, within [MIN_DELAY, BASE_DELAY] / speed.
-    this.pace = Math.max(fastest, Math.min(slowest, left() / Math.max(1, this.waiting())));
+    // A person's events never fold: when they are behind (kubectl's discovery burst, many requests in
+    // a few milliseconds), they play faster, several a tick, so that what follows them is not held up.
+    const hurry = this.kinds[0] === "own" && now - this.arrived[0] > budget / 3;
+    const floor = hurry ? Math.min(OWN_MIN_DELAY, fastest) : fastest;
+    this.pace = Math.max(floor, Math.min(slowest, left() / Math.max(1, this.waiting())));
     // Below ~8 ms a step, play several events per tick instead of flooding the timer queue.
     const count = this.pace >= 8 ? 1 : Math.ceil(8 / Math.max(this.pace, 0.1));
     for (let i = 0; i < count && this.queue.length; i += 1) {

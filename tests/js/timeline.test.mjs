@@ -73,3 +73,17 @@ test("paused, events wait; a step folds background on the way to the next event"
   assert.equal(event.seq, 3);
   assert.deepEqual(h.skipped.map((s) => s.seq), [1, 2]);
 });
+
+test("a burst of a person's requests (kubectl's discovery) all animate and hold up little behind them", () => {
+  const kinds = {};
+  for (let seq = 1; seq <= 150; seq += 1) kinds[seq] = "own";
+  const h = harness(kinds);
+  h.timeline.push(events(150));
+  h.timeline.push(events(1200, 151));
+  h.run(20000);
+  const own = h.played.filter((p) => p.seq <= 150);
+  assert.equal(own.length, 150, "every event of a person's requests is animated");
+  const drawn = [...h.played, ...h.skipped].map((d) => d.at).sort((a, b) => a - b);
+  const p95 = drawn[Math.floor(drawn.length * 0.95)];
+  assert.ok(p95 <= 1000, `p95 ${p95} ms behind`);
+});
