@@ -1,8 +1,10 @@
 # Kubelab's two commands: `make run` starts the lab, `make test` checks everything CI checks.
 #
 #   make run    create .venv (python3.11), install requirements.txt, migrate, start the lab
-#   make test   install what the tests need (etcd-server), then ruff, mypy, import-linter, pytest
+#   make test   install what the tests need (etcd-server, nodejs ...), then ruff, mypy, import-linter,
+#               the JavaScript unit tests (node --test) and pytest
 #   make lint   ruff, mypy and import-linter only
+#   make js-test  the front end's unit tests only (tests/js/*.test.mjs, Node 18 or later)
 #   make bench  the store benchmark, quick version
 #   make clean  remove caches (not .venv, not var/)
 #
@@ -18,7 +20,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 RUNLAB_ARGS ?=
 MYPY_TARGETS := controlplane config courses manage.py $(wildcard bench) tests
 
-.PHONY: run test lint bench clean venv debian-packages
+.PHONY: run test lint js-test bench clean venv debian-packages
 
 # -- the virtual environment ---------------------------------------------------------------------
 
@@ -61,8 +63,9 @@ run: $(VENV)/.requirements.stamp
 # -- test ----------------------------------------------------------------------------------------
 
 # Debian packages the tests need: etcd-server, wrk (the load generator of `python -m bench api`, whose
-# smoke test runs it) and chromium (the browser tests drive it with Playwright). Installed when we are
-# root; otherwise we say what to install (the tests that need them are skipped locally and fail in CI).
+# smoke test runs it), chromium (the browser tests drive it with Playwright) and nodejs (`node --test`
+# runs the front end's unit tests). Installed when we are root; otherwise we say what to install (the
+# tests that need them are skipped locally and fail in CI).
 debian-packages:
 	@if [ ! -x /usr/bin/etcd ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -91,6 +94,15 @@ debian-packages:
 			echo "chromium is missing: sudo apt-get install chromium (the browser tests need it)"; \
 		fi; \
 	fi
+	@if ! command -v node >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "Installing nodejs ..."; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null; } \
+				|| echo "Could not install nodejs; make js-test will fail" >&2; \
+		else \
+			echo "node is missing: sudo apt-get install nodejs (make js-test needs it)"; \
+		fi; \
+	fi
 
 lint: $(VENV)/.requirements-dev.stamp
 	$(VENV)/bin/ruff check .
@@ -98,8 +110,16 @@ lint: $(VENV)/.requirements-dev.stamp
 	$(VENV)/bin/mypy $(MYPY_TARGETS)
 	$(VENV)/bin/lint-imports
 
+# The front end's unit tests: plain ES modules (static/topology/) tested by Node's own runner, nothing
+# to install but Node 18 or later. The shell expands the glob, as every Node version expects.
+js-test:
+	@command -v node >/dev/null || { echo "node is missing: sudo apt-get install nodejs" >&2; exit 1; }
+	@node -e 'process.exit(Number(process.versions.node.split(".")[0]) < 18 ? 1 : 0)' || \
+		{ echo "make js-test needs Node 18 or later; node is $$(node --version)" >&2; exit 1; }
+	node --test tests/js/*.test.mjs
+
 # pytest's exit status 5 means "no tests ran": that is a failure, not a pass.
-test: debian-packages lint
+test: debian-packages lint js-test
 	@rc=0; $(PY) -m pytest -q -p no:cacheprovider || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest ran no tests: failing" >&2; exit 1; fi; \
 	exit $$rc

@@ -1,4 +1,4 @@
-"""The courses as a Django app."""
+"""The web application as a Django app: ``courses``, the one app of every area (see ``courses/__init__``)."""
 
 from __future__ import annotations
 

@@ -1,74 +1,14 @@
-"""Classrooms: who teaches whom, and which clusters are theirs.
+"""The ``courses`` app's models, where Django looks for them: each area defines its own and they are
+imported here.
 
-A classroom is a group of people around a few clusters: its **instructors** (the cluster admins of
-its clusters, DESIGN.md section 4) and its **students** (each of whom acts in a cluster as the user
-``student:<username>``). The clusters themselves live in the lab (``controlplane.runtime``), not in
-this database; a ``ClassroomCluster`` row says that the cluster of that name belongs to a classroom.
-A cluster belongs to at most one classroom, so "whose cluster is this?" has one answer, which is what
-``courses.access`` (who may see a cluster) asks.
-
-This is the foundation the course issues build on (progress, checks, the instructor console); for now
-staff set classrooms up in Django's admin (``/admin/``, ``courses/admin.py``).
+Every model of the web application belongs to the one app ``courses`` (app label ``courses``, one
+``courses/migrations``), whichever sub-package defines it: today the classrooms
+(``courses.classrooms.models``). ``validate_cluster_name`` is imported too: migration 0001 refers to it
+as ``courses.models.validate_cluster_name``.
 """
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.core.exceptions import ValidationError
-from django.db import models
+from courses.classrooms.models import Classroom, ClassroomCluster, validate_cluster_name
 
-from controlplane.runtime import InvalidClusterName, check_cluster_name
-
-
-def validate_cluster_name(name: str) -> None:
-    """A cluster's name is a DNS label, as the lab requires (``controlplane.runtime.check_cluster_name``)."""
-    try:
-        check_cluster_name(name)
-    except InvalidClusterName as error:
-        raise ValidationError(str(error), code="invalid") from None
-
-
-class Classroom(models.Model):
-    """A class of students with their instructors, and (through ``clusters``) the clusters they work on."""
-
-    name = models.CharField(max_length=200)
-    slug = models.SlugField(max_length=63, unique=True, help_text="Short name used in URLs, e.g. k8s-101.")
-    instructors = models.ManyToManyField(
-        settings.AUTH_USER_MODEL,
-        related_name="classrooms_taught",
-        blank=True,
-        help_text="They see every cluster of this classroom, as its cluster admins.",
-    )
-    students = models.ManyToManyField(
-        settings.AUTH_USER_MODEL,
-        related_name="classrooms_attended",
-        blank=True,
-        help_text="They see every cluster of this classroom.",
-    )
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class ClassroomCluster(models.Model):
-    """The cluster named ``cluster`` belongs to ``classroom`` (and to no other: the name is unique)."""
-
-    classroom = models.ForeignKey(Classroom, on_delete=models.CASCADE, related_name="clusters")
-    cluster = models.CharField(
-        "cluster name",
-        max_length=63,
-        unique=True,
-        validators=[validate_cluster_name],
-        error_messages={"unique": "This cluster already belongs to a classroom."},
-        help_text="The name of a cluster of the lab, as in /lab/<name>/.",
-    )
-
-    class Meta:
-        ordering = ["cluster"]
-        verbose_name = "classroom cluster"
-
-    def __str__(self) -> str:
-        return f"{self.cluster} ({self.classroom})"
+__all__ = ["Classroom", "ClassroomCluster", "validate_cluster_name"]

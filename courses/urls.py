@@ -1,8 +1,13 @@
-"""The courses' URL routes: the landing page, one page per cluster and its etcd panel's reads."""
+"""The web application's URL routes, the ``courses`` namespace: the landing page here, each area's
+routes included from its own ``urls`` module (today the cluster pages', ``courses.lab.urls``).
+
+Python code builds paths with ``reverse("courses:<name>")`` and templates with ``{% url %}``, never by
+hand.
+"""
 
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
 from courses import views
 
@@ -10,6 +15,5 @@ app_name = "courses"
 
 urlpatterns = [
     path("", views.landing, name="landing"),
-    path("lab/<slug:name>/", views.cluster, name="cluster"),
-    path("lab/<slug:name>/etcd/", views.etcd_keys, name="etcd-keys"),
+    path("", include("courses.lab.urls")),
 ]

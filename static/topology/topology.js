@@ -459,5 +459,6 @@ export function start(root) {
   return window.kubelabTopology;
 }
 
-const root = document.querySelector("[data-topology=root]");
-if (root) start(root);
+// Importing this module starts nothing: a page mounts its topology onto its root element from a module
+// script, `import { start } from ".../topology/topology.js"; start(root)`
+// (templates/courses/lab/cluster.html), so a chapter page can mount one onto an element of its own.

@@ -1,8 +1,8 @@
 """Who may see a cluster: the pure rule over every kind of viewer, then its database adapter.
 
-The matrix is the rule of courses/access.py written out as a table: each row a viewer, a cluster
-(with the classroom that owns it) and whether anonymous visitors may see the demo; the rule must
-answer every row as the table says. The adapter's tests save real users and classrooms and check that
+The matrix is the rule of courses/classrooms/access.py written out as a table: each row a viewer, a
+cluster (with the classroom that owns it) and whether anonymous visitors may see the demo; the rule
+must answer every row as the table says. The adapter's tests save real users and classrooms and check that
 it asks the rule the right question, with one query at most and none when classrooms do not matter.
 """
 
@@ -13,7 +13,14 @@ from django.contrib.auth.models import AnonymousUser, User
 from pytest_django import DjangoAssertNumQueries, Settings
 
 from controlplane.consumers.access import access_rule
-from courses.access import ANONYMOUS, Viewer, classroom_of, depends_on_classrooms, may_view, user_may_view
+from courses.classrooms.access import (
+    ANONYMOUS,
+    Viewer,
+    classroom_of,
+    depends_on_classrooms,
+    may_view,
+    user_may_view,
+)
 from courses.models import Classroom, ClassroomCluster
 from tests.support.classrooms import make_classrooms
 

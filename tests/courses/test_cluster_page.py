@@ -1,7 +1,7 @@
 """The cluster page: the live topology's markup, its script and the trace stream it connects to.
 
-The page is for those who may see the cluster (courses/access.py): the demo cluster for anyone while
-``KUBELAB_DEMO_ANONYMOUS`` is on, a classroom's cluster for its people and staff.
+The page is for those who may see the cluster (courses/classrooms/access.py): the demo cluster for
+anyone while ``KUBELAB_DEMO_ANONYMOUS`` is on, a classroom's cluster for its people and staff.
 """
 
 from __future__ import annotations
@@ -43,7 +43,10 @@ def test_the_demo_cluster_page_loads_the_topology(client: Client, demo: Path) ->
     response = client.get("/lab/demo/")
     assert response.status_code == 200
     page = response.content.decode()
+    # The page loads the topology's modules and mounts it itself (topology.js starts nothing on import).
     assert '<script type="module" src="/static/topology/topology.js"></script>' in page
+    assert 'import { start } from "/static/topology/topology.js";' in page
+    assert 'start(document.querySelector("[data-topology=root]"));' in page
     assert "/static/topology/topology.css" in page
     assert _config(page) == {
         "cluster": "demo",

@@ -25,8 +25,8 @@ from pytest_django import Settings
 from controlplane.diagram import node_summary, pod_summary
 from controlplane.runtime import Lab, LabConfig, activate
 from controlplane.store.kv import KeyValue
-from courses.etcdpanel import CIPHERTEXT_PREVIEW, describe_value
-from courses.views import etcd_keys
+from courses.lab.etcdpanel import CIPHERTEXT_PREVIEW, describe_value
+from courses.lab.views import etcd_keys
 from tests.support.classrooms import committed_classrooms
 
 #: A Secret's value: random, so that finding it anywhere in an answer cannot be a coincidence.

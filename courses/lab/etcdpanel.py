@@ -6,26 +6,24 @@ for each key its ``create_revision`` (the write that made it), ``mod_revision`` 
 it) and ``version`` (how many times it was written since it was made). History is kept back to the
 *compaction mark*; a read at an older revision fails (the API server's 410 Gone).
 
-The panel shows exactly that, read from the running lab's store (``Lab.cluster(name).store``), never
-from the trace: the keys with their three numbers, the current revision and the compaction mark, and
-one key's stored bytes on request: JSON as JSON; an encrypted value (``k8s:enc:aescbc:v1:key1:``
-followed by IV and ciphertext, controlplane/apiserver/encryption) as its prefix and the first bytes of
-the ciphertext in hex and base64, which is what ``etcdctl get`` would show a student. A Secret's
-plaintext is never shown: a Secret stored without encryption (the ``identity`` provider) shows its
-size only.
+The panel shows exactly that, read from the running lab's store (``courses.gateway.read_range`` and
+``read_keys``), never from the trace: the keys with their three numbers, the current revision and the
+compaction mark, and one key's stored bytes on request: JSON as JSON; an encrypted value
+(``k8s:enc:aescbc:v1:key1:`` followed by IV and ciphertext, controlplane/apiserver/encryption) as its
+prefix and the first bytes of the ciphertext in hex and base64, which is what ``etcdctl get`` would
+show a student. A Secret's plaintext is never shown: a Secret stored without encryption (the
+``identity`` provider) shows its size only.
 
 These reads are the lab's own look into the store, like ``etcdctl``, not the API server's: they use
 ``Store.inspect``, which is neither traced nor measured, so the diagram does not draw a read the API
-server never made (and a read prompted by a ``store.txn`` event cannot make another one).
+server never made (and a read prompted by a ``store.txn`` event cannot make another one). The same
+reads rewind the topology diagram (``courses.gateway.read_diagram``: the Nodes and Pods stored at a
+revision, decoded to the few fields the diagram draws), so the page can show the cluster as it was at
+that revision rather than guess it from the trace.
 
-The same reads rewind the topology diagram (``read_diagram_objects``): the Nodes and Pods stored at a
-revision, decoded to the few fields the diagram draws (which nodes exist and whether they are Ready;
-each pod's node, phase and whether it is being deleted), so the page can show the cluster as it was at
-that revision rather than guess it from the trace. Only those two resources are read: never a Secret.
-
-Everything here but ``read_keys``, ``read_key_states`` and ``read_diagram_objects`` is pure; the view
-(``courses.views``) is a thin adapter that checks access (``courses.access``, the trace socket's
-rule).
+Everything here is pure: what the panel may show of what a read found. The reads are
+``courses.lab.selectors``'; the view (``courses.lab.views.etcd_keys``) is a thin adapter that checks
+access (``courses.classrooms.access``, the trace socket's rule).
 """
 
 from __future__ import annotations
@@ -36,11 +34,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from controlplane.store.kv import KEY_PREFIX
-
 if TYPE_CHECKING:
-    from controlplane.store.interface import Store
-    from controlplane.store.kv import KeyValue
+    from courses.gateway import KeyValue, StoreRead
 
 #: The most keys one list answers with (a classroom cluster holds a few hundred).
 MAX_KEYS = 5000
@@ -149,38 +144,15 @@ class StoreSnapshot:
         return answer
 
 
-async def _marks(store: Store) -> tuple[int, int]:
-    return await store.current_revision(), await store.compact_revision()
-
-
-async def read_keys(store: Store, *, prefix: str = KEY_PREFIX, revision: int | None = None) -> StoreSnapshot:
-    """Every key under ``prefix`` at ``revision`` (default: now), values described but not included.
-
-    Raises the store's ``Compacted`` (older than the compaction mark), ``FutureRevision`` or
-    ``KeyOutsidePrefix``.
-    """
-    result = await store.inspect(prefix, revision=revision, limit=MAX_KEYS)
-    current, compacted = await _marks(store)
-    keys = [key_row(kv, with_value=False) for kv in result.kvs]
-    return StoreSnapshot(result.revision, current, compacted, keys, more=result.more, count=result.count)
-
-
-async def read_key_states(store: Store, keys: list[str], *, revision: int | None = None) -> StoreSnapshot:
-    """The given keys at ``revision`` (default: now), with their values; the missing ones as ``absent``.
-
-    The page asks for this when a ``store.txn`` names keys it wrote, at that transaction's revision, so
-    the panel agrees with the moment the diagram shows.
-    """
-    if revision is None:
-        revision = await store.current_revision()
-    rows: list[dict[str, Any]] = []
-    absent: list[str] = []
-    for key in keys[:MAX_REFRESH_KEYS]:
-        result = await store.inspect(key, revision=revision, limit=1)
-        found = [kv for kv in result.kvs if kv.key == key]
-        if found:
-            rows.append(key_row(found[0], with_value=True))
-        else:
-            absent.append(key)
-    current, compacted = await _marks(store)
-    return StoreSnapshot(revision, current, compacted, rows, count=len(rows), absent=tuple(absent))
+def snapshot_of(read: StoreRead, *, with_values: bool) -> StoreSnapshot:
+    """What the panel shows of a read of the store: each key as ``key_row`` lists it."""
+    keys = [key_row(kv, with_value=with_values) for kv in read.kvs]
+    return StoreSnapshot(
+        read.revision,
+        read.current_revision,
+        read.compacted,
+        keys,
+        more=read.more,
+        count=read.count,
+        absent=read.absent,
+    )

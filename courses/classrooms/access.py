@@ -1,0 +1,183 @@
+"""Access: who may see a cluster (its live trace, its topology page, its etcd panel).
+
+The trace shows everything a cluster does: who asked for what, what RBAC decided, which keys were
+written; the etcd panel shows what its store holds. So a cluster is shown only to the people it is
+for. A cluster is for a classroom (``courses.classrooms.models``: a ``ClassroomCluster`` row, at most one
+classroom per cluster), and the rule follows the course's own roles (DESIGN.md section 4: a student
+acts in a cluster as ``student:<username>``, instructors are the cluster admins of their classroom's
+clusters):
+
+- staff and superusers see every cluster;
+- an instructor sees the clusters of the classrooms they teach;
+- a student sees the clusters of the classrooms they belong to;
+- every signed-in user sees the demo cluster (``KUBELAB_DEMO_CLUSTER``);
+- an anonymous visitor sees the demo cluster only, and only while ``KUBELAB_DEMO_ANONYMOUS`` is on
+  (the default, so that a local ``make run`` shows it at once; turn it off on a shared server);
+- so a cluster that belongs to no classroom is for staff only (unless it is the demo cluster).
+
+``may_view`` is that rule as a pure function: plain data in (a ``Viewer``, the slug of the classroom
+that owns the cluster), yes or no out, tested without a database. ``user_may_view`` is the thin
+adapter for a Django user: it reads the one row it needs (one query), and only when the answer
+depends on classrooms (``depends_on_classrooms``), never for staff, an anonymous visitor or the demo
+cluster. It is synchronous; asynchronous code awaits ``auser_may_view``, which runs it through
+``database_sync_to_async`` (the ORM must not run on the event loop).
+
+Who asks: the topology page and its etcd panel (``courses.lab.views``), the landing page's list of
+clusters (``clusters_visible_to``: every listed cluster in one query), and the trace socket. The socket's
+consumer (``controlplane.consumers``) lies in a layer below the web app and may not import it, so it
+is handed this rule by name: ``settings.KUBELAB_CLUSTER_ACCESS`` is ``"courses.access.user_may_view"``,
+which ``courses/access.py`` re-exports from here.
+Every one of them asks before it looks the cluster up, so that someone refused cannot tell a cluster
+that exists from one that does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.db.models import Exists, OuterRef
+
+from courses.classrooms.models import Classroom, ClassroomCluster
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+    from django.contrib.auth.models import AnonymousUser
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Someone who wants to see a cluster, as the rule needs to know them."""
+
+    #: False for an anonymous visitor.
+    signed_in: bool
+    #: Staff or superuser: sees every cluster.
+    staff: bool = False
+    #: The slugs of the classrooms they teach, and of those they are a student of. ``user_may_view``
+    #: fills in only the classroom that owns the cluster asked about, the only one that matters.
+    teaches: frozenset[str] = frozenset()
+    attends: frozenset[str] = frozenset()
+
+
+#: A visitor who has not signed in.
+ANONYMOUS = Viewer(signed_in=False)
+
+
+def _is_demo(cluster: str, demo: str) -> bool:
+    return bool(demo) and cluster == demo
+
+
+def may_view(viewer: Viewer, cluster: str, *, owner: str | None, demo: str, demo_anonymous: bool) -> bool:
+    """Whether ``viewer`` may see the cluster named ``cluster``.
+
+    ``owner`` is the slug of the classroom the cluster belongs to (None: none), ``demo`` the demo
+    cluster's name (empty: there is none), ``demo_anonymous`` whether anonymous visitors may see it.
+    """
+    if not viewer.signed_in:
+        return demo_anonymous and _is_demo(cluster, demo)
+    if viewer.staff or _is_demo(cluster, demo):
+        return True
+    return owner is not None and (owner in viewer.teaches or owner in viewer.attends)
+
+
+def depends_on_classrooms(viewer: Viewer, cluster: str, *, demo: str) -> bool:
+    """Whether ``may_view``'s answer depends on classrooms (``owner``, ``teaches``, ``attends``) at all.
+
+    Not for anonymous visitors, staff or the demo cluster: for them nothing needs to be read.
+    """
+    return viewer.signed_in and not viewer.staff and not _is_demo(cluster, demo)
+
+
+def viewer_of(user: AbstractBaseUser | AnonymousUser | None) -> Viewer:
+    """A Django user (None: nobody signed in) as a ``Viewer``, without their classrooms."""
+    if user is None or not user.is_authenticated:
+        return ANONYMOUS
+    staff = bool(getattr(user, "is_staff", False) or getattr(user, "is_superuser", False))
+    return Viewer(signed_in=True, staff=staff)
+
+
+def classrooms_of(clusters: Iterable[str], *, user_id: int | str) -> dict[str, tuple[str, bool, bool]]:
+    """For each of ``clusters`` owned by a classroom: its slug, and whether the user teaches it, attends it.
+
+    One query: the clusters' rows, with two EXISTS subqueries on the classroom's membership tables.
+    """
+    instructors = Classroom.instructors.through.objects.filter(
+        classroom_id=OuterRef("classroom_id"), user_id=user_id
+    )
+    students = Classroom.students.through.objects.filter(
+        classroom_id=OuterRef("classroom_id"), user_id=user_id
+    )
+    rows = (
+        ClassroomCluster.objects.filter(cluster__in=list(clusters))
+        .annotate(teaches=Exists(instructors), attends=Exists(students))
+        .values_list("cluster", "classroom__slug", "teaches", "attends")
+    )
+    return {cluster: (slug, teaches, attends) for cluster, slug, teaches, attends in rows}
+
+
+def classroom_of(cluster: str, *, user_id: int | str) -> tuple[str | None, bool, bool]:
+    """The slug of the classroom owning ``cluster`` (None: none); whether the user teaches it, attends it."""
+    return classrooms_of([cluster], user_id=user_id).get(cluster, (None, False, False))
+
+
+def _member(owner: str, teaches: bool, attends: bool) -> Viewer:
+    """A signed-in viewer as the owning classroom sees them."""
+    return Viewer(
+        signed_in=True,
+        teaches=frozenset({owner}) if teaches else frozenset(),
+        attends=frozenset({owner}) if attends else frozenset(),
+    )
+
+
+def user_may_view(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
+    """``may_view`` for a Django user (None: nobody signed in), with the settings in force.
+
+    Synchronous, and it may read the database: from async code, await ``auser_may_view``.
+    """
+    return bool(clusters_visible_to(user, [cluster]))
+
+
+def clusters_visible_to(user: AbstractBaseUser | AnonymousUser | None, clusters: Iterable[str]) -> list[str]:
+    """Those of ``clusters`` that ``user`` may see, in their order, with at most one query.
+
+    The landing page lists only these, so that nobody learns from it which other clusters exist.
+    """
+    names = list(clusters)
+    demo: str = settings.KUBELAB_DEMO_CLUSTER
+    demo_anonymous = bool(settings.KUBELAB_DEMO_ANONYMOUS)
+    viewer = viewer_of(user)
+    asked = [name for name in names if depends_on_classrooms(viewer, name, demo=demo)]
+    rows: dict[str, tuple[str, bool, bool]] = {}
+    # A user without a primary key (never saved) belongs to no classroom: nothing to read.
+    if asked and user is not None and user.pk is not None:
+        rows = classrooms_of(asked, user_id=user.pk)
+    visible = []
+    for name in names:
+        owner, teaches, attends = rows.get(name, (None, False, False))
+        seen_as = _member(owner, teaches, attends) if owner is not None else viewer
+        if may_view(seen_as, name, owner=owner, demo=demo, demo_anonymous=demo_anonymous):
+            visible.append(name)
+    return visible
+
+
+async def auser_may_view(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
+    """``user_may_view`` for async code: the database is read in a worker thread."""
+    allowed: bool = await database_sync_to_async(user_may_view)(user, cluster)
+    return allowed
+
+
+__all__ = [
+    "ANONYMOUS",
+    "Viewer",
+    "auser_may_view",
+    "classroom_of",
+    "classrooms_of",
+    "clusters_visible_to",
+    "depends_on_classrooms",
+    "may_view",
+    "user_may_view",
+    "viewer_of",
+]
