@@ -9,7 +9,7 @@ from controlplane.trace import schema
 from controlplane.trace.schema import EVENT_TYPES, SchemaError, check, example, validate
 
 #: The types docs/architecture.md's trace contract needs, plus those the code already emits.
-DESIGN_TYPES = {
+CONTRACT_TYPES = {
     "request.received",
     "request.stage",
     "request.completed",
@@ -29,7 +29,7 @@ EMITTED_TYPES = {"store.compact", "proxy.sync", "flowcontrol.decision"}
 
 
 def test_every_type_of_the_design_and_of_the_emitters_is_in_the_schema() -> None:
-    assert set(EVENT_TYPES) == DESIGN_TYPES | EMITTED_TYPES
+    assert set(EVENT_TYPES) == CONTRACT_TYPES | EMITTED_TYPES
 
 
 @pytest.mark.parametrize("type_name", sorted(EVENT_TYPES))
