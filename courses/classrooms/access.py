@@ -2,10 +2,10 @@
 
 The trace shows everything a cluster does: who asked for what, what RBAC decided, which keys were
 written; the etcd panel shows what its store holds. So a cluster is shown only to the people it is
-for. A cluster is for a classroom (``courses.classrooms.models``: a ``ClassroomCluster`` row, at most one
-classroom per cluster), and the rule follows the course's own roles (docs/architecture.md, "Identities": a student
-acts in a cluster as ``student:<username>``, instructors are the cluster admins of their classroom's
-clusters):
+for. A cluster is for a classroom (``courses.classrooms.models``: a ``ClassroomCluster`` row, at most
+one classroom per cluster), and the rule follows the course's own roles (docs/architecture.md,
+"Identities": a student acts in a cluster as ``student:<username>``, instructors are the cluster
+admins of their classroom's clusters):
 
 - staff and superusers see every cluster;
 - an instructor sees the clusters of the classrooms they teach;
