@@ -3,7 +3,8 @@
 A classroom is a group of people around a few clusters: its **instructors** (the cluster admins of
 its clusters, docs/architecture.md, "Identities") and its **students** (each of whom acts in a
 cluster as the user ``student:<username>``). The clusters themselves live in the lab
-(``controlplane.runtime``), not in this database; a ``ClassroomCluster`` row says that the cluster of that name belongs to a classroom.
+(``controlplane.runtime``), not in this database; a ``ClassroomCluster`` row says that the cluster
+of that name belongs to a classroom.
 A cluster belongs to at most one classroom, so "whose cluster is this?" has one answer, which is what
 ``courses.classrooms.access`` (who may see a cluster) asks.
 
