@@ -66,7 +66,7 @@ from controlplane.diagram import TakenState, state_taker
 from controlplane.runtime import active_lab
 from controlplane.store.errors import UnknownCluster
 from controlplane.trace.bus import Subscription, TraceBus
-from controlplane.trace.recorder import TooOld
+from controlplane.trace.recorder import TooOld, Untraced
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +157,10 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         try:
             if self.mirror is not None:  # what it joined too late for comes from the cluster's owner
                 await self.mirror.cover(since)
-            backlog = bus.recorder.since(since) if since is not None else []
+            backlog = bus.since(since) if since is not None else []
+        except Untraced as error:
+            await self._send_json(error_message(GONE, str(error)))
+            return
         except TooOld as error:
             await self._send_json(error_message(GONE, f"too old: oldest is {error.oldest}"))
             return

@@ -61,7 +61,7 @@ from types import TracebackType
 from typing import Any
 
 from controlplane.trace.context import current_request_id
-from controlplane.trace.recorder import DEFAULT_CAPACITY, Event, OutOfOrder, Recorder
+from controlplane.trace.recorder import DEFAULT_CAPACITY, Event, OutOfOrder, Recorder, Untraced
 from controlplane.trace.schema import SCHEMA_VERSION, validate
 
 logger = logging.getLogger(__name__)
@@ -277,6 +277,10 @@ class TraceBus:
         self.problems: list[tuple[int, str, list[str]]] = []
         self._now = now
         self._seq = 0
+        #: The last seq before the trace went off because nobody watched (None: it never did). The
+        #: cluster went on meanwhile, untraced: a subscriber that last saw this seq or an older one
+        #: cannot catch up from the recorder (``Untraced``), only from a full state.
+        self.untraced_after: int | None = None if recording else 0
         self._subscribers: tuple[Subscription, ...] = ()
         self._closed = False
         #: The shared log: the events from seq ``_log_first`` to ``_seq`` that some subscriber may still take.
@@ -337,7 +341,7 @@ class TraceBus:
         """
         if self._closed:
             raise RuntimeError(f"the trace bus of cluster {self.cluster!r} is closed")
-        backlog = self.recorder.since(since) if since is not None else []
+        backlog = self.since(since) if since is not None else []
         if not self._subscribers:  # nobody needed the log: it starts afresh after the newest event
             self._log.clear()
             self._log_first = self._seq + 1
@@ -347,8 +351,18 @@ class TraceBus:
         self._subscribers = (*self._subscribers, subscription)
         return subscription
 
+    def since(self, seq: int) -> list[Event]:
+        """The recorded events after ``seq``, for a subscriber catching up: ``TooOld`` if some have left
+        the recorder, ``Untraced`` if the cluster went on untraced after it (nobody watched). ``seq`` 0
+        asks for whatever is held (a deep link's history), not for a gapless catch-up."""
+        if seq and self.untraced_after is not None and seq <= self.untraced_after:
+            raise Untraced(seq, self.untraced_after)
+        return self.recorder.since(seq)
+
     def _unsubscribe(self, subscription: Subscription) -> None:
         self._subscribers = tuple(s for s in self._subscribers if s is not subscription)
+        if not self._subscribers and not self.recording:
+            self.untraced_after = self._seq  # from here on nothing is traced until someone subscribes
         self._wake_up()  # its own waiter, if any, learns that it has ended
 
     # -- the shared log and the wake-up ---------------------------------------------------------------

@@ -45,6 +45,19 @@ class TooOld(LookupError):
         self.oldest = oldest
 
 
+class Untraced(TooOld):
+    """The cluster went on while its trace was off (nobody watched, and it does not record unwatched):
+    what changed after ``requested`` was never traced, so only a full state can catch up."""
+
+    def __init__(self, requested: int, untraced_after: int) -> None:
+        LookupError.__init__(
+            self, f"nothing was traced after seq {untraced_after} while nobody watched: start from the state"
+        )
+        self.requested = requested
+        self.oldest = untraced_after + 1
+        self.untraced_after = untraced_after
+
+
 class OutOfOrder(ValueError):
     """An event whose ``seq`` does not follow the last one recorded."""
 

@@ -95,6 +95,7 @@ export class EtcdPanel {
     this.pinned = null; // a past revision the panel is pinned to, or null: live
     this.selected = null;
     this.pending = new Map(); // key -> revision of the latest played write to it
+    this.reloadAt = null; // the revision the next whole-list read is at (where the diagram is), or null: now
     this.timer = null;
     this.reloadAfter = false;
     this.generation = 0; // answers to an older request than the last reload are dropped
@@ -135,11 +136,13 @@ export class EtcdPanel {
     return readJSON(this.fetch, this.url, params);
   }
 
-  /** Read the whole list (at the pinned revision, or now). */
+  /** Read the whole list (at the pinned revision, or where the diagram is: `reloadAt`, else now). */
   async load() {
     const generation = ++this.generation;
     this.reloadAfter = false;
-    const params = this.pinned ? [["revision", this.pinned]] : [];
+    const at = this.pinned ?? this.reloadAt ?? null;
+    this.reloadAt = null;
+    const params = at ? [["revision", at]] : [];
     let answer;
     try {
       answer = await this._get(params);
@@ -232,12 +235,23 @@ export class EtcdPanel {
     this._schedule();
   }
 
-  /** Many events applied at once (catching up): read the whole list again rather than key by key. */
+  /**
+   * Events applied at once (folded background traffic, a burst drawn to keep up): their keys are
+   * read at their revisions like a played write's, so the panel stays where the diagram is; only
+   * when more keys wait than a few reads can take is the whole list read again (at the newest of
+   * them), never at a revision the diagram has not reached.
+   */
   noteSkipped(events) {
-    if (!events.some((event) => writtenKeys(event).length || event.type === "store.compact")) return;
-    this.pending.clear();
-    if (this.pinned) this.reloadAfter = true;
-    else this._schedule(true);
+    let newest = 0;
+    for (const event of events) {
+      this.noteEvent(event);
+      if (typeof event.revision === "number" && writtenKeys(event).length) newest = Math.max(newest, event.revision);
+    }
+    if (this.pending.size > 2 * MAX_KEYS_PER_FETCH && !this.pinned) {
+      this.pending.clear();
+      this.reloadAt = newest || null;
+      this._schedule(true);
+    }
   }
 
   _schedule(full = false) {

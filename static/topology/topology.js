@@ -96,7 +96,10 @@ function renderInspector(root, model, selection, { showRevision } = {}) {
       if (node.state) facts.push(["state", node.state]);
       if (node.leader !== undefined) facts.push(["leader-election Lease", node.leader ? `held by ${node.leader}` : "not held"]);
       if (node.quiet) facts.push(["in the background", node.quiet]);
-      if (node.stored) facts.push([`Node object at revision ${model.storeRevision}`, storedNodeWords(node.stored)]);
+      if (node.stored) {
+        const when = model.storeRevision === null ? "as etcd holds it" : `at revision ${model.storeRevision}`;
+        facts.push([`Node object ${when}`, storedNodeWords(node.stored)]);
+      }
       if (node.pods.size && !selection.pods) facts.push(["pods", [...node.pods.values()].map((p) => `${p.key} (${p.phase}${p.deleting ? ", Terminating" : ""})`).join(", ")]);
       if (node.pods.size && selection.pods) body.append(podListSection(nodeName(selection.node), [...node.pods.values()]));
       if (node.controllers.size) facts.push(["controllers", [...node.controllers].join(", ")]);

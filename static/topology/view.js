@@ -326,7 +326,7 @@ export class TopologyView {
   _drawUnscheduled() {
     const pods = this.model.unscheduledPods ? this.model.unscheduledPods() : [];
     const names = pods.map((pod) => pod.key);
-    this.unscheduledText.textContent = pods.length ? `⧗ ${pods.length} pod${pods.length === 1 ? "" : "s"} to schedule` : "";
+    this.unscheduledText.textContent = pods.length ? `${pods.length} pod${pods.length === 1 ? "" : "s"} to schedule` : "";
     this.unscheduledTitle.textContent = pods.length ? `Waiting for the scheduler: ${names.join(", ")}` : "";
   }
 
@@ -419,7 +419,9 @@ export class TopologyView {
       const y = CONTROLLERS.y + 28 + Math.floor(i / 3) * 24;
       const chip = el("g", { class: "controller" }, group.controllerLayer);
       el("rect", { x, y, width: 92, height: 20, rx: 4 }, chip);
-      text(chip, x + 46, y + 14, controller.length > 14 ? `${controller.slice(0, 13)}…` : controller, {
+      // Long names keep their start and their end: `garbagecollector-attempt-to-orphan` and
+      // `...-to-delete` must not read the same.
+      text(chip, x + 46, y + 14, controller.length > 14 ? `${controller.slice(0, 6)}…${controller.slice(-7)}` : controller, {
         class: "chip-label",
         "text-anchor": "middle",
       });

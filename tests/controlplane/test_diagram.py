@@ -131,3 +131,32 @@ async def test_state_comes_with_since_null_only(lab: Lab) -> None:
     assert answer["type"] == "error" and answer["code"] == 400
     assert "since null" in answer["message"]
     await close(communicator)
+
+
+async def test_a_page_that_reconnects_after_nobody_watched_starts_again_from_the_state(
+    lab: Lab, admin: RESTClient
+) -> None:
+    """The page was the only watcher: while its socket was down nothing was traced, so its last seq
+    cannot be caught up from (410), and the state it asks for next holds what changed meanwhile."""
+    communicator = trace_socket(router, "demo", staff())
+    state = await start_from_state(communicator)
+    first = await receive(communicator)  # the cluster's own traffic (Lease renewals) goes on
+    last = first["last"]
+    await close(communicator)
+    pods = admin.resource("", "v1", "pods", "default")
+    made = await pods.create(POD)  # while nobody watches
+    assert lab.cluster("demo").trace.last_seq == last, "something was traced while nobody watched"
+
+    again = trace_socket(router, "demo", staff())
+    await open_socket(again)
+    try:
+        await again.send_json_to({"action": "subscribe", "since": last})
+        gone = await receive(again)
+        assert (gone["type"], gone["code"]) == ("error", 410), gone
+        assert "nothing was traced" in gone["message"]
+        await again.send_json_to({"action": "subscribe", "since": None, "state": True})
+        fresh = await receive(again)
+        assert fresh["type"] == "state" and fresh["revision"] > state["revision"]
+        assert made["metadata"]["name"] in {p["name"] for p in fresh["objects"]["pods"]}
+    finally:
+        await close(again)

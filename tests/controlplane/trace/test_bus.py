@@ -9,7 +9,7 @@ import pytest
 
 from controlplane.trace import request_context
 from controlplane.trace.bus import LOG_TRIM, TraceBus, summarise
-from controlplane.trace.recorder import OutOfOrder, TooOld
+from controlplane.trace.recorder import OutOfOrder, TooOld, Untraced
 from controlplane.trace.schema import SCHEMA_VERSION
 
 
@@ -66,6 +66,36 @@ def test_with_recording_off_and_nobody_watching_nothing_is_made() -> None:
         assert [e["seq"] for e in subscription.drain().events] == [1]
     assert not bus.enabled and bus.subscribers == 0
     assert len(bus.recorder) == 1  # what was made while watched stays recorded for re-syncs
+
+
+def test_a_subscriber_cannot_catch_up_across_a_time_nobody_watched() -> None:
+    """With recording off, the cluster goes on untraced once the last subscriber leaves: a page that
+    reconnects from its last seq must start again from the state, not believe it missed nothing."""
+    bus = TraceBus("demo", recording=False)
+    first = bus.subscribe()
+    bus.emit("component.state", component="scheduler", state="running")
+    bus.emit("component.state", component="scheduler", state="leading")
+    second = bus.subscribe()
+    first.close()  # someone still watches: the trace goes on
+    bus.emit("component.state", component="scheduler", state="running")
+    assert [e["seq"] for e in bus.since(1)] == [2, 3]
+    second.close()  # nobody watches: whatever happens now is not traced
+    bus.emit("component.state", component="scheduler", state="stopped")
+    assert bus.last_seq == 3, "an event was made while nobody watched"
+    with pytest.raises(Untraced) as untraced:
+        bus.subscribe(since=3)
+    assert untraced.value.untraced_after == 3
+    assert isinstance(untraced.value, TooOld)  # a page treats it as any gap it cannot fill
+    assert bus.since(0) == bus.recorder.since(0), "since 0 (whatever is held) is not a catch-up"
+    bus.subscribe()  # from now: the state a page starts from covers what went untraced
+
+
+def test_a_recording_bus_never_goes_untraced() -> None:
+    bus = TraceBus("demo")
+    bus.subscribe().close()
+    bus.emit("component.state", component="scheduler", state="running")
+    assert bus.untraced_after is None
+    assert [e["seq"] for e in bus.since(0)] == [1]
 
 
 def test_recording_is_on_by_default() -> None:
