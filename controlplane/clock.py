@@ -7,12 +7,22 @@ that waits or stamps a time asks the cluster's clock, never ``time`` directly, s
 speeds up together and the ratios between its timers stay the ones upstream uses.
 
 ``ManualClock`` only moves when a test tells it to, so timer-driven behaviour is tested without sleeping.
+Waiting with a limit goes through the clock too: ``timeout(clock, seconds)`` is ``asyncio.timeout`` in
+the cluster's time.
+
+**Randomness** is treated like time. Whatever a component draws at random (a retry's jitter, which of
+two equal nodes a pod goes to, a generated name) comes from a ``random.Random`` it is given, never from
+the ``random`` module's shared generator; the runtime seeds each component's from
+``LaunchOptions.seed`` (``controlplane.components.launch``), so with a seed and a ``ManualClock`` a
+scenario plays out the same way every time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from typing import Protocol
 
 
@@ -77,3 +87,32 @@ class ManualClock:
         # Let the woken tasks run up to their next await.
         for _ in range(5):
             await asyncio.sleep(0)
+
+
+@contextlib.asynccontextmanager
+async def timeout(clock: Clock, seconds: float) -> AsyncIterator[None]:
+    """``asyncio.timeout(seconds)`` on ``clock``: ``TimeoutError`` if the block still runs after
+    ``seconds`` of cluster time (the block is cancelled then, as ``asyncio.timeout`` cancels it)."""
+    task = asyncio.current_task()
+    if task is None:
+        raise RuntimeError("timeout() must be used inside a task")
+    cancelling = task.cancelling()
+    expired = False
+
+    async def expire() -> None:
+        nonlocal expired
+        await clock.sleep(seconds)
+        expired = True
+        task.cancel()
+
+    timer = asyncio.create_task(expire())
+    try:
+        yield
+    except asyncio.CancelledError:
+        # Our own cancellation becomes the TimeoutError; one requested by anyone else stays a
+        # cancellation (``uncancel`` tells them apart, as in ``asyncio.timeout``).
+        if expired and task.uncancel() <= cancelling:
+            raise TimeoutError from None
+        raise
+    finally:
+        timer.cancel()

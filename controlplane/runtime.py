@@ -7,8 +7,10 @@ in dependency order (the store first, because everything else reads and writes t
 and the API server keeps its state in the store) and stops them in reverse: its identities, its store,
 its API server, then its components (``component_plan``: the scheduler, the controller manager, and a
 kubelet and a kube-proxy per simulated node), each a client of the API server with its own credential,
-over the in-process transport. ``LabConfig.components`` leaves some out, to be run as processes of
-their own (``manage.py runcomponent``).
+over the in-process transport. The scheduler and the controller manager stand for leader election, as
+upstream's do by default, so even alone each holds its Lease in ``kube-system`` and starts its work once
+it leads. ``LabConfig.components`` leaves some out, to be run as processes of their own
+(``manage.py runcomponent``).
 
 A cluster's **identities** are files in its directory, made on its first start and kept after: its
 client CA and ServiceAccount signing key (``<cluster dir>/pki/``, see ``controlplane.pki``), the
@@ -299,7 +301,7 @@ class Cluster:
         self.component_certificates: dict[str, ComponentCertificate] = {}
         self._revocations: RevocationList | None = None
         #: Encryption at rest: the cluster's configuration file (made on the first start with
-        #: ``encryption_provider``), polled every ``encryption_reload_seconds`` while the cluster runs.
+        #: ``encryption_provider``), polled every ``encryption_reload_seconds`` of cluster time while it runs.
         self.encryption_file = EncryptionConfigFile(data_dir)
         self.encryption_provider = encryption_provider
         self.encryption_reload_seconds = encryption_reload_seconds
@@ -428,7 +430,7 @@ class Cluster:
 
     async def _watch_encryption_config(self) -> None:
         while True:
-            await asyncio.sleep(self.encryption_reload_seconds)
+            await self.clock.sleep(self.encryption_reload_seconds)
             try:
                 await self.reload_encryption()
             except Exception:  # never let the watch die: the next change is tried again

@@ -31,6 +31,7 @@ from controlplane.api.strategies import (
     ServiceStrategy,
 )
 from controlplane.api.strategy import Strategy
+from controlplane.trace.objects import NODES_PREFIX
 
 RW = ("get", "patch", "update")
 
@@ -88,7 +89,8 @@ def builtin_types() -> ResourceRegistry:
             CRUD,
             ("no",),
             subresources=(Subresource("status", RW),),
-            storage_prefix="/registry/minions",
+            # Upstream's historical prefix; the trace reads Node keys by the same constant.
+            storage_prefix=NODES_PREFIX.rstrip("/"),
             strategy=NodeStrategy(),
         ),
         ResourceType(

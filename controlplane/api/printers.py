@@ -24,12 +24,12 @@ display them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from controlplane.api.meta import format_time, parse_time
 from controlplane.api.selectors import (
     SelectorError,
     format_label_selector,
@@ -374,22 +374,6 @@ class Column:
 # -- time: translateTimestampSince and duration.HumanDuration ---------------------------------------
 
 _NANOS_PER_SECOND: Final = 1_000_000_000
-_FRACTION_RE: Final = re.compile(r"(\.\d{6})\d+")
-
-
-def parse_time(value: Any) -> datetime | None:
-    """A ``metav1.Time``/``MicroTime`` from JSON (RFC 3339), or None for unset (Go's zero time)."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(_FRACTION_RE.sub(r"\1", value))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    if parsed == datetime(1, 1, 1, tzinfo=UTC):
-        return None
-    return parsed
 
 
 def _nanoseconds(delta: timedelta) -> int:
@@ -1021,7 +1005,7 @@ def _priority_level_row(level: Object, now: datetime) -> list[Any]:
 def _default_row(obj: Object, now: datetime) -> list[Any]:
     # DefaultTableConvertor: the creation time itself, RFC 3339 in UTC (Go's zero time when unset).
     created = parse_time(_get(obj, "metadata", "creationTimestamp"))
-    text = created.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if created else "0001-01-01T00:00:00Z"
+    text = format_time(created.timestamp()) if created else "0001-01-01T00:00:00Z"
     return [_name(obj), text]
 
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.api.strategy import Strategy
 
 READ = ("get", "list", "watch")
@@ -44,9 +44,6 @@ class Subresource:
     kind: str = ""  # empty: the parent's kind
     group: str | None = None  # the kind's group and version when they differ from the parent's
     version: str | None = None
-
-
-Object = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

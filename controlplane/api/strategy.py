@@ -22,6 +22,7 @@ from typing import Any
 
 from controlplane.api import serializer
 from controlplane.api.deepcopy import deep_copy
+from controlplane.api.meta import Object
 from controlplane.api.validation import (
     FieldError,
     NameValidator,
@@ -29,8 +30,6 @@ from controlplane.api.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
-
-Object = dict[str, Any]
 
 
 class Strategy:

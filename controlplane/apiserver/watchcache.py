@@ -62,15 +62,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from controlplane.api import selectors, serializer
+from controlplane.api.meta import Object
 from controlplane.api.resources import ResourceType
 from controlplane.apiserver.encryption.storage import UnreadableValue
 from controlplane.apiserver.encryption.transformer import Transformer
 from controlplane.apiserver.registry import decode
+from controlplane.clock import SYSTEM_CLOCK, Clock, timeout
 from controlplane.store import Event, EventType, Store, StoreClosed, StoreError, Watch
 
 logger = logging.getLogger(__name__)
 
-Object = dict[str, Any]
 
 #: Recent events kept for resuming watches (upstream sizes the window dynamically, 100 to 100k).
 DEFAULT_WINDOW = 10_000
@@ -329,8 +330,12 @@ class WatchCache:
     #: Decrypts the stored values (encryption at rest; set by the API server with the registry's).
     transformer: Transformer | None = None
 
-    def __init__(self, store: Store, rtype: ResourceType, *, window: int = DEFAULT_WINDOW) -> None:
+    def __init__(
+        self, store: Store, rtype: ResourceType, *, window: int = DEFAULT_WINDOW, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self.store = store
+        #: The cluster clock: how long a re-list backs off, how long a consistent read waits.
+        self.clock = clock
         self.rtype = rtype
         self.prefix = rtype.prefix()
         self.objects: dict[str, Cached] = {}
@@ -415,7 +420,7 @@ class WatchCache:
                 return
             except StoreError as error:
                 logger.warning("watch cache %s: %s; re-listing", self.rtype.plural, error)
-                await asyncio.sleep(delay)
+                await self.clock.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
     async def _list_and_watch(self) -> None:
@@ -598,7 +603,7 @@ class WatchCache:
         if self.revision >= revision:
             return True  # the usual case: no timer to set up
         try:
-            async with asyncio.timeout(seconds):
+            async with timeout(self.clock, seconds):
                 while self.revision < revision:
                     await self._advanced.wait()
         except TimeoutError:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-Object = dict[str, Any]
+from controlplane.api.meta import Object, object_key, object_meta
 
 #: An index function: the values an object is filed under in one index.
 IndexFunc = Callable[[Object], list[str]]
@@ -65,12 +65,9 @@ def meta_namespace_key_func(obj: Any) -> str:
         return obj.key
     if isinstance(obj, str):  # already a key
         return obj
-    meta = obj.get("metadata") or {}
-    name = meta.get("name")
-    if not name:
+    if not object_meta(obj).get("name"):
         raise KeyFuncError(f"object has no metadata.name: {obj!r:.200}")
-    namespace = meta.get("namespace")
-    return f"{namespace}/{name}" if namespace else str(name)
+    return object_key(obj)
 
 
 def split_meta_namespace_key(key: str) -> tuple[str, str]:

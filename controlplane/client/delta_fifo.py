@@ -29,9 +29,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+from controlplane.api.meta import Object
 from controlplane.client.cache import DeletedFinalStateUnknown, KeyFunc, meta_namespace_key_func
-
-Object = dict[str, Any]
 
 
 class DeltaType(StrEnum):

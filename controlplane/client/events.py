@@ -59,9 +59,9 @@ import random
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
+from controlplane.api.meta import format_micro_time, parse_timestamp
 from controlplane.api.validation import is_dns1123_subdomain
 from controlplane.client.backoff import jitter
 from controlplane.client.errors import AlreadyExists, APIError, NotFound
@@ -100,32 +100,12 @@ _REFERENCE_FIELDS = ("kind", "namespace", "name", "uid", "apiVersion", "resource
 SeriesKey = tuple[str, ...]
 
 
-def _format_second(second: int) -> str:
-    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-
-
-#: The last whole second formatted: a component records its events in bursts, many within a second.
-_last_second: tuple[int, str] = (0, _format_second(0))
-
-
-def format_micro_time(timestamp: float) -> str:
-    """``metav1.MicroTime`` as JSON: RFC 3339 in UTC with microseconds (``2006-01-02T15:04:05.000000Z``)."""
-    global _last_second
-    second = int(timestamp)
-    micros = round((timestamp - second) * 1e6)
-    if not 0 <= micros < 1_000_000:  # rounded into the next second, or before 1970
-        return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    if _last_second[0] != second:
-        _last_second = (second, _format_second(second))
-    return f"{_last_second[1]}.{micros:06d}Z"
-
-
-def event_name(regarding_name: str, nanos: int) -> str:
-    """``GenerateEventName``: ``<name>.<nanos in hex>``, or a random name if that is not a valid one
-    (an object's name need not be a DNS subdomain, an Event's must; kubernetes/kubernetes#127594)."""
+def event_name(regarding_name: str, nanos: int, rng: random.Random | None = None) -> str:
+    """``GenerateEventName``: ``<name>.<nanos in hex>``, or a random UUID (drawn from ``rng``) if that
+    is not a valid name (an object's name need not be a DNS subdomain, an Event's must)."""
     name = f"{regarding_name}.{nanos:x}"
     if is_dns1123_subdomain(name):
-        return str(uuid.uuid4())
+        return str(uuid.uuid4() if rng is None else uuid.UUID(int=rng.getrandbits(128), version=4))
     return name
 
 
@@ -152,14 +132,6 @@ def series_patch(event: Mapping[str, Any]) -> dict[str, Any]:
     """``createPatchBytesForSeries``: the two-way merge patch from the Event without its series to the
     Event with it, which is the series alone."""
     return {"series": dict(event["series"])}
-
-
-def _timestamp(text: Any) -> float:
-    """A ``MicroTime`` string as epoch seconds (0 for a missing or unreadable one: long past)."""
-    try:
-        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
 
 
 # -- the bookkeeping: pure, no I/O, time passed in -------------------------------------------------
@@ -210,10 +182,13 @@ class EventSeriesCache:
         cutoff = now - finish_time
         for key, event in list(self._events.items()):
             series = event.get("series")
+            last = series.get("lastObservedTime") if series is not None else event.get("eventTime")
+            # A missing or unreadable time counts as long past: the Event is done with.
+            if (parse_timestamp(last) or 0.0) >= cutoff:
+                continue
             if series is not None:
-                if _timestamp(series.get("lastObservedTime")) < cutoff:
-                    ended.append((key, _copy(event)))
-            elif _timestamp(event.get("eventTime")) < cutoff:
+                ended.append((key, _copy(event)))
+            else:
                 del self._events[key]
         return ended
 
@@ -340,7 +315,9 @@ class EventRecorder:
             "apiVersion": API_VERSION,
             "kind": "Event",
             "metadata": {
-                "name": event_name(regarding["name"], self.broadcaster.unique_nanos(now)),
+                "name": event_name(
+                    regarding["name"], self.broadcaster.unique_nanos(now), self.broadcaster.rng
+                ),
                 "namespace": regarding.get("namespace") or "default",
             },
             "eventTime": format_micro_time(now),
@@ -477,7 +454,6 @@ __all__ = [
     "EventSink",
     "EventSinkImpl",
     "event_name",
-    "format_micro_time",
     "record_event",
     "series_key",
     "series_patch",

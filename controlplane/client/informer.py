@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, Self
 
+from controlplane.api.meta import Object
 from controlplane.client.cache import (
     NAMESPACE_INDEX,
     DeletedFinalStateUnknown,
@@ -71,7 +72,6 @@ from controlplane.clock import SYSTEM_CLOCK, Clock
 
 logger = logging.getLogger(__name__)
 
-Object = dict[str, Any]
 HandlerResult = Awaitable[None] | None
 
 #: The shortest resync period a handler may ask for (client-go ``minimumResyncPeriod``).
@@ -137,8 +137,16 @@ class _Listener:
         self._task: asyncio.Task[None] | None = None
         self.enqueued = 0
         self.delivered = 0
-        #: ``delivered`` must reach this for the handler to have seen the initial list.
+        #: ``delivered`` must reach this for the handler to have seen the initial list ...
         self.sync_mark: int | None = None
+        #: ... and this is set once it has.
+        self.synced = asyncio.Event()
+
+    def mark_sync(self) -> None:
+        """The initial list is all enqueued: the handler has synced once it is all delivered."""
+        self.sync_mark = self.enqueued
+        if self.delivered >= self.sync_mark:
+            self.synced.set()
 
     def add(self, notification: _Notification) -> None:
         self._buffer.append(notification)
@@ -180,6 +188,8 @@ class _Listener:
                 logger.exception("event handler %r failed", self.handler)
             finally:
                 self.delivered += 1
+                if self.sync_mark is not None and self.delivered >= self.sync_mark:
+                    self.synced.set()
 
 
 class HandlerRegistration:
@@ -191,8 +201,12 @@ class HandlerRegistration:
 
     def has_synced(self) -> bool:
         """The informer has synced and this handler has been called for every object of the first list."""
-        mark = self._listener.sync_mark
-        return self._informer.has_synced() and mark is not None and self._listener.delivered >= mark
+        return self._informer.has_synced() and self._listener.synced.is_set()
+
+    async def wait_for_sync(self) -> None:
+        """Until ``has_synced()``: the handler has seen every object of the informer's first list."""
+        await self._informer.wait_for_sync()
+        await self._listener.synced.wait()
 
 
 #: Changes an object before an informer caches it (client-go ``cache.TransformFunc``).
@@ -278,7 +292,7 @@ class SharedIndexInformer:
             for obj in self.indexer.list():
                 listener.add(_Add(obj))
             if self.has_synced():
-                listener.sync_mark = listener.enqueued
+                listener.mark_sync()
             listener.start(f"{self.name} handler")
         return HandlerRegistration(self, listener)
 
@@ -375,7 +389,7 @@ class SharedIndexInformer:
     def _on_synced(self) -> None:
         """The first list is in the cache: note how far each handler must get to have seen it all."""
         for listener in self._listeners:
-            listener.sync_mark = listener.enqueued
+            listener.mark_sync()
         self._synced.set()
 
     def _decode(self, line: bytes) -> WatchEvent:

@@ -38,6 +38,10 @@ like client-go's deferred call, whether or not this candidate ever led) and ``on
 The decisions are pure functions of (what this candidate has observed, the record just read, now):
 ``try_acquire_or_renew``, ``renew_optimistically`` and ``release_record``, tested without a server.
 ``LeaderElector`` is the async loop around them, and ``LeaseLock`` reads and writes the Lease.
+Components use ``run_leader_elected``: kube-scheduler and kube-controller-manager (the client's
+``Manager``) both stand for their Lease through it, term after term, reporting each change on the
+trace. They do so by default, as upstream's ``--leader-elect=true``: even a single replica holds its
+Lease, so ``kubectl get leases -n kube-system`` always shows who leads.
 
 Upstream: client-go ``tools/leaderelection/leaderelection.go``, ``resourcelock/leaselock.go``.
 """
@@ -47,15 +51,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Awaitable, Callable, Coroutine
+import socket
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from controlplane.api.meta import format_micro_time, parse_timestamp
 from controlplane.client.backoff import jitter
 from controlplane.client.errors import NotFound
 from controlplane.client.rest import RESTClient
-from controlplane.clock import SYSTEM_CLOCK, Clock
+from controlplane.clock import SYSTEM_CLOCK, Clock, timeout
+from controlplane.timing import TimingProfile
+from controlplane.trace import NULL_SINK, TraceSink
 
 logger = logging.getLogger(__name__)
 
@@ -64,21 +72,7 @@ JITTER_FACTOR = 1.2
 #: Tries to give a lease up on stop, each reading it again (see ``LeaderElector._release``).
 RELEASE_ATTEMPTS = 3
 
-#: The time format of a Lease's ``acquireTime``/``renewTime`` (``metav1.MicroTime``).
-MICRO_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
-
 # -- the record and the pure decision core ---------------------------------------------------------
-
-
-def format_micro_time(timestamp: float) -> str:
-    """``metav1.MicroTime`` as JSON: RFC 3339 in UTC with microseconds."""
-    return datetime.fromtimestamp(timestamp, UTC).strftime(MICRO_TIME_FORMAT)
-
-
-def parse_time(text: str) -> float:
-    """A ``metav1.Time`` or ``MicroTime`` string as seconds since the epoch."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 @dataclass(frozen=True)
@@ -93,12 +87,11 @@ class LeaderElectionRecord:
 
     @classmethod
     def from_lease_spec(cls, spec: dict[str, Any]) -> LeaderElectionRecord:
-        acquire, renew = spec.get("acquireTime"), spec.get("renewTime")
         return cls(
             holder_identity=spec.get("holderIdentity") or "",
             lease_duration_seconds=int(spec.get("leaseDurationSeconds") or 0),
-            acquire_time=parse_time(acquire) if acquire else None,
-            renew_time=parse_time(renew) if renew else None,
+            acquire_time=parse_timestamp(spec.get("acquireTime")),
+            renew_time=parse_timestamp(spec.get("renewTime")),
             leader_transitions=int(spec.get("leaseTransitions") or 0),
         )
 
@@ -433,16 +426,11 @@ class LeaderElector:
 
     async def _before(self, deadline: float, attempt: Awaitable[bool]) -> bool:
         """``attempt``'s answer, or False if it is still going at ``deadline`` (cluster time)."""
-        work = asyncio.ensure_future(attempt)
-        timer = asyncio.ensure_future(self.clock.sleep(deadline - self.clock.now()))
         try:
-            await asyncio.wait({work, timer}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            timer.cancel()
-            if not work.done():
-                work.cancel()
-            await asyncio.gather(work, timer, return_exceptions=True)
-        return work.done() and not work.cancelled() and work.result()
+            async with timeout(self.clock, deadline - self.clock.now()):
+                return await attempt
+        except TimeoutError:
+            return False
 
     async def _try_acquire_or_renew(self) -> bool:
         now = self.clock.now()
@@ -515,11 +503,119 @@ class LeaderElector:
         self.callbacks.on_new_leader(leader)
 
 
+# -- standing for election, term after term ----------------------------------------------------------
+
+
+def default_identity(rng: random.Random) -> str:
+    """A candidate's identity when none is given: the host name and a fresh UUID drawn from ``rng``,
+    as kube-scheduler and kube-controller-manager make theirs (``hostname + "_" + uuid``)."""
+    return f"{socket.gethostname()}_{uuid.UUID(int=rng.getrandbits(128))}"
+
+
+@dataclass(frozen=True)
+class LeaderElectionConfig:
+    """Which Lease a component stands for, as whom, and how fast (client-go ``LeaderElectionConfig``,
+    the ``--leader-elect-*`` flags of kube-scheduler and kube-controller-manager)."""
+
+    #: The Lease (``--leader-elect-resource-name``): ``kube-scheduler``, ``kube-controller-manager``.
+    name: str
+    #: Its namespace (``--leader-elect-resource-namespace``).
+    namespace: str = "kube-system"
+    #: This candidate's identity; empty: ``default_identity`` (host name and a fresh UUID).
+    identity: str = ""
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    #: Give the Lease up on a clean stop, so a standby takes over at its next try (``ReleaseOnCancel``).
+    release_on_cancel: bool = True
+
+    @classmethod
+    def for_timing(cls, name: str, timing: TimingProfile, **options: Any) -> LeaderElectionConfig:
+        """The Lease ``name`` with the leader-election durations of a cluster's timing profile."""
+        return cls(
+            name,
+            lease_duration=timing.leader_lease_duration,
+            renew_deadline=timing.leader_renew_deadline,
+            retry_period=timing.leader_retry_period,
+            **options,
+        )
+
+    @property
+    def lease(self) -> str:
+        """``<namespace>/<name>``, as a student finds it with ``kubectl get lease -n``."""
+        return f"{self.namespace}/{self.name}"
+
+
+async def run_leader_elected(
+    client: RESTClient,
+    config: LeaderElectionConfig,
+    callbacks: LeaderCallbacks,
+    *,
+    clock: Clock | None = None,
+    rng: random.Random | None = None,
+    component: str,
+    trace: TraceSink = NULL_SINK,
+    trace_fields: Mapping[str, Any] | None = None,
+) -> None:
+    """Stand for election on ``config``'s Lease until cancelled, and lead while holding it.
+
+    This is client-go's ``leaderelection.RunOrDie`` with the component around it. While this candidate
+    holds the Lease, ``callbacks.on_started_leading`` runs (the scheduling loop, the controllers);
+    when the Lease is lost it is cancelled, ``on_stopped_leading`` is called, and the candidate
+    stands again. Upstream's kube-scheduler and kube-controller-manager *exit* when they lose their
+    Lease, and whatever supervises them (the kubelet of a static pod) starts a fresh process, which
+    stands again; a component here is a task of the lab's process, so this loop stands again itself.
+    Cancelling the task that runs it stops everything, and with ``config.release_on_cancel`` the Lease
+    is given up so a standby takes over at once.
+
+    Each step is also reported on the trace, as ``component.state`` events from the component's node
+    of the diagram (``trace_fields``: its ``from`` and ``cluster``; ``component``: its name):
+    ``started-leading``, ``stopped-leading``, and ``new-leader`` each time another holder is seen.
+    """
+    rng = rng if rng is not None else random.Random()
+    identity = config.identity or default_identity(rng)
+    fields: Mapping[str, Any] = trace_fields or {}
+
+    def report(state: str, reason: str) -> None:
+        if trace.enabled:
+            trace.emit("component.state", **fields, component=component, state=state, reason=reason)
+
+    async def lead() -> None:
+        report("started-leading", f"{identity} holds the Lease {config.lease}")
+        try:
+            await callbacks.on_started_leading()
+        finally:
+            report("stopped-leading", f"{identity} no longer holds the Lease {config.lease}")
+
+    def new_leader(leader: str) -> None:
+        logger.info("%s: the leader is now %r", component, leader or "(nobody)")
+        report("new-leader", f"the leader is now {leader or '(nobody)'}")
+        callbacks.on_new_leader(leader)
+
+    elector = LeaderElector.for_lease(
+        client,
+        namespace=config.namespace,
+        name=config.name,
+        identity=identity,
+        callbacks=LeaderCallbacks(lead, callbacks.on_stopped_leading, new_leader),
+        lease_duration=config.lease_duration,
+        renew_deadline=config.renew_deadline,
+        retry_period=config.retry_period,
+        release_on_cancel=config.release_on_cancel,
+        clock=clock if clock is not None else client.clock,
+        rng=rng,
+    )
+    while True:
+        await elector.run()
+        logger.warning("%s: %s lost the Lease %s, standing by", component, identity, config.lease)
+
+
 __all__ = [
     "JITTER_FACTOR",
     "Action",
     "Create",
     "LeaderCallbacks",
+    "LeaderElectionConfig",
     "LeaderElectionRecord",
     "LeaderElector",
     "LeaseClient",
@@ -528,7 +624,9 @@ __all__ = [
     "ResourceLock",
     "Update",
     "Wait",
+    "default_identity",
     "release_record",
     "renew_optimistically",
+    "run_leader_elected",
     "try_acquire_or_renew",
 ]

@@ -15,13 +15,13 @@ calls the object that owns all this the **Manager**; this is it, with the same s
 1. start the shared informers (``SharedInformerFactory``) and **wait for their caches to sync**, so no
    controller acts on a half-listed world;
 2. start the event broadcaster (``record.py``) that writes the controllers' Events;
-3. without leader election, start the controllers. With it, run a ``LeaderElector`` on the Lease
+3. without leader election, start the controllers. With it, stand for election on the Lease
    ``<lease_namespace>/<lease_name>`` (``kube-system/<name>``; 15 s / 10 s / 2 s) and start the
    controllers **only while leading**: when leadership is lost they are stopped (their workers
    cancelled) and the manager stands by for the next election; caches keep running meanwhile.
-
-With leader election the manager reports on the trace (``component.state``, from its diagram node)
-when it starts leading, when it stops leading, and when it sees a new leader.
+   The election loop is ``leaderelection.run_leader_elected``, the one kube-scheduler uses too, and
+   it reports on the trace (``component.state``, from the manager's diagram node) when the manager
+   starts leading, when it stops leading, and when it sees a new leader.
 
 ``stop()`` undoes it in reverse: leadership (released, so a standby takes over at once), controllers,
 events, informers. Controllers are built with ``new_controller(name, reconciler, for_=kind,
@@ -37,8 +37,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import socket
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -46,7 +44,12 @@ from typing import Any, Self
 
 from controlplane.client.cache import Indexer
 from controlplane.client.informer import SharedIndexInformer, SharedInformerFactory
-from controlplane.client.leaderelection import LeaderCallbacks, LeaderElector
+from controlplane.client.leaderelection import (
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    default_identity,
+    run_leader_elected,
+)
 from controlplane.client.ratelimiters import RateLimiter
 from controlplane.client.reconciler import Controller, Reconciler, enqueue_owner, request_for_object
 from controlplane.client.record import EventBroadcaster, EventRecorder, EventSinkImpl
@@ -104,28 +107,27 @@ class Manager:
         self.lease_namespace = lease_namespace
         self.lease_name = lease_name or name
         #: client-go's default identity: the host name and a fresh UUID (drawn from ``rng``).
-        self.identity = identity or f"{socket.gethostname()}_{uuid.UUID(int=self.rng.getrandbits(128))}"
+        self.identity = identity or default_identity(self.rng)
         self.trace = trace
         self._trace_fields: dict[str, Any] = {"from": name} | ({"cluster": cluster} if cluster else {})
         self.controllers: list[Controller] = []
         self.broadcaster = EventBroadcaster(
             EventSinkImpl(client), clock=self.clock, rng=random.Random(self.rng.getrandbits(64))
         )
-        self.elector: LeaderElector | None = None
+        #: The Lease this manager stands for, with leader election (None: it runs its controllers at once).
+        self.election: LeaderElectionConfig | None = None
+        self._election_rng: random.Random | None = None
         if leader_election:
-            self.elector = LeaderElector.for_lease(
-                client,
-                namespace=lease_namespace,
-                name=self.lease_name,
-                identity=self.identity,
-                callbacks=LeaderCallbacks(self._lead, on_new_leader=self._on_new_leader),
+            self.election = LeaderElectionConfig(
+                self.lease_name,
+                lease_namespace,
+                self.identity,
                 lease_duration=lease_duration,
                 renew_deadline=renew_deadline,
                 retry_period=retry_period,
                 release_on_cancel=release_on_cancel,
-                clock=self.clock,
-                rng=random.Random(self.rng.getrandbits(64)),
             )
+            self._election_rng = random.Random(self.rng.getrandbits(64))
         #: Set while the controllers run (at once without leader election, else while leading).
         self.leading = asyncio.Event()
         self._elector_task: asyncio.Task[None] | None = None
@@ -193,8 +195,20 @@ class Manager:
         self.informers.start()
         await self.informers.wait_for_cache_sync()
         self.broadcaster.start()
-        if self.elector is not None:
-            self._elector_task = asyncio.create_task(self._elect(), name=f"{self.name}: leader election")
+        if self.election is not None:
+            self._elector_task = asyncio.create_task(
+                run_leader_elected(
+                    self.client,
+                    self.election,
+                    LeaderCallbacks(self._lead),
+                    clock=self.clock,
+                    rng=self._election_rng,
+                    component=self.name,
+                    trace=self.trace,
+                    trace_fields=self._trace_fields,
+                ),
+                name=f"{self.name}: leader election",
+            )
         else:
             await self._start_controllers()
 
@@ -240,35 +254,13 @@ class Manager:
         for controller in self.controllers:
             await controller.stop()
 
-    async def _elect(self) -> None:
-        """Stand for election again after each loss of leadership, until the manager stops."""
-        assert self.elector is not None
-        while True:
-            await self.elector.run()
-            logger.warning("%s: %s lost the lease, standing by", self.name, self.identity)
-
     async def _lead(self) -> None:
         """While leading: the controllers run; when leadership ends this task is cancelled."""
-        self._trace_state("started-leading", f"{self.identity} holds the Lease {self._lease()}")
         try:
             await self._start_controllers()
             await asyncio.Event().wait()
         finally:
             await self._stop_controllers()
-            self._trace_state("stopped-leading", f"{self.identity} no longer holds the Lease {self._lease()}")
-
-    def _on_new_leader(self, identity: str) -> None:
-        logger.info("%s: the leader is now %r", self.name, identity or "(nobody)")
-        self._trace_state("new-leader", f"the leader is now {identity or '(nobody)'}")
-
-    def _lease(self) -> str:
-        return f"{self.lease_namespace}/{self.lease_name}"
-
-    def _trace_state(self, state: str, reason: str) -> None:
-        if self.trace.enabled:
-            self.trace.emit(
-                "component.state", **self._trace_fields, component=self.name, state=state, reason=reason
-            )
 
 
 __all__ = ["Kind", "Manager"]

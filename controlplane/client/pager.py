@@ -16,12 +16,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.client.errors import ResourceExpired
 from controlplane.client.rest import ListOptions
-
-Object = dict[str, Any]
 
 #: client-go's ``pager.defaultPageSize``.
 DEFAULT_PAGE_SIZE = 500

@@ -40,9 +40,9 @@ import random
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Generic, Protocol, TypeVar
 
+from controlplane.api.meta import format_time
 from controlplane.client.errors import APIError, NotFound
 from controlplane.client.ratelimit import TokenBucketRateLimiter
 from controlplane.client.rest import PatchType, ResourceClient, RESTClient
@@ -66,27 +66,6 @@ Event = dict[str, Any]
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
-
-
-def _format_second(second: int) -> str:
-    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-#: The last second formatted: a component records its events in bursts, many within one second.
-_last_second: tuple[int, str] = (0, _format_second(0))
-
-
-def format_time(timestamp: float) -> str:
-    """``metav1.Time`` as JSON: RFC 3339 in UTC, whole seconds."""
-    global _last_second
-    second = int(timestamp)
-    # Well inside a second, the whole second is what the string shows (``datetime`` rounds to the
-    # microsecond first, so the last microsecond of a second may show the next one: not cached).
-    if not 0.0 <= timestamp - second < 0.999999:
-        return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if _last_second[0] != second:
-        _last_second = (second, _format_second(second))
-    return _last_second[1]
 
 
 def object_reference(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -513,7 +492,6 @@ __all__ = [
     "EventSinkImpl",
     "aggregate_key",
     "event_key",
-    "format_time",
     "object_reference",
     "spam_key",
 ]

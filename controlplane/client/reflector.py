@@ -43,8 +43,9 @@ import contextlib
 import logging
 import random
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
+from controlplane.api.meta import Object
 from controlplane.client.backoff import BackoffManager, reflector_backoff
 from controlplane.client.errors import ConnectError, ResourceExpired, TooManyRequests
 from controlplane.client.pager import DEFAULT_PAGE_SIZE, ListPager
@@ -54,7 +55,6 @@ from controlplane.clock import SYSTEM_CLOCK, Clock
 
 logger = logging.getLogger(__name__)
 
-Object = dict[str, Any]
 
 #: The shortest server-side watch timeout; each watch asks for a random one in [min, 2*min).
 MIN_WATCH_TIMEOUT = 300.0

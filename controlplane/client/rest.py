@@ -55,6 +55,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from controlplane.api import serializer
+from controlplane.api.meta import Object
 from controlplane.client import ratelimit
 from controlplane.client.config import Config
 from controlplane.client.errors import ConnectError, TransportError, from_response, parse_retry_after
@@ -72,7 +73,6 @@ from controlplane.uids import new_uid
 
 logger = logging.getLogger(__name__)
 
-Object = dict[str, Any]
 
 JSON = "application/json"
 

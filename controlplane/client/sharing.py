@@ -37,7 +37,7 @@ import weakref
 from collections.abc import Iterable
 from typing import Any, NoReturn, SupportsIndex
 
-Object = dict[str, Any]
+from controlplane.api.meta import Object
 
 _intern = sys.intern
 

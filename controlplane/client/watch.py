@@ -26,12 +26,11 @@ import asyncio
 from dataclasses import dataclass
 from enum import StrEnum
 from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import Protocol, Self
 
 from controlplane.api import serializer
+from controlplane.api.meta import Object
 from controlplane.client.errors import from_status
-
-Object = dict[str, Any]
 
 
 class EventType(StrEnum):

@@ -16,6 +16,7 @@ else the CA the controller manager's own client trusts, as upstream falls back t
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,9 @@ from controlplane.components.controllers import (
 )
 from controlplane.timing import CLASSROOM, TimingProfile
 from controlplane.trace import NULL_SINK, TraceSink, nodes
+
+#: kube-controller-manager's Lease, in ``kube-system`` (``--leader-elect-resource-name``).
+LEASE_NAME = "kube-controller-manager"
 
 
 @dataclass(frozen=True)
@@ -129,7 +133,7 @@ class ControllerManager:
             ),
             clock=self.clock,
             leader_election=self.leader_election,
-            lease_name="kube-controller-manager",
+            lease_name=LEASE_NAME,
             identity=self.identity or None,
             lease_duration=timing.leader_lease_duration,
             renew_deadline=timing.leader_renew_deadline,
@@ -162,5 +166,12 @@ class ControllerManager:
     def is_leader(self) -> bool:
         return self.manager is not None and self.manager.is_leader()
 
+    @property
+    def leading(self) -> asyncio.Event:
+        """Set while the controllers run: at once without leader election, else while leading."""
+        if self.manager is None:
+            raise RuntimeError("the controller manager is not started")
+        return self.manager.leading
 
-__all__ = ["CONTROLLERS", "ControllerContext", "ControllerManager"]
+
+__all__ = ["CONTROLLERS", "LEASE_NAME", "ControllerContext", "ControllerManager"]

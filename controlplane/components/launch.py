@@ -18,13 +18,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from controlplane.client.leaderelection import LeaderElectionConfig
 from controlplane.client.rest import RESTClient
 from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.components.controllermanager import ControllerManager
 from controlplane.components.identities import NODE_KINDS, component_identity
 from controlplane.components.kubelet.kubelet import Kubelet
 from controlplane.components.proxy.proxier import KubeProxy
-from controlplane.components.scheduler.scheduler import LeaderElection, Scheduler
+from controlplane.components.scheduler.scheduler import LEASE_NAME, Scheduler
 from controlplane.timing import CLASSROOM, TimingProfile
 from controlplane.trace import NULL_SINK, TraceSink
 
@@ -45,8 +46,10 @@ class LaunchOptions:
     clock: Clock = SYSTEM_CLOCK
     timing: TimingProfile = CLASSROOM
     trace: TraceSink = NULL_SINK
-    #: Stand for leader election (scheduler, controller manager); needed when replicas run.
-    leader_election: bool = False
+    #: Stand for leader election (scheduler, controller manager), on Leases in ``kube-system`` with
+    #: the timing profile's durations: ``--leader-elect``, true by default as upstream's is. A
+    #: single replica wins at once, and ``kubectl get leases -n kube-system`` shows who leads.
+    leader_election: bool = True
     #: The leader-election identity; a fresh random one when empty.
     identity: str = ""
     #: Seeds each component's randomness, so a scenario replays the same way (None: unseeded).
@@ -82,12 +85,7 @@ def build_component(
     if kind == "scheduler":
         election = None
         if options.leader_election:
-            election = LeaderElection(
-                identity=options.identity,
-                lease_duration=timing.leader_lease_duration,
-                renew_deadline=timing.leader_renew_deadline,
-                retry_period=timing.leader_retry_period,
-            )
+            election = LeaderElectionConfig.for_timing(LEASE_NAME, timing, identity=options.identity)
         return Scheduler(
             client,
             clock=options.clock,

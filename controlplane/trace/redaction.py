@@ -28,7 +28,13 @@ BODY_FIELDS = frozenset({"body", "object", "old_object", "request_body", "respon
 #: A Secret's fields that hold its values.
 SECRET_DATA_FIELDS = ("data", "stringData")
 
+#: A store key, URL path or prefix that holds (or may hold) Secrets: errs on the side of hiding.
 _SECRET_LOCATION = re.compile(r"(^|/)secrets(/|$)")
+
+
+def is_secret_key(location: str) -> bool:
+    """Whether a store key (``/registry/secrets/ns/db``), URL path or prefix is about Secrets."""
+    return _SECRET_LOCATION.search(location) is not None
 
 
 def concerns_secret(event: Mapping[str, Any]) -> bool:
@@ -36,7 +42,7 @@ def concerns_secret(event: Mapping[str, Any]) -> bool:
     if event.get("resource") in ("secrets", "secret"):
         return True
     return any(
-        isinstance(value := event.get(name), str) and _SECRET_LOCATION.search(value.split("?", 1)[0])
+        isinstance(value := event.get(name), str) and is_secret_key(value.split("?", 1)[0])
         for name in ("key", "path", "prefix")
     )
 
@@ -86,4 +92,4 @@ def redact(event: Mapping[str, Any]) -> Mapping[str, Any]:
     return scrubbed if changed else result
 
 
-__all__ = ["BODY_FIELDS", "SECRET_DATA_FIELDS", "concerns_secret", "redact"]
+__all__ = ["BODY_FIELDS", "SECRET_DATA_FIELDS", "concerns_secret", "is_secret_key", "redact"]

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from controlplane.api.meta import Object
 from controlplane.client.config import Config
 from controlplane.client.rest import RESTClient
 from controlplane.identity import SYSTEM_MASTERS
@@ -25,7 +25,6 @@ from controlplane.timing import UPSTREAM
 from tests.support.inprocess import condition, wait_for
 
 FAST = UPSTREAM.scaled(1 / 25, name="test")
-Object = dict[str, Any]
 
 
 @pytest.fixture

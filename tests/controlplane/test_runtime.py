@@ -14,9 +14,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from controlplane.apiserver.audit.config import CLUSTER_POLICY_FILE, AuditSettings
 from controlplane.client.config import Config
 from controlplane.client.rest import RESTClient
+from controlplane.components.controllermanager import ControllerManager
+from controlplane.components.scheduler.scheduler import Scheduler
 from controlplane.identity import SYSTEM_MASTERS
 from controlplane.runtime import (
     CLUSTER_LIST_FILE,
+    Cluster,
     ClusterExists,
     ClusterState,
     InvalidClusterName,
@@ -29,7 +32,9 @@ from controlplane.runtime import (
 )
 from controlplane.store import UnknownCluster
 from controlplane.store.factory import store_path
-from tests.support.inprocess import wait_for
+from controlplane.timing import CLASSROOM
+from controlplane.trace import nodes
+from tests.support.inprocess import WAIT_TIMEOUT, wait_for
 
 
 def lab(data_dir: Path, *, demo: str = "demo") -> Lab:
@@ -219,11 +224,37 @@ async def _get(cluster: Any, path: str) -> httpx.Response:
         return await client.get(path, headers={"Authorization": f"Bearer {token}"})
 
 
+async def leaders(cluster: Cluster) -> tuple[Scheduler, ControllerManager]:
+    """The cluster's scheduler and controller manager, once each leads (they stand for election)."""
+    scheduler = cluster.components_running[nodes.SCHEDULER]
+    manager = cluster.components_running[nodes.CONTROLLER_MANAGER]
+    assert isinstance(scheduler, Scheduler) and isinstance(manager, ControllerManager)
+    await asyncio.wait_for(asyncio.gather(scheduler.leading.wait(), manager.leading.wait()), WAIT_TIMEOUT)
+    return scheduler, manager
+
+
+async def test_a_started_cluster_shows_who_leads_in_the_leases_of_kube_system(tmp_path: Path) -> None:
+    running = lab(tmp_path)
+    await running.start()
+    try:
+        demo = running.cluster("demo")
+        await leaders(demo)
+        response = await _get(demo, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases")
+        leases = {lease["metadata"]["name"]: lease["spec"] for lease in response.json()["items"]}
+        for name in ("kube-scheduler", "kube-controller-manager"):
+            assert leases[name]["holderIdentity"], f"{name} has no holder"
+            # The timing profile's duration (classroom: upstream's 15 s divided by five).
+            assert leases[name]["leaseDurationSeconds"] == int(CLASSROOM.leader_lease_duration)
+    finally:
+        await running.stop()
+
+
 async def test_a_clusters_metrics_include_its_components(tmp_path: Path) -> None:
     running = lab(tmp_path)
     await running.start()
     try:
         demo = running.cluster("demo")
+        await leaders(demo)  # the controllers' workqueues exist once the controller manager leads
         response = await _get(demo, "/metrics")
         families = {f.name: f for f in text_string_to_metric_families(response.text)}
         queues = {s.labels["name"] for s in families["workqueue_adds"].samples}

@@ -34,11 +34,10 @@ its input, which neither side changes afterwards.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
+from controlplane.api.meta import Object
 from controlplane.api.resources import StorageConversion
-
-Object = dict[str, Any]
 
 CORE_API_VERSION: Final = "v1"
 EVENTS_API_VERSION: Final = "events.k8s.io/v1"

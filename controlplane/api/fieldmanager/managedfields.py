@@ -45,8 +45,7 @@ from controlplane.api.fieldmanager import typed
 from controlplane.api.fieldmanager.conflicts import Conflict, ConflictError
 from controlplane.api.fieldmanager.fieldpath import FieldsV1Error, Set, make_path
 from controlplane.api.fieldmanager.merge import ManagedFields, Updater, VersionedSet
-
-Object = dict[str, Any]
+from controlplane.api.meta import Object
 
 APPLY: Final = "Apply"
 UPDATE: Final = "Update"

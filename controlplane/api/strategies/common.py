@@ -28,7 +28,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeGuard
 
-from controlplane.api.strategy import Object, Strategy
+from controlplane.api.meta import Object
+from controlplane.api.strategy import Strategy
 from controlplane.api.validation import (
     FieldError,
     forbidden,

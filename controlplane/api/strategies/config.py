@@ -29,6 +29,7 @@ import base64
 import json
 from typing import Any, Final
 
+from controlplane.api.meta import Object
 from controlplane.api.strategies.common import (
     CoreKindStrategy,
     UndecodableObject,
@@ -38,7 +39,6 @@ from controlplane.api.strategies.common import (
 )
 from controlplane.api.strategies.pods import is_config_map_key
 from controlplane.api.strategies.workloads import validate_meta_update
-from controlplane.api.strategy import Object
 from controlplane.api.validation import FieldError, forbidden, invalid, required, too_long
 
 #: ``core.MaxSecretSize``: the limit for a Secret's data and a ConfigMap's data + binaryData.

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from controlplane.api.meta import Object
 from controlplane.api.strategies.common import (
     FIELD_IMMUTABLE,
     KindStrategy,
@@ -31,7 +32,6 @@ from controlplane.api.strategies.common import (
     is_valid_path_segment_name,
     semantic,
 )
-from controlplane.api.strategy import Object
 from controlplane.api.validation import (
     FieldError,
     invalid,

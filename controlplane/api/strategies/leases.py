@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Final
 
+from controlplane.api.meta import Object
 from controlplane.api.strategies.common import KindStrategy, as_dict, as_str, is_int
 from controlplane.api.strategies.workloads import validate_meta_update
-from controlplane.api.strategy import Object
 from controlplane.api.validation import FieldError, forbidden, invalid, is_qualified_name, not_supported
 
 LEASE_STRATEGIES: Final = ["OldestEmulationVersion"]

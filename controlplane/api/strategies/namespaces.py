@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.api.strategies.common import (
     CoreKindStrategy,
     as_dict,
@@ -30,7 +31,6 @@ from controlplane.api.strategies.common import (
     validate_kube_finalizers,
 )
 from controlplane.api.strategies.workloads import validate_meta_update
-from controlplane.api.strategy import Object
 from controlplane.api.validation import FieldError, invalid, is_dns1123_label, is_qualified_name
 
 NAME_LABEL = "kubernetes.io/metadata.name"

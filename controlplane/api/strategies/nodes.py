@@ -19,6 +19,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.api.quantity import QuantityError, parse_json_quantity
 from controlplane.api.strategies.common import (
     CoreKindStrategy,
@@ -33,7 +34,6 @@ from controlplane.api.strategies.common import (
 )
 from controlplane.api.strategies.pods import default_resource_list, validate_taint_effect
 from controlplane.api.strategies.workloads import validate_meta_update
-from controlplane.api.strategy import Object
 from controlplane.api.validation import FieldError, forbidden, invalid, is_label_value
 
 

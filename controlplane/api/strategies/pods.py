@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
+from controlplane.api.meta import Object
 from controlplane.api.quantity import Quantity, QuantityError, parse_json_quantity
 from controlplane.api.strategies.common import (
     CoreKindStrategy,
@@ -67,7 +68,6 @@ from controlplane.api.strategies.common import (
     validate_label_selector,
     validate_port_num_or_name,
 )
-from controlplane.api.strategy import Object
 from controlplane.api.validation import (
     FieldError,
     forbidden,

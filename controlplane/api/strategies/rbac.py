@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from controlplane.api.meta import Object
 from controlplane.api.strategies.common import (
     KindStrategy,
     as_dict,
@@ -40,7 +41,6 @@ from controlplane.api.strategies.common import (
     is_valid_path_segment_name,
     validate_label_selector,
 )
-from controlplane.api.strategy import Object
 from controlplane.api.validation import (
     FieldError,
     invalid,

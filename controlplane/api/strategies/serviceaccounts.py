@@ -14,9 +14,9 @@ specs), and the usual metadata rules apply. Upstream: ``ValidateServiceAccount``
 
 from __future__ import annotations
 
+from controlplane.api.meta import Object
 from controlplane.api.strategies.common import CoreKindStrategy
 from controlplane.api.strategies.workloads import validate_meta_update
-from controlplane.api.strategy import Object
 from controlplane.api.validation import FieldError
 
 

@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from controlplane.api.meta import Object
 from controlplane.api.strategies.common import (
     FIELD_IMMUTABLE,
     CoreKindStrategy,
@@ -66,7 +67,6 @@ from controlplane.api.strategies.common import (
     valid_ip,
     validate_port_num_or_name,
 )
-from controlplane.api.strategy import Object
 from controlplane.api.validation import (
     FieldError,
     forbidden,

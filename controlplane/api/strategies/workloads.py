@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from controlplane.api.meta import Object
 from controlplane.api.strategies.common import (
     FIELD_IMMUTABLE,
     CoreKindStrategy,
@@ -51,7 +52,6 @@ from controlplane.api.strategies.common import (
     validate_label_selector,
 )
 from controlplane.api.strategies.pods import default_pod_spec, validate_pod_spec, validate_pod_template_meta
-from controlplane.api.strategy import Object
 from controlplane.api.validation import (
     FieldError,
     forbidden,

@@ -29,19 +29,13 @@ Upstream: ``plugin/pkg/admission/serviceaccount/admission.go``.
 
 from __future__ import annotations
 
-import asyncio
 import random
 from typing import Any, Final
 
-from controlplane.apiserver.admission.attributes import (
-    CREATE,
-    Attributes,
-    Object,
-    PatchOp,
-    forbidden,
-    section,
-)
+from controlplane.api.meta import Object
+from controlplane.apiserver.admission.attributes import CREATE, Attributes, PatchOp, forbidden, section
 from controlplane.apiserver.admission.chain import ClusterView, Plugin, Scope
+from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.uids import random_string
 
 DEFAULT_SERVICE_ACCOUNT: Final = "default"
@@ -198,19 +192,28 @@ class ServiceAccount(Plugin):
     mutating = True
     validating = True
 
-    def __init__(self, *, retry_interval: float | None = None) -> None:
-        #: Upstream waits 100-200 ms between lookups of a missing ``default`` ServiceAccount.
+    def __init__(
+        self,
+        *,
+        retry_interval: float | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        rng: random.Random | None = None,
+    ) -> None:
+        #: Upstream waits 100-200 ms between lookups of a missing ``default`` ServiceAccount: a
+        #: fixed interval if given, else drawn from ``rng``, and waited on the cluster ``clock``.
         self.retry_interval = retry_interval
+        self.clock = clock
+        self.rng = rng if rng is not None else random.Random()
 
     def handles(self, a: Attributes) -> bool:
         return a.is_pod() and not a.subresource and a.operation == CREATE and isinstance(a.object, dict)
 
     async def _service_account(self, a: Attributes, cluster: ClusterView, name: str) -> Object:
         attempts = DEFAULT_LOOKUP_ATTEMPTS if name == DEFAULT_SERVICE_ACCOUNT else 1
-        interval = self.retry_interval if self.retry_interval is not None else random.uniform(0.1, 0.2)
+        interval = self.retry_interval if self.retry_interval is not None else self.rng.uniform(0.1, 0.2)
         for attempt in range(attempts):
             if attempt:
-                await asyncio.sleep(interval)
+                await self.clock.sleep(interval)
             found = await cluster.get("", "serviceaccounts", a.namespace, name)
             if found is not None:
                 return found

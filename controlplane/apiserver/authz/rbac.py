@@ -30,6 +30,7 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from controlplane.api.meta import object_meta
 from controlplane.apiserver.authz.authorizer import Attributes, Decision, Verdict
 from controlplane.identity import SERVICE_ACCOUNT_USER_PREFIX, UserInfo
 
@@ -73,25 +74,20 @@ class StaticPolicy:
         return id(self)  # immutable: another policy is another object
 
     def role_bindings(self, namespace: str) -> Sequence[Object]:
-        return [b for b in self.role_bindings_ if _meta(b).get("namespace") == namespace]
+        return [b for b in self.role_bindings_ if object_meta(b).get("namespace") == namespace]
 
     def cluster_role(self, name: str) -> Object | None:
-        return next((r for r in self.cluster_roles if _meta(r).get("name") == name), None)
+        return next((r for r in self.cluster_roles if object_meta(r).get("name") == name), None)
 
     def role(self, namespace: str, name: str) -> Object | None:
         return next(
             (
                 r
                 for r in self.roles
-                if _meta(r).get("name") == name and _meta(r).get("namespace") == namespace
+                if object_meta(r).get("name") == name and object_meta(r).get("namespace") == namespace
             ),
             None,
         )
-
-
-def _meta(obj: Object) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
 
 
 _NONE: list[str] = []
@@ -225,7 +221,7 @@ def describe_subject(subject: Mapping[str, Any], binding_namespace: str) -> str:
 
 def describe_binding(binding: Object) -> str:
     """``ClusterRoleBinding "x"`` or ``RoleBinding "x/ns"`` (upstream's describers)."""
-    meta = _meta(binding)
+    meta = object_meta(binding)
     if meta.get("namespace"):
         return f'RoleBinding "{meta.get("name")}/{meta.get("namespace")}"'
     return f'ClusterRoleBinding "{meta.get("name")}"'
@@ -273,7 +269,7 @@ class Grant:
     @property
     def source(self) -> str:
         """Upstream's describer: ``ClusterRoleBinding "x" of ClusterRole "y" to User "z"``."""
-        namespace = str(_meta(self.binding).get("namespace") or "")
+        namespace = str(object_meta(self.binding).get("namespace") or "")
         return (
             f"{describe_binding(self.binding)} of {describe_role_ref(self.binding)} to "
             f"{describe_subject(self.subject, namespace)}"
@@ -426,7 +422,7 @@ class RBACAuthorizer:
 
     @staticmethod
     def _considered(grant: Grant, why: str) -> Mapping[str, str]:
-        namespace = str(_meta(grant.binding).get("namespace") or "")
+        namespace = str(object_meta(grant.binding).get("namespace") or "")
         return {
             "binding": describe_binding(grant.binding),
             "role": describe_role_ref(grant.binding),

@@ -21,8 +21,8 @@ Levels are listed by name, FlowSchemas by matching precedence (how ``kubectl get
 from __future__ import annotations
 
 import copy
-from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.identity import (
     AUTHENTICATED,
     KUBE_CONTROLLER_MANAGER,
@@ -32,8 +32,6 @@ from controlplane.identity import (
     SYSTEM_MASTERS,
     UNAUTHENTICATED,
 )
-
-Object = dict[str, Any]
 
 API_VERSION = "flowcontrol.apiserver.k8s.io/v1"
 #: Whether the API server keeps the object's spec as it ships it (``flowcontrol.AutoUpdateAnnotationKey``).
@@ -45,7 +43,7 @@ CATCH_ALL = "catch-all"
 MANDATORY = (EXEMPT, CATCH_ALL)
 
 
-def _meta(name: str) -> Object:
+def _metadata(name: str) -> Object:
     return {"name": name, "annotations": {AUTO_UPDATE_ANNOTATION: "true"}}
 
 
@@ -53,7 +51,7 @@ def _level(name: str, spec: Object) -> Object:
     return {
         "apiVersion": API_VERSION,
         "kind": "PriorityLevelConfiguration",
-        "metadata": _meta(name),
+        "metadata": _metadata(name),
         "spec": spec,
     }
 
@@ -105,7 +103,7 @@ def _flow_schema(name: str, level: str, precedence: int, distinguisher: str, rul
     if distinguisher:
         spec["distinguisherMethod"] = {"type": distinguisher}
     spec["rules"] = rules
-    return {"apiVersion": API_VERSION, "kind": "FlowSchema", "metadata": _meta(name), "spec": spec}
+    return {"apiVersion": API_VERSION, "kind": "FlowSchema", "metadata": _metadata(name), "spec": spec}
 
 
 def _everything(*subjects: Object) -> list[Object]:

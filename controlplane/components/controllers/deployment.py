@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
+from controlplane.api.meta import Object
 from controlplane.api.selectors import LabelSelector, SelectorError, label_selector_from_object
 from controlplane.client.cache import NAMESPACE_INDEX, Indexer
 from controlplane.client.errors import AlreadyExists, APIError, NotFound, TransportError
@@ -71,7 +72,6 @@ from controlplane.components.controllers.podcontrol import (
 
 logger = logging.getLogger(__name__)
 
-Object = dict[str, Any]
 
 COMPONENT: Final = "deployment-controller"
 SCALING_REPLICA_SET_REASON: Final = "ScalingReplicaSet"

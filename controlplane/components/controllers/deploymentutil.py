@@ -45,13 +45,11 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
-from controlplane.client.record import format_time
-
-Object = dict[str, Any]
+from controlplane.api.meta import Object, format_time, parse_timestamp
+from controlplane.api.strategies.common import semantic
 
 #: The revision of a Deployment's ReplicaSet, its rollout sequence number (``RevisionAnnotation``).
 REVISION_ANNOTATION: Final = "deployment.kubernetes.io/revision"
@@ -143,36 +141,12 @@ def annotations_of(obj: Mapping[str, Any]) -> dict[str, str]:
     return value if isinstance(value, dict) else {}
 
 
-def parse_time(value: Any) -> float | None:
-    """A ``metav1.Time`` (RFC 3339) as seconds since the epoch; None when unset or unreadable."""
-    if not isinstance(value, str) or not value:
-        return None
-    text = value[:-1] + "+00:00" if value.endswith("Z") else value
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
-
-
-def semantic(value: Any) -> Any:
-    """``apiequality.Semantic``: missing, null, ``""``, ``[]`` and ``{}`` fields are all Go's zero value."""
-    if isinstance(value, dict):
-        out = {k: semantic(v) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v not in (None, "", [], {})}
-    if isinstance(value, list):
-        return [semantic(v) for v in value]
-    return value
-
-
 # -- ordering (controller_utils.go) ------------------------------------------------------------------
 
 
 def by_creation_timestamp(rs: Mapping[str, Any]) -> tuple[float, str]:
     """``ReplicaSetsByCreationTimestamp``: older first, then by name."""
-    return (parse_time(meta(rs).get("creationTimestamp")) or 0.0, name_of(rs))
+    return (parse_timestamp(meta(rs).get("creationTimestamp")) or 0.0, name_of(rs))
 
 
 def sort_by_creation(rss: Iterable[Object]) -> list[Object]:
@@ -942,7 +916,7 @@ def deployment_timed_out(d: Mapping[str, Any], new_status: Mapping[str, Any], no
         return False
     if condition.get("reason") == TIMED_OUT_REASON:
         return True
-    last = parse_time(condition.get("lastUpdateTime"))
+    last = parse_timestamp(condition.get("lastUpdateTime"))
     if last is None:
         return False
     return last + int(spec(d)["progressDeadlineSeconds"]) < now
@@ -1036,7 +1010,7 @@ def requeue_stuck_deployment(d: Mapping[str, Any], new_status: Mapping[str, Any]
         return None
     if deployment_complete(d, new_status) or current.get("reason") == TIMED_OUT_REASON:
         return None
-    last = parse_time(current.get("lastUpdateTime")) or now
+    last = parse_timestamp(current.get("lastUpdateTime")) or now
     after = last + int(spec(d)["progressDeadlineSeconds"]) - now
     if after < 1:
         return REQUEUE_NOW

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from controlplane.api.meta import Object, format_time
 from controlplane.client.cache import DeletedFinalStateUnknown
 from controlplane.client.errors import NotFound
 from controlplane.client.informer import ResourceEventHandlerFuncs
@@ -58,11 +59,8 @@ from controlplane.components.controllers.endpointutil import (
     target_ref,
 )
 from controlplane.components.controllers.kinds import ENDPOINT_SLICES, NODES, PODS, SERVICES
-from controlplane.components.controllers.nodehealth import format_time
 
 logger = logging.getLogger(__name__)
-
-Object = dict[str, Any]
 
 
 NAME: Final = "endpointslice-controller"

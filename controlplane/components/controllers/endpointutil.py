@@ -30,11 +30,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from controlplane.api.meta import Object, parse_timestamp
 from controlplane.client.cache import NAMESPACE_INDEX, Indexer
 from controlplane.client.reconciler import MapFunc, Request
-from controlplane.components.controllers.nodehealth import get_condition, parse_time
-
-Object = dict[str, Any]
+from controlplane.components.controllers.nodehealth import get_condition
 
 #: The annotation with the time of the change that caused the update (``v1.EndpointsLastChangeTriggerTime``).
 LAST_CHANGE_TRIGGER_TIME: Final = "endpoints.kubernetes.io/last-change-trigger-time"
@@ -199,14 +198,14 @@ class TriggerTimeTracker:
         pod_times: dict[str, float] = {}
         for pod in pods:
             ready = get_condition(pod.get("status"), "Ready")
-            t = parse_time(ready.get("lastTransitionTime")) if ready else None
+            t = parse_timestamp(ready.get("lastTransitionTime")) if ready else None
             if t is None:
                 continue
             name = str((pod.get("metadata") or {}).get("name"))
             pod_times[name] = t
             if t > state.pod_trigger_times.get(name, 0.0):
                 consider(t)
-        service_time = parse_time(meta.get("creationTimestamp")) or 0.0
+        service_time = parse_timestamp(meta.get("creationTimestamp")) or 0.0
         if service_time > state.service_trigger_time:
             consider(service_time)
         state.pod_trigger_times = pod_times

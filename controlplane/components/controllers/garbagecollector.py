@@ -37,6 +37,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.client.cache import DeletedFinalStateUnknown
 from controlplane.client.errors import NotFound
 from controlplane.client.informer import HandlerRegistration, ResourceEventHandlerFuncs, SharedIndexInformer
@@ -70,7 +71,6 @@ from controlplane.components.controllers.gcgraph import (
 
 logger = logging.getLogger(__name__)
 
-Object = dict[str, Any]
 
 #: Resources the garbage collector never watches (upstream ``ignoredResources``): (group, resource).
 IGNORED_RESOURCES: frozenset[tuple[str, str]] = frozenset({("", "events"), ("events.k8s.io", "events")})
@@ -78,8 +78,6 @@ IGNORED_RESOURCES: frozenset[tuple[str, str]] = frozenset({("", "events"), ("eve
 DEFAULT_WORKERS = 20
 
 COMPONENT = "garbage-collector-controller"
-#: Seconds between checks that the graph has seen the first lists (client-go polls every 100 ms).
-GRAPH_SYNC_POLL = 0.01
 
 
 class UnknownKind(Exception):
@@ -360,8 +358,7 @@ class GraphBuilder(Controller):
             self._monitors.append((informer, registration))
         # Like upstream (``dependencyGraphBuilder.IsSynced``), work starts once the graph holds every
         # object of the first lists: an orphaning must not miss a dependent that is merely late.
-        while not all(registration.has_synced() for _, registration in self._monitors):  # noqa: ASYNC110
-            await asyncio.sleep(GRAPH_SYNC_POLL)
+        await asyncio.gather(*(registration.wait_for_sync() for _, registration in self._monitors))
         logger.info("garbage collector: monitoring %d resources", len(self._monitors))
         await super().start()
 

@@ -54,6 +54,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from controlplane.api.meta import object_meta
+
 #: The finalizer of an owner waiting for its dependents to be deleted (``metav1.FinalizerDeleteDependents``).
 FOREGROUND_FINALIZER = "foregroundDeletion"
 #: The finalizer of an owner waiting for its dependents to be orphaned (``metav1.FinalizerOrphanDependents``).
@@ -117,21 +119,16 @@ class OwnerReference:
         )
 
 
-def _meta(obj: Object) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
 def owner_references(obj: Object) -> tuple[OwnerReference, ...]:
-    return tuple(OwnerReference.from_dict(r) for r in _meta(obj).get("ownerReferences") or [])
+    return tuple(OwnerReference.from_dict(r) for r in object_meta(obj).get("ownerReferences") or [])
 
 
 def finalizers(obj: Object) -> tuple[str, ...]:
-    return tuple(str(f) for f in _meta(obj).get("finalizers") or [])
+    return tuple(str(f) for f in object_meta(obj).get("finalizers") or [])
 
 
 def being_deleted(obj: Object) -> bool:
-    return bool(_meta(obj).get("deletionTimestamp"))
+    return bool(object_meta(obj).get("deletionTimestamp"))
 
 
 @dataclass(frozen=True)
@@ -146,7 +143,7 @@ class ObservedObject:
     @classmethod
     def from_object(cls, obj: Object, *, api_version: str, kind: str) -> ObservedObject:
         """``api_version`` and ``kind`` come from the informer's resource (upstream's ``event.gvk``)."""
-        meta = _meta(obj)
+        meta = object_meta(obj)
         identity = ObjectReference(
             api_version=api_version,
             kind=kind,
@@ -501,7 +498,7 @@ class OwnerState(Enum):
 
 def owner_state(ref: OwnerReference, live: Object | None) -> OwnerState:
     """Classify one owner from the live object found under its name (None: not found)."""
-    if live is None or str(_meta(live).get("uid") or "") != ref.uid:
+    if live is None or str(object_meta(live).get("uid") or "") != ref.uid:
         return OwnerState.ABSENT
     if being_deleted(live) and FOREGROUND_FINALIZER in finalizers(live):
         return OwnerState.WAITING_FOR_DEPENDENTS_DELETION
@@ -596,7 +593,7 @@ def remove_owner_references_patch(obj: Object, uids: Iterable[str]) -> dict[str,
     (upstream ``deleteOwnerRefJSONMergePatch``).
     """
     drop = set(uids)
-    meta = _meta(obj)
+    meta = object_meta(obj)
     remaining = [r for r in meta.get("ownerReferences") or [] if str(r.get("uid")) not in drop]
     return {
         "metadata": {"ownerReferences": remaining or None, "resourceVersion": meta.get("resourceVersion")}
@@ -605,7 +602,7 @@ def remove_owner_references_patch(obj: Object, uids: Iterable[str]) -> dict[str,
 
 def unblock_owner_references_patch(obj: Object) -> dict[str, Any]:
     """A merge patch setting ``blockOwnerDeletion: false`` on every reference (``unblockOwnerReferences``)."""
-    meta = _meta(obj)
+    meta = object_meta(obj)
     refs = [
         {**r, "blockOwnerDeletion": False} if r.get("blockOwnerDeletion") else dict(r)
         for r in meta.get("ownerReferences") or []
@@ -620,7 +617,10 @@ def remove_finalizer_patch(obj: Object, finalizer: str) -> dict[str, Any] | None
         return None
     remaining = [f for f in present if f != finalizer]
     return {
-        "metadata": {"finalizers": remaining or None, "resourceVersion": _meta(obj).get("resourceVersion")}
+        "metadata": {
+            "finalizers": remaining or None,
+            "resourceVersion": object_meta(obj).get("resourceVersion"),
+        }
     }
 
 

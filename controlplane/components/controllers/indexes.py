@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from controlplane.client.cache import Object, field_index_func
+from controlplane.api.meta import Object
+from controlplane.client.cache import field_index_func
 from controlplane.client.informer import SharedIndexInformer
 
 #: The name of the pod index by ``spec.nodeName`` (``controller.PodNodeNameKeyIndex``).

@@ -40,9 +40,9 @@ import contextlib
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
+from controlplane.api.meta import Object, format_time
 from controlplane.client.errors import APIError, Conflict, MethodNotAllowed, NotFound, TransportError
 from controlplane.client.manager import Manager
 from controlplane.client.ratelimiters import (
@@ -58,7 +58,6 @@ from controlplane.components.controllers.kinds import NAMESPACES
 
 logger = logging.getLogger(__name__)
 
-Object = dict[str, Any]
 
 #: The finalizer this controller owns in ``spec.finalizers`` (``v1.FinalizerKubernetes``).
 FINALIZER_TOKEN = "kubernetes"
@@ -97,10 +96,6 @@ OK_REASONS = {
     CONTENT_REMAINING: "ContentRemoved",
     FINALIZERS_REMAINING: "ContentHasNoFinalizers",
 }
-
-
-def _now(clock: Clock) -> str:
-    return datetime.fromtimestamp(clock.now(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # -- pure parts --------------------------------------------------------------------------------------
@@ -340,7 +335,7 @@ class NamespaceController:
         resource does not stop the others) and raised together at the end as ``ContentRemains``.
         """
         name = namespace["metadata"]["name"]
-        updater = ConditionUpdater(_now(self.clock))
+        updater = ConditionUpdater(format_time(self.clock.now()))
         problems: list[str] = []
         resources: list[APIResource] = []
         try:

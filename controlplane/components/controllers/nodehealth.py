@@ -31,13 +31,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
+from controlplane.api.meta import Object, format_time, parse_timestamp
 from controlplane.client.sharing import FrozenDict
-
-Object = dict[str, Any]
 
 #: Defaults of kube-controller-manager's flags (seconds).
 DEFAULT_NODE_MONITOR_PERIOD: Final = 5.0
@@ -78,24 +76,6 @@ REASON_STATUS_UNKNOWN: Final = "NodeStatusUnknown"
 MESSAGE_STATUS_UNKNOWN: Final = "Kubelet stopped posting node status."
 REASON_NEVER_UPDATED: Final = "NodeStatusNeverUpdated"
 MESSAGE_NEVER_UPDATED: Final = "Kubelet never posted node status."
-
-
-# -- time ----------------------------------------------------------------------------------------
-
-
-def parse_time(text: Any) -> float | None:
-    """An RFC 3339 ``metav1.Time`` / ``MicroTime`` as seconds since the epoch (None if unset/invalid)."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def format_time(timestamp: float) -> str:
-    """``metav1.Time`` as JSON: RFC 3339 in UTC, whole seconds."""
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # -- conditions ----------------------------------------------------------------------------------
@@ -148,7 +128,7 @@ def observe_node_health(
     whose ``renewTime`` moved forward, sets the probe timestamp to ``now``.
     """
     current = get_condition(node.get("status"), "Ready")
-    created = parse_time((node.get("metadata") or {}).get("creationTimestamp"))
+    created = parse_timestamp((node.get("metadata") or {}).get("creationTimestamp"))
     created = now if created is None else created
     health: NodeHealth
     if current is None:
@@ -172,7 +152,7 @@ def observe_node_health(
         else:
             health = replace(saved, ready_condition=current)
     # "Always update the probe time if node lease is renewed."
-    renew = parse_time(((lease or {}).get("spec") or {}).get("renewTime")) if lease is not None else None
+    renew = parse_timestamp(((lease or {}).get("spec") or {}).get("renewTime")) if lease is not None else None
     if renew is not None and (health.lease_renew_time is None or health.lease_renew_time < renew):
         health = replace(health, lease_renew_time=renew, probe_timestamp=now)
     return health, grace
@@ -315,13 +295,11 @@ __all__ = [
     "NodeHealth",
     "condition_taints",
     "conditions_when_silent",
-    "format_time",
     "get_condition",
     "health_expired",
     "no_execute_changes",
     "no_schedule_changes",
     "observe_node_health",
-    "parse_time",
     "pod_marked_not_ready",
     "ready_status",
     "swap_taints",

@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final
 
+from controlplane.api.meta import Object
 from controlplane.client.cache import meta_namespace_key_func
 from controlplane.client.errors import APIError, Conflict, NotFound
 from controlplane.client.manager import Manager
@@ -63,8 +64,6 @@ from controlplane.components.controllers.nodehealth import (
 )
 
 logger = logging.getLogger(__name__)
-
-Object = dict[str, Any]
 
 
 #: The controller's name in kube-controller-manager, and the source of its Events.

@@ -43,11 +43,10 @@ from functools import cmp_to_key
 from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
+from controlplane.api.meta import Object, parse_timestamp
 from controlplane.api.selectors import LabelSelector
 from controlplane.clock import Clock
-from controlplane.components.controllers.deploymentutil import meta, name_of, parse_time, spec, status, uid_of
-
-Object = dict[str, Any]
+from controlplane.components.controllers.deploymentutil import meta, name_of, spec, status, uid_of
 
 #: At most this many pods are created or deleted in one sync (``BurstReplicas``).
 BURST_REPLICAS: Final = 500
@@ -183,11 +182,6 @@ def pod_from_template(
     }
 
 
-def pod_key(pod: Mapping[str, Any]) -> str:
-    """``controller.PodKey``: ``namespace/name``."""
-    return f"{meta(pod).get('namespace') or ''}/{name_of(pod)}"
-
-
 # -- pod states --------------------------------------------------------------------------------------
 
 
@@ -221,7 +215,7 @@ def pod_ready_time(pod: Mapping[str, Any]) -> float | None:
     condition = pod_ready_condition(pod)
     if condition is None or condition.get("status") != "True":
         return None
-    return parse_time(condition.get("lastTransitionTime"))
+    return parse_timestamp(condition.get("lastTransitionTime"))
 
 
 def is_pod_available(pod: Mapping[str, Any], min_ready_seconds: int, now: float) -> bool:
@@ -300,8 +294,8 @@ def _compare_for_deletion(a: tuple[Object, int], b: tuple[Object, int], now: flo
     restarts_a, restarts_b = _max_restarts(pa), _max_restarts(pb)
     if restarts_a != restarts_b:
         return -1 if restarts_a > restarts_b else 1
-    created_a = parse_time(meta(pa).get("creationTimestamp"))
-    created_b = parse_time(meta(pb).get("creationTimestamp"))
+    created_a = parse_timestamp(meta(pa).get("creationTimestamp"))
+    created_b = parse_timestamp(meta(pb).get("creationTimestamp"))
     if created_a != created_b:
         return _compare_times(created_a, created_b, now, uid_a, uid_b)
     return 0

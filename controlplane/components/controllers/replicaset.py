@@ -35,13 +35,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
+from controlplane.api.meta import Object, format_time, object_key
 from controlplane.api.selectors import LabelSelector, SelectorError, label_selector_from_object
 from controlplane.client.cache import NAMESPACE_INDEX, DeletedFinalStateUnknown, Indexer
 from controlplane.client.errors import APIError, NotFound, TransportError
 from controlplane.client.informer import ResourceEventHandlerFuncs
 from controlplane.client.manager import Kind, Manager
 from controlplane.client.reconciler import Controller, Request, Result
-from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder, format_time
+from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from controlplane.client.rest import PatchType, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.controllers.deploymentutil import (
@@ -71,7 +72,6 @@ from controlplane.components.controllers.podcontrol import (
     new_controller_ref,
     plan_claims,
     pod_from_template,
-    pod_key,
     pods_to_delete,
     release_patch,
     slow_start_batch,
@@ -79,7 +79,6 @@ from controlplane.components.controllers.podcontrol import (
 
 logger = logging.getLogger(__name__)
 
-Object = dict[str, Any]
 
 #: The component name on its Events, as upstream's (``replicaset-controller``).
 COMPONENT: Final = "replicaset-controller"
@@ -332,16 +331,16 @@ class ReplicaSetReconciler:
         elif diff > 0:
             to_delete = min(diff, self.burst_replicas)
             victims = pods_to_delete(active, self._related_pods(rs), to_delete, self.clock.now())
-            self.expectations.expect_deletions(key, [pod_key(pod) for pod in victims])
+            self.expectations.expect_deletions(key, [object_key(pod) for pod in victims])
 
             async def delete_one(pod: Object) -> None:
                 try:
                     await pods_client.delete(name_of(pod))
                 except NotFound:
-                    self.expectations.deletion_observed(key, pod_key(pod))
+                    self.expectations.deletion_observed(key, object_key(pod))
                     return
                 except (APIError, TransportError) as error:
-                    self.expectations.deletion_observed(key, pod_key(pod))
+                    self.expectations.deletion_observed(key, object_key(pod))
                     self.recorder.eventf(
                         rs,
                         EVENT_TYPE_WARNING,
@@ -443,7 +442,7 @@ class ReplicaSetReconciler:
             if rs is None:
                 return
             request = request_for(rs)
-            self.expectations.deletion_observed(request.key, pod_key(pod))
+            self.expectations.deletion_observed(request.key, object_key(pod))
             enqueue(request)
 
         def on_add(pod: Object) -> None:

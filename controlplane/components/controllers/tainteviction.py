@@ -32,17 +32,16 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
+from controlplane.api.meta import Object, format_time
 from controlplane.client.errors import APIError, Conflict, NotFound
 from controlplane.client.manager import Manager
 from controlplane.client.reconciler import Controller, Request, Result
 from controlplane.client.record import EVENT_TYPE_NORMAL
 from controlplane.components.controllers.indexes import ensure_pod_node_name_index, pods_on_node
 from controlplane.components.controllers.kinds import NODES, PODS
-from controlplane.components.controllers.nodehealth import format_time, get_condition
+from controlplane.components.controllers.nodehealth import get_condition
 
 logger = logging.getLogger(__name__)
-
-Object = dict[str, Any]
 
 
 NAME: Final = "taint-eviction-controller"

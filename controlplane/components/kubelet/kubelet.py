@@ -67,11 +67,11 @@ import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
 from controlplane.api import serializer
+from controlplane.api.meta import Object, format_micro_time, format_time, object_meta, parse_timestamp
 from controlplane.client.errors import AlreadyExists, APIError, Conflict, NotFound, TransportError
 from controlplane.client.informer import (
     ResourceEventHandlerFuncs,
@@ -79,8 +79,7 @@ from controlplane.client.informer import (
     SharedInformerFactory,
     strip_managed_fields,
 )
-from controlplane.client.leaderelection import format_micro_time
-from controlplane.client.record import EventBroadcaster, EventRecorder, EventSinkImpl, format_time
+from controlplane.client.record import EventBroadcaster, EventRecorder, EventSinkImpl
 from controlplane.client.rest import ClientLease, ClientOrFactory, PatchType, ResourceClient, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.kubelet.lifecycle import Change, NodeImages, PodLifecycle
@@ -92,7 +91,6 @@ from controlplane.trace import NULL_SINK, TraceSink, nodes, recording_requests
 
 logger = logging.getLogger(__name__)
 
-Object = dict[str, Any]
 
 KUBELET_VERSION = "v1.37.0"
 CONTAINER_RUNTIME_VERSION = "containerd://2.1.4"
@@ -247,20 +245,6 @@ class PodWorker:
         wakeup = self.lifecycle.next_wakeup()
         tokens = self.tokens_due
         return (wakeup is not None and wakeup <= now) or (tokens is not None and tokens <= now)
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta: Mapping[str, Any] = obj.get("metadata") or {}
-    return meta
-
-
-def _parse_time(text: object) -> float | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _without_none(value: Any) -> Any:
@@ -468,7 +452,7 @@ class Kubelet:
 
     def pod_view(self, namespace: str, name: str) -> PodView | None:
         for worker in self.workers.values():
-            meta = _meta(worker.pod)
+            meta = object_meta(worker.pod)
             if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
                 return PodView(worker.pod, worker.lifecycle)
         return None
@@ -581,7 +565,7 @@ class Kubelet:
             self.ips = PodIPAllocator(self.pod_cidr, self.ips.by_uid)
         else:
             patch["spec"] = {"podCIDR": self.pod_cidr, "podCIDRs": [self.pod_cidr]}
-        labels: Mapping[str, Any] = _meta(node).get("labels") or {}
+        labels: Mapping[str, Any] = object_meta(node).get("labels") or {}
         missing = {k: v for k, v in self._labels().items() if labels.get(k) != v}
         if missing:
             patch["metadata"] = {"labels": missing}
@@ -623,7 +607,7 @@ class Kubelet:
 
     def _owner_references(self) -> list[Object]:
         """``setNodeOwnerFunc``: the Lease is owned by the Node, so it goes when the Node goes."""
-        uid = _meta(self.node or {}).get("uid")
+        uid = object_meta(self.node or {}).get("uid")
         if not uid:
             return []
         return [{"apiVersion": "v1", "kind": "Node", "name": self.node_name, "uid": uid}]
@@ -688,7 +672,7 @@ class Kubelet:
         self._wakeup.set()
 
     def _pod_changed(self, pod: Object) -> None:
-        self._changed_pods.add(str(_meta(pod).get("uid")))
+        self._changed_pods.add(str(object_meta(pod).get("uid")))
         self._wake()
 
     def _pods(self, namespace: str) -> ResourceClient:
@@ -738,7 +722,7 @@ class Kubelet:
         """
         if self._pod_informer is None:
             return
-        desired = {str(_meta(p).get("uid")): p for p in self._pod_informer.indexer.list()}
+        desired = {str(object_meta(p).get("uid")): p for p in self._pod_informer.indexer.list()}
         for uid in [u for u in self.workers if u not in desired]:
             self._forget(uid)  # deleted from the API: the containers are gone with it
         changed, self._changed_pods = self._changed_pods, set()
@@ -774,7 +758,7 @@ class Kubelet:
     def _new_worker(self, uid: str, pod: Object, now: float) -> PodWorker:
         """Start running a pod, or resume one a previous run of this kubelet ran (replay, see above)."""
         status: Mapping[str, Any] = pod.get("status") or {}
-        started = _parse_time(status.get("startTime"))
+        started = parse_timestamp(status.get("startTime"))
         begin = started if started is not None and started <= now else now
         lifecycle = PodLifecycle(
             pod,
@@ -794,7 +778,7 @@ class Kubelet:
         return worker
 
     async def _sync_pod(self, uid: str, pod: Object, now: float, *, full: bool) -> None:
-        meta = _meta(pod)
+        meta = object_meta(pod)
         deleting = bool(meta.get("deletionTimestamp"))
         old_phase = (pod.get("status") or {}).get("phase")
         worker = self.workers.get(uid)
@@ -827,7 +811,7 @@ class Kubelet:
         if worker.tokens_due is not None and now < worker.tokens_due:
             return
         pod = worker.pod
-        meta = _meta(pod)
+        meta = object_meta(pod)
         spec: Mapping[str, Any] = pod.get("spec") or {}
         account = str(spec.get("serviceAccountName") or "default")
         due: float | None = None
@@ -901,7 +885,7 @@ class Kubelet:
         for key in _OWNED_POD_STATUS:
             if key not in patch and key in current:
                 patch[key] = None
-        meta = _meta(pod)
+        meta = object_meta(pod)
         try:
             written = await self._pods(meta.get("namespace") or "default").patch(
                 str(meta.get("name")), {"status": patch}, patch_type=PatchType.MERGE, subresource="status"
@@ -913,7 +897,7 @@ class Kubelet:
 
     async def _finish_deletion(self, worker: PodWorker) -> None:
         """Every container stopped: remove the pod for good (grace 0, only this very pod: its uid)."""
-        meta = _meta(worker.pod)
+        meta = object_meta(worker.pod)
         worker.deleted = True
         try:
             await self._pods(meta.get("namespace") or "default").delete(
@@ -941,7 +925,7 @@ class Kubelet:
         the pod's resourceVersion it synced (the watch event that brought it), making ``requests``."""
         if not self.trace.enabled:
             return
-        meta = _meta(pod)
+        meta = object_meta(pod)
         version = meta.get("resourceVersion")
         namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name"))
         extra: Mapping[str, Any] = {"from": self.trace_source, "cluster": self.cluster}

@@ -34,10 +34,10 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, unquote
 
+from controlplane.api.meta import parse_timestamp
 from controlplane.clock import Clock
 from controlplane.components.kubelet.lifecycle import ContainerMachine, PodLifecycle
 from controlplane.components.kubelet.logs import Instance, LogLine
@@ -180,10 +180,9 @@ class LogOptions:
 
         since_time = None
         if query.get("sinceTime"):
-            try:
-                since_time = datetime.fromisoformat(query["sinceTime"].replace("Z", "+00:00")).timestamp()
-            except ValueError:
-                raise LogError(400, f'invalid sinceTime "{query["sinceTime"]}"') from None
+            since_time = parse_timestamp(query["sinceTime"])
+            if since_time is None:
+                raise LogError(400, f'invalid sinceTime "{query["sinceTime"]}"')
         return cls(
             follow=flag("follow"),
             previous=flag("previous"),

@@ -16,11 +16,10 @@ the pod (for its spec and its current status) and the lifecycle's snapshot, it r
 
 from __future__ import annotations
 
-import functools
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from controlplane.api.meta import format_time
 from controlplane.components.kubelet.lifecycle import (
     ContainerSnapshot,
     PodSnapshot,
@@ -32,16 +31,6 @@ from controlplane.components.kubelet.lifecycle import (
 KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
 
 
-def rfc3339(epoch: float) -> str:
-    """``metav1.Time`` as JSON: whole seconds, UTC (a kubelet writes many of the same second)."""
-    return _rfc3339_second(int(epoch)) if epoch >= 0 else _rfc3339_second.__wrapped__(epoch)
-
-
-@functools.lru_cache(maxsize=256)
-def _rfc3339_second(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
-
-
 def _state(state: Waiting | Running | Terminated | None) -> dict[str, Any]:
     if isinstance(state, Waiting):
         waiting: dict[str, Any] = {"reason": state.reason}
@@ -49,13 +38,13 @@ def _state(state: Waiting | Running | Terminated | None) -> dict[str, Any]:
             waiting["message"] = state.message
         return {"waiting": waiting}
     if isinstance(state, Running):
-        return {"running": {"startedAt": rfc3339(state.started_at)}}
+        return {"running": {"startedAt": format_time(state.started_at)}}
     if isinstance(state, Terminated):
         terminated: dict[str, Any] = {
             "exitCode": state.exit_code,
             "reason": state.reason,
-            "startedAt": rfc3339(state.started_at),
-            "finishedAt": rfc3339(state.finished_at),
+            "startedAt": format_time(state.started_at),
+            "finishedAt": format_time(state.finished_at),
         }
         if state.message:
             terminated["message"] = state.message
@@ -202,7 +191,7 @@ def generate_pod_status(
         same = previous is not None and previous.get("status") == condition["status"]
         transition = previous.get("lastTransitionTime") if same and previous else None
         conditions.append(
-            {**condition, "lastProbeTime": None, "lastTransitionTime": transition or rfc3339(now)}
+            {**condition, "lastProbeTime": None, "lastTransitionTime": transition or format_time(now)}
         )
     # Conditions the kubelet does not own (PodScheduled, readiness gates...) are kept as they are.
     conditions += [dict(c) for t, c in old_conditions.items() if t not in KUBELET_CONDITIONS]
@@ -211,7 +200,7 @@ def generate_pod_status(
         "conditions": conditions,
         "hostIP": host_ip,
         "hostIPs": [{"ip": host_ip}] if host_ip else [],
-        "startTime": old.get("startTime") or rfc3339(now),
+        "startTime": old.get("startTime") or format_time(now),
         "containerStatuses": [container_status(c) for c in snapshot.containers],
     }
     if pod_ips:

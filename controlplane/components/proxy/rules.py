@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-Object = dict[str, Any]
+from controlplane.api.meta import Object, object_meta
 
 LABEL_SERVICE_NAME: Final = "kubernetes.io/service-name"
 LABEL_SERVICE_PROXY_NAME: Final = "service.kubernetes.io/service-proxy-name"
@@ -119,10 +119,6 @@ class RuleTable:
         return {"node": self.node_name, "rules": [r.to_dict() for r in self.rules]}
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
-
-
 def service_is_proxied(service: Mapping[str, Any]) -> bool:
     """Services kube-proxy programs: not ExternalName, not headless, not for another proxy."""
     spec = service.get("spec") or {}
@@ -130,7 +126,7 @@ def service_is_proxied(service: Mapping[str, Any]) -> bool:
         return False
     if not spec.get("clusterIP") or spec.get("clusterIP") == "None":
         return False
-    return LABEL_SERVICE_PROXY_NAME not in (_meta(service).get("labels") or {})
+    return LABEL_SERVICE_PROXY_NAME not in (object_meta(service).get("labels") or {})
 
 
 def slice_endpoints(slices: Iterable[Mapping[str, Any]], port_name: str, protocol: str) -> list[Endpoint]:
@@ -186,18 +182,18 @@ def build_rule_table(
     """The rule table of ``node_name`` for these Services and EndpointSlices."""
     slices_by_service: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for slice_ in slices:
-        labels = _meta(slice_).get("labels") or {}
+        labels = object_meta(slice_).get("labels") or {}
         service_name = labels.get(LABEL_SERVICE_NAME)
         if not service_name or LABEL_HEADLESS in labels:
             continue
-        key = (str(_meta(slice_).get("namespace") or ""), str(service_name))
+        key = (str(object_meta(slice_).get("namespace") or ""), str(service_name))
         slices_by_service.setdefault(key, []).append(slice_)
 
     rules: list[Rule] = []
     for service in services:
         if not service_is_proxied(service):
             continue
-        meta, spec = _meta(service), service.get("spec") or {}
+        meta, spec = object_meta(service), service.get("spec") or {}
         namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
         service_slices = slices_by_service.get((namespace, name), [])
         cluster_ips = [ip for ip in spec.get("clusterIPs") or [spec.get("clusterIP")] if ip and ip != "None"]

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from controlplane.api.meta import object_key
 from controlplane.api.quantity import QuantityError, parse_json_quantity
 from controlplane.components.scheduler.messages import fit_error_message
 
@@ -197,11 +198,6 @@ def _pod_requests(pod: Obj, *, non_zero: bool) -> Resource:
 
 
 # -- the snapshot -----------------------------------------------------------------------------------
-
-
-def pod_key(pod: Obj) -> str:
-    meta: Obj = pod.get("metadata") or {}
-    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
 
 
 def labels_of(obj: Obj) -> Mapping[str, str]:
@@ -590,7 +586,7 @@ def schedule(
                 if explain:
                     filters[info.name] = verdicts
 
-    decision = Decision(pod_key(pod), names, filters, [i.name for i in feasible], {}, {}, None)
+    decision = Decision(object_key(pod), names, filters, [i.name for i in feasible], {}, {}, None)
     decision.processed = processed
     decision.skipped_filters = skipped_filters
     if not feasible:

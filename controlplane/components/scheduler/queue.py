@@ -24,7 +24,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from controlplane.components.scheduler.framework import Obj, pod_key
+from controlplane.api.meta import object_key
+from controlplane.components.scheduler.framework import Obj
 
 POD_INITIAL_BACKOFF_DURATION = 1.0
 POD_MAX_BACKOFF_DURATION = 10.0
@@ -50,7 +51,7 @@ class QueuedPodInfo:
 
     @property
     def key(self) -> str:
-        return pod_key(self.pod)
+        return object_key(self.pod)
 
     @property
     def priority(self) -> int:
@@ -106,7 +107,7 @@ class SchedulingQueue:
 
     def add(self, pod: Obj, now: float) -> None:
         """A new unscheduled pod: straight to activeQ."""
-        key = pod_key(pod)
+        key = object_key(pod)
         self._backoff.pop(key, None)
         self._unschedulable.pop(key, None)
         self._active[key] = QueuedPodInfo(pod, now, initial_attempt_timestamp=None)
@@ -114,7 +115,7 @@ class SchedulingQueue:
     def update(self, pod: Obj, now: float) -> None:
         """The pod changed: refresh it where it is; an update may make an unschedulable pod fit, so it
         moves on (to backoffQ if still backing off, else activeQ)."""
-        key = pod_key(pod)
+        key = object_key(pod)
         for queue in (self._active, self._backoff):
             if key in queue:
                 queue[key].pod = pod
@@ -128,7 +129,7 @@ class SchedulingQueue:
         self._requeue(info, now)
 
     def delete(self, pod: Obj) -> None:
-        key = pod_key(pod)
+        key = object_key(pod)
         for queue in (self._active, self._backoff, self._unschedulable):
             queue.pop(key, None)
 

@@ -43,12 +43,13 @@ newer event library, not the legacy ``record`` the kubelet and controller manage
 default-scheduler-<hostname>``; a failure repeated on an unchanged pod becomes a ``series`` on one
 Event rather than a new Event each time.
 
-**Leader election** (``--leader-elect``, on by default upstream): with ``leader_election`` set, the
-scheduler stands for election on the Lease ``kube-system/kube-scheduler``. Every replica runs its
-informers (a standby's cache is warm when it takes over) but only the leader runs the loop; a stopped
-leader releases the Lease so a standby takes over at once, a crashed one is replaced once the Lease
-expires (15 s upstream). The trace shows it as ``component.state`` (started leading, stopped leading,
-new leader).
+**Leader election** (``--leader-elect``, on by default upstream and in the lab's clusters): with
+``leader_election`` set, the scheduler stands for election on the Lease ``kube-system/kube-scheduler``
+(``leaderelection.run_leader_elected``, the loop the controller manager runs too). Every replica runs
+its informers (a standby's cache is warm when it takes over) but only the leader runs the loop; a
+stopped leader releases the Lease so a standby takes over at once, a crashed one is replaced once the
+Lease expires (15 s upstream). The trace shows it as ``component.state`` (started leading, stopped
+leading, new leader).
 
 **On the trace**, each ``scheduler.decision`` names the pod's resourceVersion the attempt saw
 (``revision``: its cause, the watch event that delivered the pod) and the Audit-ID of the binding it
@@ -65,10 +66,10 @@ import contextlib
 import logging
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
+from controlplane.api.meta import Object, format_time, object_key, object_meta
 from controlplane.client.cache import DeletedFinalStateUnknown
 from controlplane.client.errors import APIError, Conflict, NotFound, TransportError
 from controlplane.client.events import EventBroadcaster, EventRecorder, EventSinkImpl
@@ -78,8 +79,12 @@ from controlplane.client.informer import (
     SharedInformerFactory,
     strip_managed_fields,
 )
-from controlplane.client.leaderelection import LeaderCallbacks, LeaderElector
-from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, format_time
+from controlplane.client.leaderelection import (
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    run_leader_elected,
+)
+from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from controlplane.client.rest import (
     AUDIT_ID_HEADER,
     ClientLease,
@@ -96,7 +101,6 @@ from controlplane.components.scheduler.framework import (
     Obj,
     Profile,
     Snapshot,
-    pod_key,
     schedule,
 )
 from controlplane.components.scheduler.messages import truncate_message
@@ -124,16 +128,11 @@ POD_SCHEDULED = "PodScheduled"
 
 #: The component's name in its ``component.state`` trace events (its events come from ``nodes.SCHEDULER``).
 COMPONENT = "scheduler"
-
-Object = dict[str, Any]
+#: kube-scheduler's Lease, in ``kube-system`` (``--leader-elect-resource-name``).
+LEASE_NAME = "kube-scheduler"
 
 
 # -- what the handlers look at ----------------------------------------------------------------------
-
-
-def _meta(obj: Obj) -> Obj:
-    meta: Obj = obj.get("metadata") or {}
-    return meta
 
 
 def _spec(obj: Obj) -> Obj:
@@ -152,12 +151,14 @@ def terminal(pod: Obj) -> bool:
 
 
 def _node_name(node: Obj) -> str:
-    return str(_meta(node).get("name") or "")
+    return str(object_meta(node).get("name") or "")
 
 
 def _without_status(pod: Obj) -> Obj:
     meta = {
-        k: v for k, v in _meta(pod).items() if k not in ("resourceVersion", "generation", "managedFields")
+        k: v
+        for k, v in object_meta(pod).items()
+        if k not in ("resourceVersion", "generation", "managedFields")
     }
     return {**{k: v for k, v in pod.items() if k != "status"}, "metadata": meta}
 
@@ -182,25 +183,13 @@ def node_scheduling_properties_changed(old: Obj, new: Obj) -> bool:
         )
         return (
             status.get("allocatable"),
-            _meta(node).get("labels"),
+            object_meta(node).get("labels"),
             _spec(node).get("taints"),
             bool(_spec(node).get("unschedulable")),
             conditions,
         )
 
     return properties(old) != properties(new)
-
-
-@dataclass(frozen=True)
-class LeaderElection:
-    """kube-scheduler's ``--leader-elect``: the Lease ``kube-system/kube-scheduler`` and its timings."""
-
-    identity: str = ""
-    namespace: str = "kube-system"
-    name: str = "kube-scheduler"
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
 
 
 class _ChangeTracking(dict[str, Obj]):
@@ -245,7 +234,7 @@ class Scheduler:
         trace: TraceSink = NULL_SINK,
         profile: Profile | None = None,
         cluster: str = "",
-        leader_election: LeaderElection | None = None,
+        leader_election: LeaderElectionConfig | None = None,
         hostname: str | None = None,
     ) -> None:
         self._lease = ClientLease(client)
@@ -255,7 +244,6 @@ class Scheduler:
         self._event_lease = ClientLease(client)
         #: With leader election, several replicas keep their caches warm and only the leader schedules.
         self.leader_election = leader_election
-        self._elector: LeaderElector | None = None
         #: Set while this replica schedules (at once without leader election, else while leading).
         self.leading = asyncio.Event()
         self.scheduler_name = scheduler_name
@@ -324,8 +312,8 @@ class Scheduler:
             self._factory = SharedInformerFactory(
                 self._client, clock=clock, rng=random.Random(self.rng.getrandbits(64))
             )
-            nodes = self._factory.informer_for("", "v1", "nodes")
-            nodes.add_event_handler(
+            node_informer = self._factory.informer_for("", "v1", "nodes")
+            node_informer.add_event_handler(
                 ResourceEventHandlerFuncs(self._on_node_add, self._on_node_update, self._on_node_delete)
             )
             self._pod_informer = self._factory.informer_for("", "v1", "pods")
@@ -349,28 +337,19 @@ class Scheduler:
         if self.leader_election is None:
             self._task = asyncio.create_task(self._lead(), name=f"{self.scheduler_name} loop")
         else:
-            election = self.leader_election
-            self._elector = LeaderElector.for_lease(
-                self._client,
-                namespace=election.namespace,
-                name=election.name,
-                identity=election.identity or f"{self.scheduler_name}_{self.rng.getrandbits(64):016x}",
-                callbacks=LeaderCallbacks(self._lead_elected, on_new_leader=self._on_new_leader),
-                lease_duration=election.lease_duration,
-                renew_deadline=election.renew_deadline,
-                retry_period=election.retry_period,
-                release_on_cancel=True,
-                clock=clock,
-                rng=random.Random(self.rng.getrandbits(64)),
+            self._task = asyncio.create_task(
+                run_leader_elected(
+                    self._client,
+                    self.leader_election,
+                    LeaderCallbacks(self._lead),
+                    clock=clock,
+                    rng=random.Random(self.rng.getrandbits(64)),
+                    component=COMPONENT,
+                    trace=self.trace,
+                    trace_fields={"from": nodes.SCHEDULER, "cluster": self.cluster},
+                ),
+                name=f"{self.scheduler_name} election",
             )
-            self._task = asyncio.create_task(self._elect(), name=f"{self.scheduler_name} election")
-
-    async def _elect(self) -> None:
-        """Stand for election again after each loss of leadership, until the scheduler stops."""
-        assert self._elector is not None
-        while True:
-            await self._elector.run()
-            logger.warning("%s: lost the lease, standing by", self._elector.identity)
 
     async def _lead(self) -> None:
         """Schedule until cancelled (by ``stop`` or, with leader election, by losing the lease)."""
@@ -379,20 +358,6 @@ class Scheduler:
             await self._run()
         finally:
             self.leading.clear()
-
-    async def _lead_elected(self) -> None:
-        """``_lead`` as the elected leader, reported on the trace as it starts and ends."""
-        assert self._elector is not None and self.leader_election is not None
-        identity = self._elector.identity
-        lease = f"{self.leader_election.namespace}/{self.leader_election.name}"
-        self._trace_state("started-leading", f"{identity} holds the Lease {lease}")
-        try:
-            await self._lead()
-        finally:
-            self._trace_state("stopped-leading", f"{identity} no longer holds the Lease {lease}")
-
-    def _on_new_leader(self, identity: str) -> None:
-        self._trace_state("new-leader", f"the leader is now {identity or '(nobody)'}")
 
     async def stop(self) -> None:
         """Stop the loop, the event writer and the informers; close the client if the scheduler made it."""
@@ -439,13 +404,15 @@ class Scheduler:
 
     def _pending(self, pod: Obj) -> bool:
         """Unassigned, ours, and not being deleted: a pod for the queue."""
-        return not assigned(pod) and self._responsible_for(pod) and not _meta(pod).get("deletionTimestamp")
+        return (
+            not assigned(pod) and self._responsible_for(pod) and not object_meta(pod).get("deletionTimestamp")
+        )
 
     def _wake(self) -> None:
         self._wakeup.set()
 
     def _on_pod_add(self, pod: Object) -> None:
-        key = pod_key(pod)
+        key = object_key(pod)
         if assigned(pod):
             self.assumed.pop(key, None)  # the binding is confirmed: the informer's copy takes over
             if not terminal(pod):
@@ -455,7 +422,7 @@ class Scheduler:
             self._wake()
 
     def _on_pod_update(self, old: Object, new: Object) -> None:
-        key = pod_key(new)
+        key = object_key(new)
         if assigned(new):
             self.assumed.pop(key, None)
             self.queue.delete(new)  # bound by someone else meanwhile
@@ -478,7 +445,7 @@ class Scheduler:
         pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if pod is None:
             return
-        key = pod_key(pod)
+        key = object_key(pod)
         self.queue.delete(pod)
         freed = self.pods.pop(key, None) is not None
         freed = self.assumed.pop(key, None) is not None or freed
@@ -536,7 +503,7 @@ class Scheduler:
         infos = self._node_infos
         for name in [n for n in infos if n not in self.nodes]:
             for pod in infos.pop(name).pods:
-                self._placed.pop(pod_key(pod), None)
+                self._placed.pop(object_key(pod), None)
         for name, node in self.nodes.items():
             info = infos.get(name)
             if info is None:
@@ -658,17 +625,17 @@ class Scheduler:
             self._wake()
             return
         self.queue.done(key)
-        namespace = _meta(pod).get("namespace") or "default"
+        namespace = object_meta(pod).get("namespace") or "default"
         self._record(
             pod,
             EVENT_TYPE_NORMAL,
             REASON_SCHEDULED,
             ACTION_BINDING,
-            f"Successfully assigned {namespace}/{_meta(pod).get('name')} to {node}",
+            f"Successfully assigned {namespace}/{object_meta(pod).get('name')} to {node}",
         )
 
     def _pods_client(self, pod: Obj) -> ResourceClient:
-        return self.client.resource("", "v1", "pods", _meta(pod).get("namespace") or "default")
+        return self.client.resource("", "v1", "pods", object_meta(pod).get("namespace") or "default")
 
     async def _bind(self, pod: Obj, node: str, audit_id: str | None = None) -> None:
         """``DefaultBinder``: POST a Binding to the pod's ``binding`` subresource.
@@ -676,7 +643,7 @@ class Scheduler:
         ``audit_id``, when given, is sent as the request's ``Audit-ID`` (the one the trace's
         ``scheduler.decision`` names in ``requests``).
         """
-        meta = _meta(pod)
+        meta = object_meta(pod)
         binding: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Binding",
@@ -698,7 +665,7 @@ class Scheduler:
         """
         current: Obj = pod
         if self._pod_informer is not None:
-            current = self._pod_informer.indexer.get_by_key(pod_key(pod)) or pod
+            current = self._pod_informer.indexer.get_by_key(object_key(pod)) or pod
         conditions: list[Obj] = list((current.get("status") or {}).get("conditions") or [])
         old = next((c for c in conditions if c.get("type") == POD_SCHEDULED), None)
         if (
@@ -724,7 +691,7 @@ class Scheduler:
         conditions = [c for c in conditions if c.get("type") != POD_SCHEDULED] + [condition]
         try:
             await self._pods_client(pod).patch(
-                str(_meta(pod).get("name")),
+                str(object_meta(pod).get("name")),
                 {"status": {"conditions": conditions}},
                 patch_type=PatchType.MERGE,
                 subresource="status",
@@ -732,7 +699,7 @@ class Scheduler:
         except NotFound:
             return  # deleted meanwhile; the informer will tell the queue
         except (APIError, TransportError) as error:
-            logger.warning("cannot set PodScheduled=False on %s: %s", pod_key(pod), error)
+            logger.warning("cannot set PodScheduled=False on %s: %s", object_key(pod), error)
 
     def _record(self, pod: Obj, type: str, reason: str, action: str, note: str) -> None:
         """An ``events.k8s.io/v1`` Event about ``pod`` (``fwk.EventRecorder().Eventf(pod, nil, ...)``)."""
@@ -760,14 +727,9 @@ class Scheduler:
         extra: Mapping[str, Any] = {"from": nodes.SCHEDULER, "cluster": self.cluster}
         self.trace.emit("scheduler.decision", **fields, **extra)
 
-    def _trace_state(self, state: str, reason: str) -> None:
-        if self.trace.enabled:
-            extra: Mapping[str, Any] = {"from": nodes.SCHEDULER, "cluster": self.cluster}
-            self.trace.emit("component.state", component=COMPONENT, state=state, reason=reason, **extra)
-
 
 def _resource_version(obj: Obj) -> int | None:
-    value = _meta(obj).get("resourceVersion")
+    value = object_meta(obj).get("resourceVersion")
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
@@ -775,6 +737,7 @@ __all__ = [
     "ACTION_BINDING",
     "ACTION_SCHEDULING",
     "DEFAULT_SCHEDULER_NAME",
+    "LEASE_NAME",
     "REASON_FAILED_SCHEDULING",
     "REASON_SCHEDULED",
     "Scheduler",

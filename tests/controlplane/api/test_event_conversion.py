@@ -16,13 +16,12 @@ import pytest
 
 from controlplane.api.conversion.events import core_to_events_v1, events_v1_to_core
 from controlplane.api.kinds import builtin_types
+from controlplane.api.meta import Object
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK
 from controlplane.store.sqlite import SqliteStore
 from tests.support.apiserver import admin_api
-
-Object = dict[str, Any]
 
 TYPES = builtin_types()
 CORE = TYPES.lookup("", "v1", "events")

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from controlplane.api.fieldmanager import typed
 from controlplane.api.fieldmanager.fieldpath import Set, make_path
 from controlplane.api.fieldmanager.managedfields import STRIP_SET, FieldManager
+from controlplane.api.meta import Object
 
-Object = dict[str, Any]
 NOW = "2025-01-01T10:00:00Z"
 
 # A CRD-like schema: free-form and preserved-unknown subtrees, sets, list-maps with defaulted keys.

@@ -27,10 +27,9 @@ from controlplane.api.fieldmanager import fieldpath, typed
 from controlplane.api.fieldmanager.conflicts import ConflictError
 from controlplane.api.fieldmanager.fieldpath import Set, make_path
 from controlplane.api.fieldmanager.managedfields import ApplyError, FieldManager
+from controlplane.api.meta import Object
 
 PINNED = Path(__file__).with_name("fieldmanager_pinned.json")
-
-Object = dict[str, Any]
 
 
 def _clock() -> Callable[[], str]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
+from controlplane.api.meta import Object
 from controlplane.client.reflector import ListWatch
 from controlplane.client.rest import ListOptions, Watch
 from controlplane.client.watch import FakeWatcher, WatchEvent
-
-Object = dict[str, Any]
 
 
 async def until(condition: Callable[[], bool], *, turns: int = 10_000) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from controlplane.api.meta import format_micro_time
 from controlplane.client.errors import AlreadyExists, Invalid, NotFound, TransportError
 from controlplane.client.events import (
     FINISH_TIME,
@@ -21,7 +22,6 @@ from controlplane.client.events import (
     EventSeriesCache,
     EventSinkImpl,
     event_name,
-    format_micro_time,
     series_key,
     series_patch,
 )
@@ -88,6 +88,8 @@ def test_event_names_are_the_object_name_and_hex_nanoseconds_or_random_when_inva
     for bad in ("Web", "x" * 252):  # uppercase; 254 characters with ".1"
         name = event_name(bad, 1)
         assert not name.startswith(bad) and re.fullmatch(r"[0-9a-f-]{36}", name), name
+        # Drawn from the recorder's seeded randomness, the random name replays too.
+        assert event_name(bad, 1, random.Random(7)) == event_name(bad, 1, random.Random(7))
 
 
 def test_the_first_occurrence_is_written_as_it_is_and_cached() -> None:

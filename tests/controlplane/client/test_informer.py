@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from controlplane.api import serializer
+from controlplane.api.meta import Object
 from controlplane.client import informer as informer_module
 from controlplane.client.cache import (
     NAMESPACE_INDEX,
@@ -37,7 +38,6 @@ from controlplane.clock import ManualClock
 from tests.controlplane.client.conftest import Cluster, MakeCluster, configmap
 from tests.controlplane.client.helpers import GatedListWatch, NoBackoff, ScriptedListWatch, cm, cm_list
 
-Object = dict[str, Any]
 Seen = tuple[str, str, str]  # (handler, name, resourceVersion or "unknown")
 
 
@@ -177,6 +177,30 @@ async def test_a_handler_added_later_hears_about_the_cached_objects_first() -> N
         watcher.add(cm("b", "11"))
         assert await late.next() == [("add", "b", "11")]
         await informer.remove_event_handler(registration)
+
+
+async def test_a_handler_registration_can_be_awaited_until_it_has_seen_the_first_list() -> None:
+    lw = ScriptedListWatch(cm_list("10", cm("a", "3"), cm("b", "4")))
+    informer = SharedIndexInformer(lw, clock=ManualClock(), reflector_options={"backoff": NoBackoff()})
+    gate = asyncio.Event()
+    seen: list[str] = []
+
+    async def slow(obj: Object) -> None:
+        await gate.wait()
+        seen.append(obj["metadata"]["name"])
+
+    early = informer.add_event_handler(ResourceEventHandlerFuncs(add_func=slow))
+    async with informer:
+        await informer.wait_for_sync()
+        waiting = asyncio.create_task(early.wait_for_sync())
+        await asyncio.sleep(0)
+        assert not waiting.done() and not early.has_synced(), "the informer synced, its handler not yet"
+        gate.set()
+        await asyncio.wait_for(waiting, 10)
+        assert early.has_synced() and seen == ["a", "b"]
+        late = informer.add_event_handler(ResourceEventHandlerFuncs(add_func=slow))
+        await asyncio.wait_for(late.wait_for_sync(), 10)
+        assert seen == ["a", "b", "a", "b"]
 
 
 async def test_a_failing_handler_does_not_stop_the_others(caplog: pytest.LogCaptureFixture) -> None:

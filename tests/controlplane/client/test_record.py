@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from controlplane.api.meta import format_time
 from controlplane.client.errors import Invalid, NotFound, TransportError
 from controlplane.client.record import (
     CorrelateResult,
@@ -20,7 +21,6 @@ from controlplane.client.record import (
     EventCorrelator,
     EventRecorder,
     EventSinkImpl,
-    format_time,
     object_reference,
 )
 from controlplane.clock import ManualClock

@@ -12,6 +12,7 @@ import pytest
 
 from controlplane.api import serializer
 from controlplane.api.deepcopy import deep_copy
+from controlplane.api.meta import Object
 from controlplane.client.sharing import (
     FrozenDict,
     FrozenList,
@@ -19,8 +20,6 @@ from controlplane.client.sharing import (
     SharedVersions,
     freeze,
 )
-
-Object = dict[str, Any]
 
 
 def pod(rv: str = "7", uid: str = "u-1", **spec: Any) -> Object:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import copy
 
-from controlplane.api.strategy import Object, Strategy
+from controlplane.api.meta import Object
+from controlplane.api.strategy import Strategy
 
 CREATED = "2025-01-01T00:00:00Z"
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from controlplane.api.meta import Object
 from controlplane.client.errors import Conflict
 from controlplane.client.rest import PatchType
 from controlplane.clock import SYSTEM_CLOCK, ManualClock
@@ -25,8 +26,6 @@ from tests.controlplane.components.controllers.workloads import (
     until,
 )
 from tests.support.inprocess import InProcessCluster, condition, in_process_cluster, wait_for
-
-Object = dict[str, Any]
 
 
 def clients(cluster: InProcessCluster) -> tuple[Any, Any, Any]:

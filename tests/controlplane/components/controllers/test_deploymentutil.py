@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from controlplane.api.meta import Object
 from controlplane.components.controllers import deploymentutil as du
 from tests.controlplane.components.controllers.workloads import deployment_manifest, rollout_status
 
-Object = dict[str, Any]
 NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from controlplane.api.meta import Object, format_time
 from controlplane.client.manager import Manager
 from controlplane.client.rest import PatchType, ResourceClient
 from controlplane.components.controllers import endpoints
@@ -16,10 +17,8 @@ from controlplane.components.controllers.endpointutil import (
     find_port,
     should_pod_be_in_endpoints,
 )
-from controlplane.components.controllers.nodehealth import format_time
 from tests.support.inprocess import in_process_cluster, wait_for
 
-Object = dict[str, Any]
 T0 = 1_790_000_000.0
 
 

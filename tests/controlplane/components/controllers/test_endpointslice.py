@@ -5,8 +5,8 @@ then slices following pods and the Service's selector against an in-process API 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from controlplane.api.meta import Object, format_time
 from controlplane.client.manager import Manager
 from controlplane.client.rest import PatchType
 from controlplane.components.controllers import endpointslice
@@ -17,11 +17,9 @@ from controlplane.components.controllers.endpointslice import (
     pod_to_endpoint,
     slice_to_service,
 )
-from controlplane.components.controllers.nodehealth import format_time
 from tests.controlplane.components.controllers.test_endpoints import create_pod, pod, service
 from tests.support.inprocess import in_process_cluster, wait_for
 
-Object = dict[str, Any]
 T0 = 1_790_000_000.0
 SVC = {
     **service(selector={"app": "web"}),

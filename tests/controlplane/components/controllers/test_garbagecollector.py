@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.client.errors import NotFound
 from controlplane.client.manager import Manager
 from controlplane.clock import Clock
@@ -23,8 +24,6 @@ from controlplane.components.controllers.garbagecollector import GraphBuilder
 from controlplane.identity import UserInfo
 from controlplane.trace import ListSink
 from tests.support.inprocess import InProcessCluster, in_process_cluster, wait_for
-
-Object = dict[str, Any]
 
 CONTROLLER_MANAGER = UserInfo.create("system:kube-controller-manager")
 

@@ -8,10 +8,10 @@ make 16 s); its manager runs on a clock 200 times faster than the wall, so that 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from controlplane.api.meta import Object
 from controlplane.client.errors import NotFound
 from controlplane.clock import ScaledClock
 from controlplane.components.controllers import namespace
@@ -33,7 +33,6 @@ from tests.controlplane.components.controllers.test_garbagecollector import (
 )
 from tests.support.inprocess import condition, in_process_cluster, wait_for
 
-Object = dict[str, Any]
 NOW = "2026-11-30T10:00:00Z"
 PODS = APIResource("", "v1", "pods", "Pod", True, frozenset({"list", "delete"}))
 

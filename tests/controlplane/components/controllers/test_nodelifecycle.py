@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from controlplane.api.meta import Object, format_time
 from controlplane.client.manager import Manager
 from controlplane.client.rest import PatchType, ResourceClient
 from controlplane.clock import ManualClock
@@ -18,7 +19,6 @@ from controlplane.components.controllers.nodehealth import (
     REASON_STATUS_UNKNOWN,
     NodeHealth,
     conditions_when_silent,
-    format_time,
     health_expired,
     no_execute_changes,
     no_schedule_changes,
@@ -29,7 +29,6 @@ from controlplane.components.controllers.nodehealth import (
 from controlplane.trace import ListSink
 from tests.support.inprocess import condition, in_process_cluster, wait_for
 
-Object = dict[str, Any]
 T0 = 1_790_000_000.0
 
 

@@ -4,13 +4,12 @@ expectations on a ManualClock, slow-start batches and upstream's order for delet
 from __future__ import annotations
 
 import random
-from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.api.selectors import label_selector_from_object
 from controlplane.clock import ManualClock
 from controlplane.components.controllers import podcontrol as pc
 
-Object = dict[str, Any]
 NOW = 1_767_225_600.0 + 3600  # 2026-01-01T01:00:00Z
 
 OWNER: Object = {"metadata": {"name": "web", "namespace": "default", "uid": "rs-uid"}}

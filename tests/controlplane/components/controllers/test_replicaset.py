@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.client.cache import NAMESPACE_INDEX, Indexer, meta_namespace_index_func
 from controlplane.client.errors import Invalid
 from controlplane.client.reconciler import Request
@@ -23,8 +24,6 @@ from tests.controlplane.components.controllers.workloads import (
     replicaset_manifest,
 )
 from tests.support.inprocess import condition, in_process_cluster, wait_for
-
-Object = dict[str, Any]
 
 
 def ready_pod(name: str, labels: dict[str, str], *, since: str = "2026-01-01T00:00:00Z") -> Object:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.client.cache import Indexer
 from controlplane.client.informer import ResourceEventHandlerFuncs
 from controlplane.client.manager import Manager
@@ -25,8 +25,6 @@ from controlplane.components.controllers.rootcacertpublisher import (
 )
 from tests.controlplane.components.controllers.test_garbagecollector import controller_manager
 from tests.support.inprocess import in_process_cluster, wait_for
-
-Object = dict[str, Any]
 
 CA = "-----BEGIN CERTIFICATE-----\nMIIBlab\n-----END CERTIFICATE-----\n"
 #: Upstream's text, word for word (publisher.go ``Description``).

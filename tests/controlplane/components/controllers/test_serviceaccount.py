@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.client.informer import ResourceEventHandlerFuncs
 from controlplane.client.reconciler import Request
 from controlplane.components.controllers import serviceaccount
@@ -18,8 +18,6 @@ from controlplane.components.controllers.serviceaccount import (
 )
 from tests.controlplane.components.controllers.test_garbagecollector import controller_manager
 from tests.support.inprocess import in_process_cluster, wait_for
-
-Object = dict[str, Any]
 
 
 def test_only_an_active_namespace_is_missing_service_accounts() -> None:

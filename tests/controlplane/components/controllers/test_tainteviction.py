@@ -8,11 +8,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from controlplane.api.meta import Object, format_time
 from controlplane.client.manager import Manager
 from controlplane.client.rest import PatchType, ResourceClient
 from controlplane.clock import ManualClock
 from controlplane.components.controllers import tainteviction
-from controlplane.components.controllers.nodehealth import format_time
 from controlplane.components.controllers.tainteviction import (
     ScheduledEviction,
     eviction_delay,
@@ -30,7 +30,6 @@ from tests.support.inprocess import condition, in_process_cluster, wait_for
 #: once (in a cluster, DefaultTolerationSeconds admission would give it 300 s).
 NO_DEFAULT_TOLERATIONS = WITHOUT_CONTROLLERS.without("DefaultTolerationSeconds")
 
-Object = dict[str, Any]
 T0 = 1_790_000_000.0
 UNREACHABLE = {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": format_time(T0)}
 

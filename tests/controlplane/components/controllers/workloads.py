@@ -20,16 +20,15 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar
 
+from controlplane.api.meta import Object, format_time
 from controlplane.client.errors import NotFound
 from controlplane.client.manager import Manager
-from controlplane.client.record import format_time
 from controlplane.client.rest import PatchType, ResourceClient
 from controlplane.clock import Clock
 from controlplane.components.controllers import deployment, replicaset
 from controlplane.components.controllers.podcontrol import controller_ref_of, is_pod_ready
 from tests.support.inprocess import WAIT_TIMEOUT, InProcessCluster
 
-Object = dict[str, Any]
 T = TypeVar("T")
 
 

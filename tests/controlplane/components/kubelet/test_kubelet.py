@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from controlplane.api.meta import Object
 from controlplane.client.rest import ResourceClient
 from controlplane.clock import ManualClock
 from controlplane.components.kubelet.kubelet import (
@@ -31,7 +32,6 @@ from controlplane.trace import ListSink
 from tests.support.inprocess import CLUSTER, InProcessCluster, condition, in_process_cluster, wait_for
 
 NODE = "node-1"
-Object = dict[str, Any]
 StartKubelet = Callable[..., Awaitable[Kubelet]]
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,7 +16,6 @@ from controlplane.components.proxy.rules import Endpoint, Rule
 from controlplane.trace import ListSink
 from tests.support.inprocess import ADMIN, InProcessCluster, in_process_cluster
 
-Object = dict[str, Any]
 T0 = 1_790_000_000.0
 
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.components.proxy.rules import (
     ANY_NODE_ADDRESS,
     Endpoint,
     build_rule_table,
     usable_endpoints,
 )
-
-Object = dict[str, Any]
 
 
 def service(name: str = "web", **spec: Any) -> Object:

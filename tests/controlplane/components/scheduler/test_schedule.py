@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from controlplane.api.meta import object_key
 from controlplane.components.scheduler.framework import (
     NodeInfo,
     Snapshot,
     num_feasible_nodes_to_find,
-    pod_key,
     schedule,
 )
 from controlplane.components.scheduler.plugins import default_profile
@@ -134,7 +134,7 @@ def test_the_schedulers_incremental_snapshot_equals_one_built_afresh() -> None:
                 i.name,
                 i.requested.milli_cpu,
                 i.non_zero_requested.memory,
-                sorted(pod_key(p) for p in i.pods),
+                sorted(object_key(p) for p in i.pods),
                 i.allocatable,
                 dict(i.labels),
                 i.taints,

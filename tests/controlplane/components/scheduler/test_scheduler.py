@@ -17,11 +17,13 @@ from typing import Any
 import pytest
 
 from controlplane.api.kinds import builtin_types
+from controlplane.api.meta import Object
 from controlplane.apiserver.server import APIServer
 from controlplane.client.config import Config
+from controlplane.client.leaderelection import LeaderElectionConfig
 from controlplane.client.rest import ResourceClient, RESTClient
 from controlplane.clock import ManualClock
-from controlplane.components.scheduler.scheduler import LeaderElection, Scheduler
+from controlplane.components.scheduler.scheduler import LEASE_NAME, Scheduler
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.store.sqlite import SqliteStore
 from controlplane.trace import ListSink
@@ -34,8 +36,6 @@ CLUSTER = "test"
 HOSTNAME = "control-plane"
 #: Seconds of wall time a test waits for the API to show what it expects.
 WAIT_TIMEOUT = 10.0
-
-Object = dict[str, Any]
 
 
 @pytest.fixture
@@ -399,7 +399,7 @@ async def test_only_the_leader_schedules_and_a_standby_takes_over_when_it_stops(
         rng=random.Random(1),
         trace=trace,
         cluster=CLUSTER,
-        leader_election=LeaderElection(identity="first"),
+        leader_election=LeaderElectionConfig(LEASE_NAME, identity="first"),
     )
     second = Scheduler(
         client,
@@ -407,7 +407,7 @@ async def test_only_the_leader_schedules_and_a_standby_takes_over_when_it_stops(
         rng=random.Random(2),
         trace=trace,
         cluster=CLUSTER,
-        leader_election=LeaderElection(identity="second"),
+        leader_election=LeaderElectionConfig(LEASE_NAME, identity="second"),
     )
     await first.start()
     try:
