@@ -5,7 +5,7 @@ in the Makefile's debian-packages). Locally a test is skipped when either is mis
 (``CI=true``) it fails instead, so a missing install step cannot pass unseen.
 
 ``fake_socket`` replaces the page's ``WebSocket`` with a scripted one before any page script runs:
-the test plays the server's side of the trace protocol (hello, frames, errors) and reads what the page
+the test plays the server's side of the trace protocol (hello, state, frames, errors) and reads what the page
 sent back, so the page's protocol handling is tested exactly, without a running cluster.
 """
 

@@ -16,13 +16,23 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.browser.conftest import FakeServer
-from tests.browser.test_topology import Trace, lab_page, narration, open_page
+from tests.browser.test_topology import (
+    PODS,
+    SUBSCRIBE_STATE,
+    Trace,
+    hello,
+    lab_page,
+    narration,
+    open_page,
+    pods_drawn,
+    put_pod,
+    state,
+)
 
 pytestmark = pytest.mark.browser
 
 __all__ = ["lab_page"]  # the fixture, shared with test_topology
 
-PODS = "/api/v1/namespaces/default/pods"
 WEB_KEY = "/registry/pods/default/web"
 NODE = {"name": "node-1", "ready": "True", "unschedulable": False, "mod_revision": 2}
 
@@ -69,68 +79,51 @@ class EtcdEndpoint:
         return [int(q["revision"][0]) for q in self.asked if q.get("objects") == ["diagram"]]
 
 
-def write(trace: Trace, rid: str, revision: int, kind: str = "PUT") -> dict[str, Any]:
-    writes = [{"type": kind, "key": WEB_KEY}]
-    fields = {"id": rid, "frm": "apiserver", "to": "etcd", "op": "txn", "revision": revision}
-    return trace.event("store.txn", **fields, succeeded=True, writes=writes)
+def initial_state(seq: int = 0, revision: int = 9, **fields: Any) -> dict[str, Any]:
+    """The state the live page starts from: node-1 as stored at ``revision``, and no pod."""
+    stored = {k: v for k, v in NODE.items() if k != "mod_revision"}
+    return state(seq, revision, compacted=COMPACTED, nodes=[stored], **fields)
 
 
 def pod_history(trace: Trace) -> list[dict[str, Any]]:
-    """kubectl run web, the scheduler binds it, the kubelet runs it, kubectl deletes it: revisions 10-13."""
+    """kubectl run web, the scheduler binds it, the kubelet runs it, kubectl deletes it: revisions 10-13.
+    The pod is drawn from the store's writes (each ``store.txn`` carries its facts)."""
     kubelet = trace.event(
         "component.state", frm="kubelet:node-1", component="kubelet", node="node-1", state="running"
     )
     watch = {"frm": "apiserver", "to": "kubelet:node-1", "source": "apiserver", "watch": "w-kubelet"}
     opened = trace.event("watch.opened", **watch, resource="pods", revision=9)
-    create = trace.request("c", "user:admin", "POST", PODS, revision=10)
-    created = write(trace, "c", 10)
+    create = trace.request("c", "user:admin", "POST", PODS, revision=10, writes=[put_pod("web")])
     nodes = {"node-1": {"filters": {}, "scores": {}, "total": 80, "feasible": True}}
-    decision = trace.event("scheduler.decision", frm="scheduler", pod="default/web", feasible=["node-1"],
-                           chosen="node-1", nodes=nodes, revision=10, requests=["b"])  # fmt: skip
-    bind = trace.request("b", "scheduler", "POST", f"{PODS}/web/binding", revision=11)
-    bound = write(trace, "b", 11)
+    decision = trace.event("scheduler.decision", frm="scheduler", pod="default/web", namespace="default",
+                           name="web", feasible=["node-1"], chosen="node-1", node="node-1", nodes=nodes,
+                           revision=10, requests=["b"])  # fmt: skip
+    bind = trace.request(
+        "b", "scheduler", "POST", f"{PODS}/web/binding", revision=11, writes=[put_pod("web", node="node-1")]
+    )
     told = trace.event(
-        "watch.event", **watch, event="ADDED", revision=11, kind="Pod", namespace="default", name="web"
+        "watch.event", **watch, event="ADDED", revision=11, kind="Pod", namespace="default", name="web",
+        resource="pods", key=WEB_KEY,
+    )  # fmt: skip
+    running = [put_pod("web", node="node-1", phase="Running")]
+    status = trace.request(
+        "s", "kubelet:node-1", "PATCH", f"{PODS}/web/status", code=200, revision=12, writes=running
     )
-    status = trace.request("s", "kubelet:node-1", "PATCH", f"{PODS}/web/status", code=200, revision=12)
-    running = write(trace, "s", 12)
-    delete = trace.request("d", "user:admin", "DELETE", f"{PODS}/web", code=200, revision=13)
-    deleted = write(trace, "d", 13, "DELETE")
+    deleted = [{"type": "DELETE", "key": WEB_KEY}]
+    delete = trace.request("d", "user:admin", "DELETE", f"{PODS}/web", code=200, revision=13, writes=deleted)
     gone = trace.event(
-        "watch.event", **watch, event="DELETED", revision=13, kind="Pod", namespace="default", name="web"
-    )
-    return [
-        kubelet,
-        opened,
-        *create,
-        created,
-        decision,
-        *bind,
-        bound,
-        told,
-        *status,
-        running,
-        *delete,
-        deleted,
-        gone,
-    ]
-
-
-def pods_drawn(page: Any, node: str = "node-1") -> list[str]:
-    chips: list[str] = page.evaluate(
-        "node => [...document.querySelectorAll(`g.node[data-node='kubelet:${node}'] g.pod title`)]"
-        ".map(t => t.textContent)",
-        node,
-    )
-    return chips
+        "watch.event", **watch, event="DELETED", revision=13, kind="Pod", namespace="default", name="web",
+        resource="pods", key=WEB_KEY,
+    )  # fmt: skip
+    return [kubelet, opened, *create, decision, *bind, told, *status, *delete, gone]
 
 
 def banner(page: Any) -> Any:
     return page.locator("[data-rewind=banner]")
 
 
-def wait_state(page: Any, state: str) -> None:
-    page.wait_for_function(f"document.querySelector('[data-rewind=banner]').dataset.state === {state!r}")
+def wait_state(page: Any, mode: str) -> None:
+    page.wait_for_function(f"document.querySelector('[data-rewind=banner]').dataset.state === {mode!r}")
 
 
 def wait_shown(page: Any, revision: int) -> None:
@@ -151,7 +144,7 @@ def test_rewinding_draws_the_pod_the_store_held_then_and_back_to_live_plays_what
     page: Any, fake_socket: FakeServer, lab_page: str
 ) -> None:
     etcd = EtcdEndpoint(page)
-    open_page(page, fake_socket, lab_page)
+    open_page(page, fake_socket, lab_page, start=initial_state())
     trace = Trace()
     history = pod_history(trace)
     fake_socket.frame(history)
@@ -179,7 +172,7 @@ def test_rewinding_draws_the_pod_the_store_held_then_and_back_to_live_plays_what
     page.locator("g.node[data-node='kubelet:node-1']").focus()
     page.keyboard.press("Enter")
     inspector = page.locator("[data-topology=inspector]").inner_text()
-    assert "default/web (running)" in inspector and "Node object at revision 12" in inspector
+    assert "default/web (Running)" in inspector and "Node object at revision 12" in inspector
     # The etcd panel follows: it reads the store at 12 too.
     page.wait_for_function("document.querySelector('[data-etcd=root]').dataset.mode === 'past'")
 
@@ -233,7 +226,7 @@ def test_the_scrubber_and_its_keys_rewind_and_a_compacted_revision_is_said_plain
     page: Any, fake_socket: FakeServer, lab_page: str
 ) -> None:
     EtcdEndpoint(page)
-    open_page(page, fake_socket, lab_page)
+    open_page(page, fake_socket, lab_page, start=initial_state())
     trace = Trace()
     fake_socket.frame(pod_history(trace))
     page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
@@ -270,30 +263,46 @@ def test_the_scrubber_and_its_keys_rewind_and_a_compacted_revision_is_said_plain
     assert not page.evaluate("() => window.kubelabTopology.timeline.paused"), "live stayed paused"
 
 
-def test_a_deep_link_opens_the_cluster_at_its_revision(
+def test_a_deep_link_starts_from_the_state_then_opens_the_cluster_at_its_revision(
     page: Any, fake_socket: FakeServer, lab_page: str
 ) -> None:
-    EtcdEndpoint(page)
+    """`#revision=R` starts from the state as any page does (it used to ask for all history), then
+    rewinds to R: the store at R draws the pods, though the page never saw the events that made them."""
+    etcd = EtcdEndpoint(page)
     trace = Trace()
-    history = pod_history(trace)
+    pod_history(trace)  # happened before the page opened: the page is never sent these
     page.goto(f"{lab_page}#revision=12&select=node:kubelet:node-1")
     fake_socket.wait_connected()
-    hello = {"type": "hello", "cluster": "demo", "schema": 1, "last_seq": trace.seq, "timing": "classroom"}
-    fake_socket.send(hello)
-    assert fake_socket.sent() == [{"action": "subscribe", "since": 0}], "a deep link asks for all history"
-    fake_socket.frame(history)
-    wait_state(page, "past")
-    assert "Showing revision 12, not now" in banner(page).inner_text()
+    fake_socket.send(hello(trace.seq))
+    assert fake_socket.sent() == [SUBSCRIBE_STATE], "a deep link starts from the state too"
+    kubelet = {"id": "kubelet:node-1", "state": "running"}
+    watch = {
+        "watch": "w-kubelet",
+        "from": "apiserver",
+        "to": "kubelet:node-1",
+        "resource": "pods",
+        "namespace": "",
+    }
+    fake_socket.send(initial_state(trace.seq, CURRENT, components=[kubelet], watches=[watch]))
+    wait_shown(page, 12)
+    assert etcd.objects_asked() == [12]
+    assert banner(page).inner_text().startswith("⏪ Showing revision 12, not now (now: revision 13)")
     assert pods_drawn(page) == ["pod default/web (running)"]
     assert "Node: the kubelet on node-1" in page.locator("[data-topology=inspector]").inner_text()
-    # Resume replays history from 12 at the chosen speed, to the end of what the page holds.
-    page.locator("[data-control=pause]").click()
-    page.wait_for_function(f"window.kubelabTopology.rewind.model.lastSeq === {trace.seq}")
-    wait_shown(page, 13)
-    assert pods_drawn(page) == []
-    assert "newest event the page held" in narration(page)
+    assert "revision=12" in page.url
+    assert "older than the state the page started from" in narration(page)
+    # Live events meanwhile wait; back to live, the live diagram (the state, web deleted) plays them.
+    later = trace.request(
+        "api", "user:admin", "POST", PODS, revision=14, writes=[put_pod("api", node="node-1")]
+    )
+    fake_socket.frame(later)
+    page.wait_for_function(f"window.kubelabTopology.timeline.queue.length === {len(later)}")
+    assert pods_drawn(page) == ["pod default/web (running)"]
     page.locator("[data-rewind=live]").click()
     wait_state(page, "live")
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    assert pods_drawn(page) == ["pod default/api (scheduled)"]
+    assert "revision=" not in page.url
     assert not page.evaluate("() => window.kubelabTopology.timeline.paused"), (
         "live stayed paused after the deep link"
     )

@@ -1,8 +1,10 @@
 """The live topology page in a real browser: the trace protocol, the diagram, the controls.
 
-Most tests play the server's side of the websocket through a scripted socket (``fake_socket``) and
-feed the page events shaped exactly as the control plane emits them (docs/trace.md); the last one runs
-a real lab (``manage.py runlab``) and kubectl, and watches the page show what kubectl's request did.
+Most tests play the server's side of the websocket through a scripted socket (``fake_socket``): the
+hello, the cluster's state the page asks for first, then frames of events shaped exactly as the control
+plane emits them (docs/trace.md, schema 2: pods are drawn from the facts of the store's writes); the
+last three run a real lab (``manage.py runlab``) and kubectl, and watch the page show what kubectl's
+requests did. test_live.py checks the diagram against ``kubectl get pods`` on a real lab.
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
+import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from pytest_django import Settings
@@ -39,15 +44,82 @@ def lab_page(web_server: str, tmp_path: Path, settings: Settings) -> Iterator[st
     activate(None)
 
 
+PODS = "/api/v1/namespaces/default/pods"
+#: What the page sends first: the cluster's state, then every event after it (docs/trace.md, "Stream").
+SUBSCRIBE_STATE = {"action": "subscribe", "since": None, "state": True}
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+_DONE = {"create": "created", "update": "updated", "delete": "deleted", "terminate": "marked Terminating"}
+
+
+def about(method: str, path: str) -> dict[str, str]:
+    """What a request is about, as the API server names it on each of its events (schema 2)."""
+    parts = [part for part in path.split("?")[0].split("/") if part]
+    rest = parts[2:] if parts[:1] == ["api"] else parts[3:] if parts[:1] == ["apis"] else []
+    namespace = ""
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    resource, name, subresource = [*rest, "", "", ""][:3]
+    fields = {"verb": _VERBS.get(method, "get" if name else "list"), "resource": resource}
+    fields.update(
+        {k: v for k, v in (("namespace", namespace), ("name", name), ("subresource", subresource)) if v}
+    )
+    return fields
+
+
+def pod(
+    name: str, *, node: str = "", phase: str = "Pending", deleting: bool = False, generate_name: str = ""
+) -> dict[str, Any]:
+    """A Pod's facts, as a store write and the state carry them (controlplane/trace/objects.py)."""
+    return {"namespace": "default", "name": name, "generateName": generate_name, "node": node,
+            "phase": phase, "deleting": deleting}  # fmt: skip
+
+
+def put_pod(name: str, **facts: Any) -> dict[str, Any]:
+    """One entry of a ``store.txn``'s ``writes``: a Pod written, with its facts."""
+    return {"type": "PUT", "key": f"/registry/pods/default/{name}", "pod": pod(name, **facts)}
+
+
+def node(name: str, *, ready: str = "True", unschedulable: bool = False) -> dict[str, Any]:
+    return {"name": name, "ready": ready, "unschedulable": unschedulable}
+
+
+def hello(last_seq: int = 0) -> dict[str, Any]:
+    return {"type": "hello", "cluster": "demo", "schema": 2, "last_seq": last_seq, "timing": "classroom",
+            "stages": STAGES}  # fmt: skip
+
+
+def state(
+    seq: int = 0,
+    revision: int = 1,
+    *,
+    compacted: int = 0,
+    nodes: list[dict[str, Any]] | None = None,
+    pods: list[dict[str, Any]] | None = None,
+    leases: list[dict[str, Any]] | None = None,
+    components: list[dict[str, Any]] | None = None,
+    watches: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The trace socket's ``state`` message: the store at ``revision``, the lab at trace seq ``seq``."""
+    objects = {
+        "nodes": nodes or [],
+        "pods": pods or [],
+        "leases": leases or [],
+        "unreadable": 0,
+        "more": False,
+    }
+    return {"type": "state", "seq": seq, "revision": revision, "compacted": compacted, "objects": objects,
+            "components": components or [], "watches": watches or []}  # fmt: skip
+
+
 class Trace:
-    """Makes events with the envelope and gapless seqs, as the cluster's trace bus does."""
+    """Makes events with the envelope and gapless seqs, as the cluster's trace bus does (schema 2)."""
 
     def __init__(self, seq: int = 0) -> None:
         self.seq = seq
 
     def event(self, type: str, **fields: Any) -> dict[str, Any]:
         self.seq += 1
-        envelope = {"v": 1, "cluster": "demo", "seq": self.seq, "ts": 1700000000.0 + self.seq, "type": type}
+        envelope = {"v": 2, "cluster": "demo", "seq": self.seq, "ts": 1700000000.0 + self.seq, "type": type}
         if "frm" in fields:
             fields["from"] = fields.pop("frm")
         return {**envelope, **fields}
@@ -55,37 +127,77 @@ class Trace:
     def request(
         self, rid: str, sender: str, method: str, path: str, *, deny_at: str | None = None,
         detail: str = "", code: int = 201, revision: int | None = None,
+        writes: list[dict[str, Any]] | None = None, key: str | None = None, op: str | None = None,
     ) -> list[dict[str, Any]]:  # fmt: skip
-        # Before authentication the API server does not know the sender: `from` says user:anonymous.
-        received = {"id": rid, "frm": "user:anonymous", "to": "apiserver", "method": method, "path": path}
-        events = [self.event("request.received", **received)]
+        """One request's events. With ``revision`` it wrote the store: its ``store.txn`` (with
+        ``writes``, when given) comes just before the storage stage, which names ``key`` and ``op``."""
+        fields = about(method, path)
+        if sender.startswith("user:"):
+            fields["user"] = sender.removeprefix("user:")
+        received = {"id": rid, "frm": sender, "to": "apiserver", "method": method, "path": path}
+        events = [self.event("request.received", **received, **fields)]
         for stage in STAGES:
             denied = stage == deny_at
-            stage_detail = detail if denied else ""
+            extra: dict[str, Any] = {"detail": detail if denied else ""}
             if stage == "storage" and revision is not None:
-                stage_detail = f"created {path} at revision {revision}"
+                if writes:
+                    txn = {"id": rid, "frm": "apiserver", "to": "etcd", "op": "txn", "revision": revision}
+                    events.append(self.event("store.txn", **txn, succeeded=True, writes=writes))
+                written = key or (writes[0]["key"] if writes else f"/registry/{fields['resource']}")
+                done = op or {"create": "create", "delete": "delete"}.get(fields["verb"], "update")
+                extra = {"detail": f"{_DONE[done]} {written} at revision {revision}", "key": written,
+                         "revision": revision, "op": done}  # fmt: skip
+            outcome = "deny" if denied else "pass"
             events.append(
                 self.event(
-                    "request.stage",
-                    id=rid,
-                    frm=sender,
-                    to="apiserver",
-                    stage=stage,
-                    outcome="deny" if denied else "pass",
-                    detail=stage_detail,
+                    "request.stage", id=rid, frm=sender, to="apiserver", stage=stage, outcome=outcome,
+                    **extra, **fields,
                 )
-            )
+            )  # fmt: skip
             if denied:
                 break
-        completed = {"id": rid, "frm": sender, "to": "apiserver", "code": code, "duration": 0.004}
-        events.append(self.event("request.completed", **completed))
+        completed: dict[str, Any] = {
+            "id": rid,
+            "frm": sender,
+            "to": "apiserver",
+            "code": code,
+            "duration": 0.004,
+        }
+        if revision is not None and deny_at is None:
+            completed["revision"] = revision
+        events.append(self.event("request.completed", **completed, **fields))
         return events
 
 
-def open_page(page: Any, fake: FakeServer, url: str, *, last_seq: int = 0) -> None:
+def open_page(
+    page: Any, fake: FakeServer, url: str, *, last_seq: int = 0, start: dict[str, Any] | None = None
+) -> None:
+    """Load the page, say hello, answer its request for the state (``start``: an empty cluster at
+    ``last_seq``), and wait until it has drawn it."""
     page.goto(url)
     fake.wait_connected()
-    fake.send({"type": "hello", "cluster": "demo", "schema": 1, "last_seq": last_seq, "timing": "classroom"})
+    fake.send(hello(last_seq))
+    assert fake.sent() == [SUBSCRIBE_STATE], "the page asks for the cluster's state first"
+    fake.send(start if start is not None else state(last_seq))
+    page.wait_for_function("window.kubelabTopology.stream.awaitingState === false")
+
+
+def pods_drawn(page: Any, node: str = "node-1") -> list[str]:
+    """The titles of a node's pod chips: `pod default/web (running)`."""
+    chips: list[str] = page.evaluate(
+        "node => [...document.querySelectorAll(`g.node[data-node='kubelet:${node}'] g.pod title`)]"
+        ".map(t => t.textContent)",
+        node,
+    )
+    return chips
+
+
+def narrated_seqs(page: Any) -> list[int]:
+    seqs: list[int] = page.evaluate(
+        "() => [...document.querySelectorAll('[data-topology=narration] li[data-seq]')]"
+        ".map(li => Number(li.dataset.seq))"
+    )
+    return seqs
 
 
 def narration(page: Any) -> str:
@@ -101,62 +213,81 @@ def test_the_page_subscribes_and_shows_the_timing_profile(
     open_page(page, fake_socket, lab_page)
     assert fake_socket.url().endswith("/ws/lab/demo/trace/")
     assert fake_socket.url().startswith("ws://")
-    assert fake_socket.sent() == [{"action": "subscribe", "since": 0}]
+    assert fake_socket.sent() == [SUBSCRIBE_STATE]
     assert "classroom" in page.locator("[data-topology=timing]").inner_text()
     assert page.locator("[data-topology=status]").inner_text() == "Live"
+
+
+def kubelet_running(trace: Trace, name: str = "node-1") -> dict[str, Any]:
+    return trace.event(
+        "component.state", frm=f"kubelet:{name}", component="kubelet", node=name, state="running"
+    )
 
 
 def test_a_create_is_a_packet_through_the_stages_and_a_pod_on_its_node(
     page: Any, fake_socket: FakeServer, lab_page: str
 ) -> None:
-    open_page(page, fake_socket, lab_page)
+    open_page(page, fake_socket, lab_page, start=state(0, 27))
     trace = Trace()
     page.locator("[data-control=pause]").click()  # follow it event by event
-    fake_socket.frame(
-        [
-            trace.event(
-                "component.state", frm="kubelet:node-1", component="kubelet", node="node-1", state="running"
-            ),
-            *trace.request("r1", "user:admin", "POST", "/api/v1/namespaces/default/pods", revision=28),
-        ]
-    )
+    kubelet = kubelet_running(trace)
+    create = trace.request("r1", "user:admin", "POST", PODS, revision=28, writes=[put_pod("web")])
+    fake_socket.frame([kubelet, *create])
     page.locator("[data-control=step]").click()  # the kubelet
-    page.locator("[data-control=step]").click()  # request.received (sender not known yet)
-    page.locator("[data-control=step]").click()  # authentication: the packet leaves user admin
+    page.locator("[data-control=step]").click()  # request.received: the packet leaves user admin
     packet = page.locator("g.packet[data-request=r1]")
     packet.wait_for()
     assert packet.locator(".packet-label").text_content() == "CREATE"
     assert "verb-create" in (packet.get_attribute("class") or "")
     assert page.locator("g.node[data-node='user:admin']").count() == 1
     assert page.locator("g.node[data-node='kubelet:node-1']").count() == 1
+    page.locator("[data-control=step]").click()  # authentication
     assert "passed authentication" in narration(page)
     assert "waiting" in page.locator("[data-control=buffered]").inner_text()
     assert "paused=" in page.url  # the moment is in the address
     page.locator("[data-control=pause]").click()  # resume: the rest plays
-    page.wait_for_function("window.kubelabTopology.model.lastSeq === 12")
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
     assert "The API server answered create pods from user admin with 201 Created" in narration(page)
+    assert "the API server created /registry/pods/default/web at revision 28" in narration(page)
     assert "revision 28" in page.locator("g.node[data-node=etcd]").text_content()
+    # Stored, not scheduled: on no node yet, counted under the scheduler.
+    unscheduled = page.locator("svg.topology .unscheduled")
+    assert unscheduled.text_content() == "1 pod to schedule"
+    assert pods_drawn(page) == []
 
-    fake_socket.frame(
-        [
-            trace.event(
-                "scheduler.decision",
-                frm="scheduler",
-                pod="default/web",
-                feasible=["node-1"],
-                chosen="node-1",
-                nodes={"node-1": {"filters": {}, "scores": {}, "total": 80, "feasible": True}},
-                revision=28,
-                requests=["b1"],
-            ),
-            *trace.request(
-                "b1", "scheduler", "POST", "/api/v1/namespaces/default/pods/web/binding", revision=29
-            ),
-        ]
+    decision = trace.event(
+        "scheduler.decision",
+        frm="scheduler",
+        pod="default/web",
+        namespace="default",
+        name="web",
+        feasible=["node-1"],
+        chosen="node-1",
+        node="node-1",
+        nodes={"node-1": {"filters": {}, "scores": {}, "total": 80, "feasible": True}},
+        revision=28,
+        requests=["b1"],
     )
+    fake_socket.frame([decision])
     page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
     assert "placed default/web on node-1" in narration(page)
-    assert "web" in page.locator("g.node[data-node='kubelet:node-1'] .pods").text_content()
+    assert pods_drawn(page) == [], "a decision is not a binding: the store does not say node-1 yet"
+    bind = trace.request(
+        "b1", "scheduler", "POST", f"{PODS}/web/binding", revision=29, writes=[put_pod("web", node="node-1")]
+    )
+    fake_socket.frame(bind)
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    assert pods_drawn(page) == ["pod default/web (scheduled)"]
+    assert unscheduled.text_content() == ""
+    status = trace.request(
+        "s1", "kubelet:node-1", "PATCH", f"{PODS}/web/status", code=200, revision=30,
+        writes=[put_pod("web", node="node-1", phase="Running")],
+    )  # fmt: skip
+    fake_socket.frame(status)
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    assert pods_drawn(page) == ["pod default/web (running)"]
+    chip = page.locator("g.node[data-node='kubelet:node-1'] g.pod")
+    assert chip.locator(".chip-label").text_content() == "●\u2009web"  # its state by glyph, not only colour
 
     # The causal chain of kubectl's create reaches the scheduler's decision and its binding.
     chain = page.evaluate("() => [...window.kubelabTopology.model.chain({request: 'r1'}).requests].sort()")
@@ -243,7 +374,7 @@ def test_the_inspector_explains_rbac_admission_flow_control_and_audit(
     extra = [trace.event("flowcontrol.decision", **flow), trace.event("rbac.decision", **rbac)]
     refused[at:at] = extra
     # A create that a mutating plugin patched, recorded by audit at level Metadata.
-    created = trace.request("ok", "user:admin", "POST", "/api/v1/namespaces/default/pods", revision=9)
+    created = trace.request("ok", "user:admin", "POST", PODS, revision=9, key="/registry/pods/default/web")
     patch = [{"op": "add", "path": "/spec/tolerations", "value": [{"key": "node.kubernetes.io/not-ready",
               "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]},
              {"op": "remove", "path": "/metadata/labels/stale"}]  # fmt: skip
@@ -306,9 +437,11 @@ def test_a_gap_asks_for_a_resync_and_nothing_is_shown_twice(
     assert "Missed events" in narration(page)
 
 
-def test_a_summary_is_narrated_and_410_starts_from_now(
+def test_a_summary_or_a_410_starts_again_from_the_state(
     page: Any, fake_socket: FakeServer, lab_page: str
 ) -> None:
+    """The page missed what a summary stands for, and a 410 means the server no longer has what it
+    asked for: either way it asks for the cluster's state again (it used to follow on from now)."""
     open_page(page, fake_socket, lab_page)
     trace = Trace()
     events = trace.request("a", "user:admin", "GET", "/api/v1/pods", code=200)
@@ -317,37 +450,221 @@ def test_a_summary_is_narrated_and_410_starts_from_now(
                "text": "1,240 watch events to 12 kubelets"}  # fmt: skip
     fake_socket.frame(events, summary=summary)
     page.get_by_text("1,240 watch events to 12 kubelets").wait_for()
+    assert fake_socket.sent() == [SUBSCRIBE_STATE, SUBSCRIBE_STATE]
+    # Frames of the old stream still on the wire are dropped until the state comes.
+    stale = trace.request("stale", "user:admin", "GET", "/api/v1/pods", code=200)
+    fake_socket.frame(stale)
+    fresh = state(trace.seq, 40, nodes=[node("node-1")], pods=[pod("web", node="node-1", phase="Running")])
+    fake_socket.send(fresh)
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    assert not page.evaluate("() => window.kubelabTopology.model.requests.has('stale')")
+    assert pods_drawn(page) == ["pod default/web (running)"]
+    assert "Drew the cluster as etcd holds it at revision 40: 1 node, 1 pod" in narration(page)
     fake_socket.send({"type": "error", "code": 410, "message": "too old"})
-    assert fake_socket.sent()[-1] == {"action": "subscribe", "since": None}
+    assert fake_socket.sent()[-1] == SUBSCRIBE_STATE
+    assert "starting again from the cluster's state now" in narration(page)
 
 
-def test_a_flood_of_events_keeps_the_narration_bounded_and_is_skipped_ahead(
+def test_a_flood_of_events_keeps_the_narration_bounded_and_is_drawn_at_once(
     page: Any, fake_socket: FakeServer, lab_page: str
 ) -> None:
+    """More than can be animated in time is applied at once and summarised, never queued further;
+    what a person asked for still plays, event by event."""
     open_page(page, fake_socket, lab_page)
     page.evaluate("() => window.kubelabTopology.timeline.setSpeed(16)")
     trace = Trace()
     path = "/api/v1/namespaces/default/pods/web"
-    for frame in range(5):  # 4 x 50 requests x 12 events, all played; then 150 x 12: too many to play
+    own: list[dict[str, Any]] = []
+    for frame in range(10):  # 10 x 60 requests x 11 events: far more than 750 ms can animate
         events = []
-        for i in range(50 if frame < 4 else 150):
-            events += trace.request(f"r{frame}-{i}", "user:admin", "GET", path, code=200)
+        for i in range(60):
+            events += trace.request(f"r{frame}-{i}", "controller-manager", "GET", path, code=200)
+            if frame == 9 and i == 30:
+                own = trace.request("kubectl", "user:admin", "GET", path, code=200)
+                events += own
         fake_socket.frame(events)
         page.wait_for_function("window.kubelabTopology.timeline.queue.length < 100", timeout=30_000)
+    # The last event: a person's, so it plays whatever else is skipped.
+    last = trace.request("last", "user:admin", "GET", path, code=200)
+    fake_socket.frame(last)
     page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}", timeout=30_000)
     page.wait_for_function("window.kubelabTopology.timeline.queue.length === 0", timeout=30_000)
-    assert "Skipped ahead" in narration(page)
-    seqs = page.evaluate(
-        "() => [...document.querySelectorAll('[data-topology=narration] li[data-seq]')]"
-        ".map(li => Number(li.dataset.seq))"
+    assert re.search(
+        r"To keep up, \d+ events were drawn at once: the controller manager read \d+ pods?", narration(page)
     )
+    seqs = narrated_seqs(page)
     assert seqs == sorted(seqs) and seqs[-1] == trace.seq  # in order, up to the newest event
+    assert {e["seq"] for e in own} <= set(seqs), "a person's request was skipped"
     lines = page.locator("[data-topology=narration] li").count()
     assert 300 <= lines <= 360  # the last 300 lines, and at most a fifth more before old ones go
     sizes = page.evaluate(
         "() => { const m = window.kubelabTopology.model; return [m.events.size, m.requests.size]; }"
     )
     assert sizes[0] <= 5000 * 1.1 and sizes[1] <= 2000 * 1.1
+
+
+def chips(page: Any, node: str) -> list[dict[str, str]]:
+    """A node's pod chips as drawn: title, label and class."""
+    drawn: list[dict[str, str]] = page.evaluate(
+        "node => [...document.querySelectorAll(`g.node[data-node='kubelet:${node}'] g.pod`)].map(g => ({"
+        " title: g.querySelector('title').textContent, label: g.querySelector('.chip-label').textContent,"
+        " class: g.getAttribute('class') }))",
+        node,
+    )
+    return drawn
+
+
+def test_the_page_draws_the_state_then_only_what_the_store_wrote_after_it(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    """The cluster as the state says, whatever happened before the page opened; then the store's
+    writes after the state's seq and above its revision; a reconnect goes on from the last seq held."""
+    page.goto(lab_page)
+    fake_socket.wait_connected()
+    fake_socket.send(hello(40))
+    assert fake_socket.sent() == [SUBSCRIBE_STATE]
+    # A frame sent before the state (on the wire already) is dropped: the state covers it.
+    early = Trace(38)
+    fake_socket.frame([kubelet_running(early, "node-9"), kubelet_running(early, "node-9")])
+    made = "web-7d4b9c8f5-"
+    pods = [
+        pod(f"{made}x2kq4", generate_name=made, node="node-1", phase="Running"),
+        pod(f"{made}p9rtz", generate_name=made, node="node-2"),
+        pod(f"{made}zzzzz", generate_name=made),
+    ]
+    components: list[dict[str, Any]] = [
+        {"id": "scheduler", "state": "running", "leader": True},
+        {"id": "controller-manager", "state": "running", "leader": True, "controllers": ["replicaset"]},
+        {"id": "kubelet:node-1", "state": "running"},
+        {"id": "kubelet:node-2", "state": "running"},
+    ]
+    watch = {"watch": "w1", "from": "apiserver", "to": "kubelet:node-1", "resource": "pods", "namespace": ""}
+    leases = [{"name": "kube-scheduler", "holder": "kube-scheduler-5d1c"}]
+    fake_socket.send(
+        state(40, 50, nodes=[node("node-1"), node("node-2")], pods=pods, leases=leases,
+              components=components, watches=[watch])
+    )  # fmt: skip
+    page.wait_for_function("window.kubelabTopology.model.lastSeq === 40")
+    assert (
+        "Drew the cluster as etcd holds it at revision 50: 2 nodes, 3 pods, 1 open watch; "
+        "following its trace from event #41 on." in narration(page)
+    )
+    assert page.locator("g.node[data-node='kubelet:node-9']").count() == 0, (
+        "a frame before the state was drawn"
+    )
+    assert chips(page, "node-1") == [
+        {"title": f"pod default/{made}x2kq4 (running)", "label": "●\u2009x2kq4", "class": "pod pod-running"}
+    ]
+    assert pods_drawn(page, "node-2") == [f"pod default/{made}p9rtz (scheduled)"]
+    assert page.locator("svg.topology .unscheduled").text_content() == "1 pod to schedule"
+    assert "leader Lease held" in page.locator("g.node[data-node=scheduler]").text_content()
+    assert page.locator("g.watch[data-watch='apiserver->kubelet:node-1']").count() == 1
+    assert "revision 50" in page.locator("g.node[data-node=etcd]").text_content()
+
+    # After the state: a write at its revision is in it already (skipped); later ones are drawn.
+    trace = Trace(40)
+
+    def txn(revision: int, *writes: dict[str, Any]) -> dict[str, Any]:
+        fields = {"frm": "apiserver", "to": "etcd", "op": "txn", "revision": revision, "succeeded": True}
+        return trace.event("store.txn", **fields, writes=list(writes))
+
+    fake_socket.frame(
+        [
+            txn(50, {"type": "DELETE", "key": f"/registry/pods/default/{made}x2kq4"}),
+            txn(51, put_pod(f"{made}p9rtz", generate_name=made, node="node-2", deleting=True)),
+            txn(52, put_pod(f"{made}zzzzz", generate_name=made, node="node-1")),
+        ]
+    )
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    assert pods_drawn(page, "node-1") == [
+        f"pod default/{made}x2kq4 (running)",
+        f"pod default/{made}zzzzz (scheduled)",
+    ]
+    assert chips(page, "node-2")[0]["class"] == "pod pod-terminating"
+    assert page.locator("svg.topology .unscheduled").text_content() == ""
+
+    # The connection drops: the page reconnects and goes on from the last seq it holds.
+    page.evaluate("() => window.__sockets.at(-1).close(1006)")
+    fake_socket.wait_connected(2)
+    fake_socket.send(hello(trace.seq))
+    assert fake_socket.sent() == [{"action": "subscribe", "since": trace.seq}]
+    fake_socket.frame([txn(53, {"type": "DELETE", "key": f"/registry/pods/default/{made}p9rtz"})])
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    assert pods_drawn(page, "node-2") == []
+
+
+def lease_renewal(trace: Trace, rid: str, revision: int) -> list[dict[str, Any]]:
+    """A kubelet renewing its node's Lease: the cluster's own periodic traffic."""
+    path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-1"
+    lease = {"type": "PUT", "key": "/registry/leases/kube-node-lease/node-1"}
+    return trace.request(rid, "kubelet:node-1", "PUT", path, code=200, revision=revision, writes=[lease])
+
+
+PACKETS_SEEN = """() => {
+  window.__packets = [];
+  new MutationObserver((records) => {
+    for (const record of records) for (const added of record.addedNodes) {
+      if (added.dataset?.request) window.__packets.push(added.dataset.request);
+    }
+  }).observe(document.querySelector("svg.topology .layer-packets"), { childList: true });
+}"""
+
+
+def test_background_traffic_is_folded_and_the_switch_animates_it(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    open_page(page, fake_socket, lab_page, start=state(0, 10, nodes=[node("node-1")]))
+    page.evaluate(PACKETS_SEEN)
+    trace = Trace()
+    renewals = lease_renewal(trace, "lease-1", 11) + lease_renewal(trace, "lease-2", 12)
+    kubectl = trace.request("kubectl", "user:admin", "GET", f"{PODS}/web", code=404)
+    fake_socket.frame(renewals + kubectl + lease_renewal(trace, "lease-3", 13))
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    page.wait_for_function("window.kubelabTopology.timeline.queue.length === 0")
+    # Applied (etcd's revision moved on), not animated, not narrated: only kubectl's request is.
+    assert "revision 13" in page.locator("g.node[data-node=etcd]").text_content()
+    assert narrated_seqs(page) == [e["seq"] for e in kubectl]
+    assert page.evaluate("() => window.__packets") == ["kubectl"]
+    page.get_by_text(
+        "periodic traffic (Lease renewals, node heartbeats, re-watches, resyncs) is folded"
+    ).wait_for()
+    quiet = page.locator("g.node[data-node='kubelet:node-1'] .quiet")
+    page.wait_for_function(
+        "document.querySelector(\"g.node[data-node='kubelet:node-1'] .quiet\")"
+        ".textContent.startsWith('♻ Lease')"
+    )
+    assert "renews its node's Lease" in (quiet.locator("title").text_content() or "")
+
+    # Show background traffic (b): renewals animate like everything else.
+    page.keyboard.press("b")
+    assert page.locator("[data-control=background]").is_checked()
+    assert "Showing background traffic event by event." in narration(page)
+    shown = lease_renewal(trace, "lease-4", 14)
+    fake_socket.frame(shown)
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    page.wait_for_function(f"document.querySelector(\"li[data-seq='{trace.seq}']\") !== null")
+    assert page.evaluate("() => window.__packets") == ["kubectl", "lease-4"]
+    assert {e["seq"] for e in shown} <= set(narrated_seqs(page))
+
+
+def test_a_node_with_more_pods_than_fit_shows_seven_and_lists_all_in_the_inspector(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    made = "web-7d4b9c8f5-"
+    suffixes = ["b2c4d", "f5g6h", "j7k8l", "m9n2p", "q4r5s", "t6v7w", "x8z9b", "c2d4f", "g5h6j", "k7l8m"]
+    pods = [pod(made + s, generate_name=made, node="node-1", phase="Running") for s in suffixes]
+    open_page(page, fake_socket, lab_page, start=state(0, 30, nodes=[node("node-1")], pods=pods))
+    drawn = chips(page, "node-1")
+    assert [chip["label"] for chip in drawn] == [f"●\u2009{s}" for s in sorted(suffixes)[:7]]
+    more = page.locator("[data-pods-more='kubelet:node-1']")
+    assert more.text_content().startswith("+3")
+    more.focus()
+    page.keyboard.press("Enter")
+    listed = page.locator("[data-topology=inspector] [data-detail=pods]")
+    assert "Pods on the kubelet on node-1 (10)" in listed.locator("h3").inner_text()
+    rows = listed.locator("tr.pod-row")
+    assert rows.count() == 10
+    assert rows.first.get_attribute("data-pod") == f"default/{made}{sorted(suffixes)[0]}"
 
 
 def test_the_model_forgets_old_events_requests_and_their_links(
@@ -429,8 +746,8 @@ def test_a_deep_link_restores_the_moment_and_the_selection(
     later = trace.request("r2", "user:admin", "DELETE", "/api/v1/namespaces/default/pods/web", code=200)
     page.goto(f"{lab_page}#select=request:r1&paused={events[-1]['seq']}")
     fake_socket.wait_connected()
-    hello = {"type": "hello", "cluster": "demo", "schema": 1, "last_seq": trace.seq, "timing": "classroom"}
-    fake_socket.send(hello)
+    fake_socket.send(hello(trace.seq))
+    # A paused moment is replayed from what the server still holds, not from the state.
     assert fake_socket.sent() == [{"action": "subscribe", "since": 0}]
     fake_socket.frame(events + later)
     page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {events[-1]['seq']}")
@@ -496,6 +813,99 @@ def test_the_etcd_panel_reads_the_keys_a_write_names_and_says_when_history_is_co
     message = panel.locator("[data-etcd=message]").inner_text()
     assert "Revision 3 is compacted" in message and "from revision 4 on" in message
     assert panel.locator("tr[data-key]").count() == 0
+
+
+def test_a_write_keeps_its_mark_in_the_etcd_panel_while_background_traffic_is_folded(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    key = "/registry/configmaps/default/colours"
+    lists: list[str] = []
+    held: list[Any] = []  # the panel's read of the written key, answered when the test says
+
+    def keys(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"cluster": "demo", "revision": 10, "current_revision": 10, "compacted": 0, "keys": rows,
+                "more": False, "count": len(rows)}  # fmt: skip
+
+    stored = {"key": key, "create_revision": 9, "mod_revision": 9, "version": 1, "lease": 0,
+              "value": {"form": "json", "bytes": 120}}  # fmt: skip
+
+    def answer(route: Any) -> None:
+        if "key=" in route.request.url:
+            held.append(route)
+        else:
+            lists.append(route.request.url)
+            route.fulfill(status=200, json=keys([stored] if len(lists) > 1 else []))
+
+    page.route("**/lab/demo/etcd/**", answer)
+    open_page(page, fake_socket, lab_page, start=state(0, 8, nodes=[node("node-1")]))
+    trace = Trace()
+    colours = trace.request(
+        "cm", "user:admin", "POST", "/api/v1/namespaces/default/configmaps", revision=9,
+        writes=[{"type": "PUT", "key": key}],
+    )  # fmt: skip
+    fake_socket.frame(colours)
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    deadline = time.monotonic() + 5
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+    assert held, "the panel never read the key the write named"
+    # A kubelet renews its Lease meanwhile (folded: not animated), then the key's read is answered.
+    fake_socket.frame(lease_renewal(trace, "lease-1", 10))
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    deadline = time.monotonic() + 1  # a panel that re-reads its list on folded writes does so in 150 ms
+    while len(lists) == 1 and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+    held[0].fulfill(status=200, json=keys([stored]))
+    row = page.locator(f"[data-etcd=root] tr[data-key='{key}']")
+    row.wait_for()
+    page.wait_for_function("document.querySelector('[data-etcd=message]').dataset.state === 'live'")
+    assert "created at 9" in row.inner_text()
+    assert len(lists) == 1, f"the panel read its whole list again: {lists}"
+
+
+def test_the_etcd_panel_waits_for_the_diagram_to_play_a_write_while_background_traffic_is_folded(
+    page: Any, fake_socket: FakeServer, lab_page: str
+) -> None:
+    key = "/registry/configmaps/default/colours"
+    store: dict[str, dict[str, Any]] = {}  # the store now, as the endpoint reads it
+    lists: list[str] = []
+
+    def answer(route: Any) -> None:
+        url = route.request.url
+        asked = parse_qs(urlsplit(url).query).get("key")
+        if asked is None:
+            lists.append(url)
+        rows = [row for k, row in store.items() if asked is None or k in asked]
+        marks = {"cluster": "demo", "revision": 10, "current_revision": 10, "compacted": 0}
+        route.fulfill(status=200, json={**marks, "keys": rows, "more": False, "count": len(rows)})
+
+    page.route("**/lab/demo/etcd/**", answer)
+    open_page(page, fake_socket, lab_page, start=state(0, 8, nodes=[node("node-1")]))
+    page.wait_for_function("document.querySelector('[data-etcd=message]').dataset.state === 'live'")
+    page.locator("[data-control=pause]").click()
+    trace = Trace()
+    renewal = lease_renewal(trace, "lease-1", 9)
+    colours = trace.request(
+        "cm", "user:admin", "POST", "/api/v1/namespaces/default/configmaps", revision=10,
+        writes=[{"type": "PUT", "key": key}],
+    )  # fmt: skip
+    # The store holds the ConfigMap from the moment it is written; the paused page has not played it.
+    store[key] = {"key": key, "create_revision": 10, "mod_revision": 10, "version": 1, "lease": 0,
+                  "value": {"form": "json", "bytes": 120}}  # fmt: skip
+    fake_socket.frame(renewal + colours)
+    page.locator("[data-control=step]").click()  # folds the renewal on its way to kubectl's first event
+    assert page.evaluate("() => window.kubelabTopology.model.lastSeq") == colours[0]["seq"]
+    deadline = time.monotonic() + 1  # a panel that re-reads its list on folded writes does so in 150 ms
+    while len(lists) == 1 and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+    row = page.locator(f"[data-etcd=root] tr[data-key='{key}']")
+    assert row.count() == 0, "the panel lists a key whose write the paused diagram has not played"
+    page.locator("[data-control=pause]").click()  # resume: the write plays
+    page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
+    row.wait_for()
+    page.wait_for_function(
+        "k => document.querySelector(`tr[data-key='${k}']`).textContent.includes('created at 10')", arg=key
+    )
 
 
 @pytest.mark.skipif(
