@@ -34,6 +34,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from controlplane.trace.redaction import is_secret_key
+
 if TYPE_CHECKING:
     from courses.gateway import KeyValue, StoreRead
 
@@ -48,12 +50,6 @@ MAX_JSON_BYTES = 256 * 1024
 
 #: ``k8s:enc:<provider>:v1:<key name>:``, the prefix of a value encrypted at rest.
 _ENCRYPTED = re.compile(rb"^k8s:enc:([a-z0-9]+):v1:([^:]*):")
-#: A key that holds (or may hold) a Secret: errs on the side of hiding, as trace redaction does.
-_SECRET_KEY = re.compile(r"(^|/)secrets(/|$)")
-
-
-def is_secret_key(key: str) -> bool:
-    return bool(_SECRET_KEY.search(key))
 
 
 def describe_value(key: str, value: bytes, *, with_json: bool) -> dict[str, Any]:

@@ -6,7 +6,7 @@ credential. The lab runs them as tasks by default; this command runs one the ups
 
     manage.py runcomponent scheduler --cluster demo --server https://127.0.0.1:6443
     manage.py runcomponent kubelet --cluster demo --node node-4 --server https://127.0.0.1:6443
-    manage.py runcomponent controller-manager --cluster demo --kubeconfig cm.kubeconfig --leader-elect
+    manage.py runcomponent controller-manager --cluster demo --kubeconfig cm.kubeconfig
 
 It is the same component the lab runs (``controlplane.components.launch``), with the component's
 identity (``system:kube-scheduler``, ``system:node:<node>`` in ``system:nodes`` ...). With ``--server``
@@ -17,13 +17,14 @@ bearer token there is nothing left to revoke. With ``--kubeconfig`` it uses the 
 credential (token or client certificate) in that file instead. Ctrl-C or SIGTERM stops it cleanly (a
 leader releases its Lease), and it can be started again at any moment: it lists everything afresh.
 
-Run two schedulers (or controller managers) with ``--leader-elect`` and stop the leader: the other
-takes the Lease and carries on. Set ``KUBELAB_COMPONENTS`` for the lab so it does not run the same
+Run two schedulers (or controller managers), which stand for election by default as upstream's do
+(``--no-leader-elect`` to not), and stop the leader: the other takes the Lease and carries on. Set ``KUBELAB_COMPONENTS`` for the lab so it does not run the same
 component itself (docs/configuration.md).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import dataclasses
@@ -62,8 +63,9 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--leader-elect",
-            action="store_true",
-            help="stand for leader election (scheduler, controller-manager)",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="stand for leader election (scheduler, controller-manager); on by default, as upstream's",
         )
         parser.add_argument(
             "--timing",
