@@ -656,12 +656,19 @@ class SqliteStore(Store):
                 (cursor[0], cursor[1], head, prefix, end, HISTORY_PAGE),
             ).fetchall()
 
+        # Stop as soon as everything up to ``head`` is delivered: one more read would check the
+        # compaction mark again, and a compaction past ``head`` has removed nothing this watch still
+        # owes (etcd keeps such a watch going, and so must we).
+        if after >= head:
+            return
         while True:
             rows = await self._read(page)
             if not rows:
                 return
             cursor = (rows[-1][0], rows[-1][1])
             yield [self._history_event(row) for row in rows]
+            if cursor[0] >= head and len(rows) < HISTORY_PAGE:
+                return
 
     @staticmethod
     def _history_event(row: tuple[Any, ...]) -> Event:
