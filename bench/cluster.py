@@ -42,7 +42,7 @@ from controlplane.client.config import Config
 from controlplane.client.rest import ResourceClient, RESTClient
 from controlplane.components.kubelet.simulation import PullTiming
 from controlplane.identity import SYSTEM_MASTERS
-from controlplane.runtime import Cluster, tune_garbage_collector
+from controlplane.runtime import Cluster, ClusterConfig, tune_garbage_collector
 from controlplane.store.sqlite import SqliteStore
 from controlplane.timing import CLASSROOM, UPSTREAM, TimingProfile
 from controlplane.trace import TraceBus
@@ -116,17 +116,14 @@ async def running_cluster(
         data = Path(tmp)
         bus = TraceBus("bench", recording=False)  # as a lab's cluster without viewers
         store = SqliteStore("bench", path=data / "store.sqlite3", trace=bus)
-        cluster = Cluster(
-            "bench",
-            data_dir=data,
-            store=store,
+        options = ClusterConfig(
             nodes=nodes,
             timing=timing,
             node_options={"pull_timing": PullTiming(default=pull_seconds), "cpu": "32", "memory": "128Gi"},
             rate_limits=SCALE_TEST_RATE_LIMITS,
             flow_control=SCALE_TEST_FLOW_CONTROL,
-            trace=bus,
         )
+        cluster = Cluster("bench", options, data_dir=data, store=store, trace=bus)
         await cluster.start()
         assert cluster.apiserver is not None
         token = await asyncio.to_thread(cluster.tokens.issue, "bench-admin", [SYSTEM_MASTERS])

@@ -45,7 +45,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -228,45 +228,77 @@ def load_identities(cluster_dir: Path) -> tuple[ClusterPKI, TokenRegistry, Revoc
     )
 
 
+@dataclass(frozen=True)
+class ClusterConfig:
+    """How a cluster is set up: what it runs, how its API server behaves, how it keeps its secrets.
+
+    The options a kubeadm configuration or the flags of kube-apiserver and the kubelets would carry in
+    a real cluster. A ``Cluster`` reads them at construction; the lab makes one from its ``LabConfig``.
+    """
+
+    #: Events per resource the API server's watch cache keeps for resuming watches.
+    watch_cache_window: int = 10_000
+    #: The component kinds the cluster runs in-process (``identities.KINDS``), and its node count.
+    components: tuple[str, ...] = KINDS
+    nodes: int = 3
+    timing: TimingProfile = CLASSROOM
+    #: Options of every kubelet (``cpu``, ``memory``, ``pull_timing`` ...); see ``Kubelet``.
+    node_options: Mapping[str, Any] = field(default_factory=dict)
+    #: Client QPS and burst per component kind, instead of upstream's defaults (``identities``):
+    #: what upstream's scale tests do with ``--kube-api-qps``; the lab keeps the defaults.
+    rate_limits: Mapping[str, tuple[float, int]] = field(default_factory=dict)
+    #: The API server's flow control: API Priority and Fairness, or max-in-flight.
+    flow_control: FlowControlOptions = field(default_factory=FlowControlOptions)
+    #: Where the audit policy comes from and how large the audit log may grow (``apiserver/audit``).
+    audit: AuditSettings = field(default_factory=AuditSettings)
+    #: How Secrets are encrypted at rest when the cluster's configuration file is first made, and how
+    #: often (in seconds of cluster time) the file is polled for changes while the cluster runs.
+    encryption_provider: str = DEFAULT_PROVIDER
+    encryption_reload_seconds: float = 1.0
+    #: The API server's admission plugins (None: upstream's default set, see ``Cluster.admission_options``).
+    admission: AdmissionOptions | None = None
+    #: Whether requests without credentials are ``system:anonymous`` (``--anonymous-auth``) rather
+    #: than refused.
+    anonymous_auth: bool = False
+    #: The PEM of the lab's serving CA, which signed the API port's certificate; None when the lab
+    #: serves no HTTPS port (tests, the benchmark). See ``Cluster.root_ca``.
+    serving_ca: bytes | None = None
+    #: Where the lab serves the API (``runlab --api``), None on no socket.
+    api_address: tuple[str, int] | None = None
+
+
 class Cluster:
-    """One simulated Kubernetes cluster: its identities, its store, its API server and its components."""
+    """One simulated Kubernetes cluster: its identities, its store, its API server and its components.
+
+    ``config`` holds its options; ``data_dir`` (its identities and files), ``store``, ``clock`` and
+    ``trace`` are what it runs on and reports to.
+    """
 
     def __init__(
         self,
         name: str,
+        config: ClusterConfig | None = None,
         *,
         data_dir: Path,
         store: Store,
-        watch_cache_window: int = 10_000,
-        components: Iterable[str] = KINDS,
-        nodes: int = 3,
-        timing: TimingProfile = CLASSROOM,
         clock: Clock = SYSTEM_CLOCK,
-        node_options: Mapping[str, Any] | None = None,
-        rate_limits: Mapping[str, tuple[float, int]] | None = None,
         trace: TraceBus | None = None,
-        flow_control: FlowControlOptions | None = None,
-        audit: AuditSettings | None = None,
-        encryption_provider: str = DEFAULT_PROVIDER,
-        encryption_reload_seconds: float = 1.0,
-        admission: AdmissionOptions | None = None,
-        anonymous_auth: bool = False,
-        serving_ca: bytes | None = None,
-        api_address: tuple[str, int] | None = None,
     ) -> None:
+        config = config if config is not None else ClusterConfig()
+        self.config = config
         self.name = check_cluster_name(name)
         #: Where the lab serves the API (``runlab --api``), None on no socket: what the ``kubernetes``
         #: Service's endpoints advertise (``apiserver/kubernetesservice.py``).
-        self.api_address = api_address
+        self.api_address = config.api_address
         #: Its API server's admission plugins (None: upstream's default set, see ``admission_options``).
-        self.admission = admission
+        self.admission = config.admission
         #: Whether requests without credentials are ``system:anonymous`` (``--anonymous-auth``) rather
         #: than refused; a running cluster's ``apiserver.authenticator.anonymous`` switches it live.
-        self.anonymous_auth = anonymous_auth
+        self.anonymous_auth = config.anonymous_auth
         #: Its API server's flow control: API Priority and Fairness, or max-in-flight.
-        self.flow_control = flow_control or FlowControlOptions()
+        self.flow_control = config.flow_control
         #: Where the audit policy comes from and how large the audit log may grow (``apiserver/audit``).
-        self.audit = audit if audit is not None else AuditSettings()
+        self.audit = config.audit
         #: The cluster's metrics (``/clusters/<name>/metrics``): its API server's and its in-process
         #: components', made anew at each start.
         self.metrics = MetricsRegistry()
@@ -274,20 +306,20 @@ class Cluster:
         self.trace = trace if trace is not None else TraceBus(name, now=clock.now, recording=False)
         #: Client QPS and burst per component kind, instead of upstream's defaults (``identities``):
         #: what upstream's scale tests do with ``--kube-api-qps``; the lab keeps the defaults.
-        self.rate_limits = dict(rate_limits or {})
+        self.rate_limits = dict(config.rate_limits)
         #: Options of every kubelet (``cpu``, ``memory``, ``pull_timing`` ...); see ``Kubelet``.
-        self.node_options = dict(node_options or {})
+        self.node_options = dict(config.node_options)
         #: The component kinds this cluster runs in-process (``identities.KINDS``), and its node count.
-        self.components = tuple(components)
-        self.nodes = nodes
-        self.timing = timing
+        self.components = tuple(config.components)
+        self.nodes = config.nodes
+        self.timing = config.timing
         self.clock = clock
-        self.watch_cache_window = watch_cache_window
+        self.watch_cache_window = config.watch_cache_window
         self.data_dir = data_dir
         self.store = store
         #: The PEM of the lab's serving CA, which signed the API port's certificate; None when the
         #: lab serves no HTTPS port (tests, the benchmark). See ``root_ca``.
-        self.serving_ca = serving_ca
+        self.serving_ca = config.serving_ca
         self.state = ClusterState.NEW
         #: Why the cluster failed to start, for the UI and the log.
         self.error: str | None = None
@@ -303,8 +335,8 @@ class Cluster:
         #: Encryption at rest: the cluster's configuration file (made on the first start with
         #: ``encryption_provider``), polled every ``encryption_reload_seconds`` of cluster time while it runs.
         self.encryption_file = EncryptionConfigFile(data_dir)
-        self.encryption_provider = encryption_provider
-        self.encryption_reload_seconds = encryption_reload_seconds
+        self.encryption_provider = config.encryption_provider
+        self.encryption_reload_seconds = config.encryption_reload_seconds
         self._encryption_task: asyncio.Task[None] | None = None
         self._serving_fd: int | None = None
 
@@ -645,6 +677,20 @@ class LabConfig:
     #: Where ``runlab`` serves the API (``--api`` host and port); None when nothing is served.
     api_address: tuple[str, int] | None = None
 
+    def cluster_config(self) -> ClusterConfig:
+        """The options every cluster of the lab is made with."""
+        return ClusterConfig(
+            watch_cache_window=self.watch_cache_window,
+            components=self.components,
+            nodes=self.nodes,
+            timing=self.timing,
+            flow_control=self.flow_control,
+            audit=self.audit,
+            encryption_provider=self.encryption_provider,
+            serving_ca=self.serving_ca,
+            api_address=self.api_address,
+        )
+
 
 class LabState(enum.Enum):
     NEW = "new"
@@ -752,19 +798,11 @@ class Lab:
     async def _start_cluster(self, name: str) -> Cluster:
         cluster = Cluster(
             name,
+            self.config.cluster_config(),
             data_dir=cluster_dir(self.data_dir, name),
             store=self._open_store(name),
-            watch_cache_window=self.config.watch_cache_window,
-            components=self.config.components,
-            nodes=self.config.nodes,
-            timing=self.config.timing,
             clock=self.config.clock,
             trace=self.trace_bus(name),
-            flow_control=self.config.flow_control,
-            audit=self.config.audit,
-            encryption_provider=self.config.encryption_provider,
-            serving_ca=self.config.serving_ca,
-            api_address=self.config.api_address,
         )
         self._clusters = MappingProxyType({**self._clusters, name: cluster})
         try:

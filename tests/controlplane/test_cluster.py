@@ -19,7 +19,7 @@ from controlplane.api.meta import Object
 from controlplane.client.config import Config
 from controlplane.client.rest import RESTClient
 from controlplane.identity import SYSTEM_MASTERS
-from controlplane.runtime import Cluster
+from controlplane.runtime import Cluster, ClusterConfig
 from controlplane.store.sqlite import SqliteStore
 from controlplane.timing import UPSTREAM
 from tests.support.inprocess import condition, wait_for
@@ -30,7 +30,7 @@ FAST = UPSTREAM.scaled(1 / 25, name="test")
 @pytest.fixture
 async def cluster(tmp_path: Path) -> AsyncIterator[tuple[Cluster, RESTClient]]:
     store = SqliteStore("fast", path=tmp_path / "store.sqlite3")
-    cluster = Cluster("fast", data_dir=tmp_path, store=store, nodes=3, timing=FAST)
+    cluster = Cluster("fast", ClusterConfig(nodes=3, timing=FAST), data_dir=tmp_path, store=store)
     await cluster.start()
     assert cluster.apiserver is not None
     token = cluster.tokens.issue("admin", [SYSTEM_MASTERS])

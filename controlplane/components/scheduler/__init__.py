@@ -4,4 +4,9 @@ This package is upstream's kube-scheduler in miniature (``pkg/scheduler``). Its 
 ``framework`` runs filter and score plugins over a snapshot of nodes and says why each node was or was
 not chosen, ``plugins`` holds one module per upstream plugin, ``queue`` is the scheduling queue (active,
 backoff and unschedulable sub-queues) and ``messages`` writes upstream's FailedScheduling text.
+
+Around that core, as upstream's ``pkg/scheduler`` is split: ``internal_cache`` holds the nodes and the
+pods bound or assumed on them, ``eventhandlers`` feeds the queue and the cache from the informers,
+``schedule_one`` runs one scheduling cycle and its binding cycle, and ``scheduler`` is the component
+that wires them together, with leader election and Events.
 """

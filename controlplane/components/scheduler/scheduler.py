@@ -1,41 +1,22 @@
 """The scheduler process: watches the cluster, and binds every pending pod to a node.
 
-The pure core (``framework``, ``plugins``, ``queue``, ``messages``) decides; this module connects it
-to the API server, the way kube-scheduler's ``pkg/scheduler/scheduler.go``, ``eventhandlers.go`` and
-``schedule_one.go`` do. Everything it knows comes from two **shared informers** (``client.informer``):
+The pure core (``framework``, ``plugins``, ``queue``, ``messages``) decides; this module and its three
+neighbours connect it to the API server, split as kube-scheduler's ``pkg/scheduler`` is:
 
-- **nodes**: the candidates;
-- **pods**, all of them. A pod with ``spec.nodeName`` set is *assigned*: it takes up room on its node
-  (the scheduler's *cache*, from which each attempt's ``Snapshot`` is built). A pod without one, for
-  this scheduler (``spec.schedulerName``, ``default-scheduler`` unless the pod says otherwise) and not
-  being deleted, is *pending*: it goes into the scheduling ``queue``.
+- ``internal_cache``: the scheduler's **cache**, the nodes and the pods bound or assumed on each, from
+  which each attempt's ``Snapshot`` is built (upstream ``pkg/scheduler/backend/cache``);
+- ``eventhandlers``: the **informer handlers** that feed the scheduling queue and the cache
+  (``eventhandlers.go``);
+- ``schedule_one``: **one scheduling cycle** (filter, score, assume) and its **binding cycle**
+  (``schedule_one.go``);
+- this module, the ``Scheduler`` itself (``scheduler.go``): it starts the informers, waits for their
+  caches, and runs the loop that pops the next pod from the queue and schedules it.
 
-Cluster events move pods that no node could take back into play (``queue``): a node added or changed
-(more room, a taint removed), an assigned pod deleted (room freed).
-
-**The scheduling cycle** (``scheduleOne``), one pod at a time, in a loop:
-
-1. **pop** the next pod from the queue (highest priority, then oldest). When none is ready, wait for
-   an event, or on the cluster clock for the first backoff to end;
-2. **filter** the nodes of the current snapshot: which can run the pod at all;
-3. **score** the nodes that can, and pick the best (``framework.schedule``). The whole ``Decision``,
-   every node's verdict per plugin, goes to the trace as ``scheduler.decision``;
-4. **reserve / assume**: the pod is written into the scheduler's cache on the chosen node *before*
-   the API server is told, so the next pod popped a millisecond later already sees that room taken
-   (upstream's assume cache). Without it, pods created together would all land on the same node until
-   the informer caught up;
-5. **bind**: ``POST pods/<name>/binding`` with a ``Binding`` naming the node, in a task of its own
-   (upstream's binding cycle goroutine) while the loop goes on with the next pod. The API server sets
-   ``spec.nodeName``; the kubelet of that node, watching for its pods, takes it from there. If the
-   binding fails with ``Conflict`` (someone else bound it) or ``NotFound`` (the pod is gone), the
-   pod is dropped; the informer tells the rest.
-
-When no node fits, the scheduler records a ``Warning`` Event ``FailedScheduling`` (action
-``Scheduling``) with upstream's message ("0/3 nodes are available: 3 Insufficient cpu."), sets the
-pod's condition ``PodScheduled`` to ``False`` (reason ``Unschedulable``) through ``pods/status``, and
-parks the pod as unschedulable until a cluster event may help. That is what ``kubectl describe pod``
-shows for a Pending pod. A bound pod gets a ``Normal`` Event ``Scheduled`` (action ``Binding``):
-"Successfully assigned default/web to node-1".
+Everything the scheduler knows comes from two **shared informers** (``client.informer``): nodes, the
+candidates, and all pods. Cluster events move pods that no node could take back into play
+(``queue``): a node added or changed (more room, a taint removed), an assigned pod deleted (room
+freed). When no pod is ready, the loop waits for an event, or on the cluster clock for the first
+backoff to end.
 
 **Events** go through ``events.k8s.io/v1``, as kube-scheduler's do (``client.events``, client-go's
 newer event library, not the legacy ``record`` the kubelet and controller manager use): with an
@@ -51,10 +32,6 @@ stopped leader releases the Lease so a standby takes over at once, a crashed one
 Lease expires (15 s upstream). The trace shows it as ``component.state`` (started leading, stopped
 leading, new leader).
 
-**On the trace**, each ``scheduler.decision`` names the pod's resourceVersion the attempt saw
-(``revision``: its cause, the watch event that delivered the pod) and the Audit-ID of the binding it
-leads to (``requests``: the scheduler picks the id and sends it as the binding's ``Audit-ID`` header).
-
 Not modelled: preemption (PostFilter), permit and pre-bind plugins,
 the expiry of assumed pods whose binding never shows up, queueing hints, several profiles.
 """
@@ -65,66 +42,42 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Self
 
-from controlplane.api.meta import Object, format_time, object_key, object_meta
-from controlplane.client.cache import DeletedFinalStateUnknown
-from controlplane.client.errors import APIError, Conflict, NotFound, TransportError
 from controlplane.client.events import EventBroadcaster, EventRecorder, EventSinkImpl
-from controlplane.client.informer import (
-    ResourceEventHandlerFuncs,
-    SharedIndexInformer,
-    SharedInformerFactory,
-    strip_managed_fields,
-)
+from controlplane.client.informer import SharedIndexInformer, SharedInformerFactory
 from controlplane.client.leaderelection import (
     LeaderCallbacks,
     LeaderElectionConfig,
     run_leader_elected,
 )
-from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
-from controlplane.client.rest import (
-    AUDIT_ID_HEADER,
-    ClientLease,
-    ClientOrFactory,
-    PatchType,
-    ResourceClient,
-    RESTClient,
-    new_audit_id,
-)
+from controlplane.client.rest import ClientLease, ClientOrFactory, RESTClient
 from controlplane.clock import Clock
-from controlplane.components.scheduler.framework import (
-    Decision,
-    NodeInfo,
-    Obj,
-    Profile,
-    Snapshot,
-    schedule,
+from controlplane.components.scheduler.eventhandlers import (
+    DEFAULT_SCHEDULER_NAME,
+    EventHandlers,
+    assigned,
+    node_scheduling_properties_changed,
+    pod_updated,
+    terminal,
 )
-from controlplane.components.scheduler.messages import truncate_message
+from controlplane.components.scheduler.framework import Obj, Profile, Snapshot
+from controlplane.components.scheduler.internal_cache import Cache
 from controlplane.components.scheduler.plugins import default_profile
-from controlplane.components.scheduler.queue import (
-    ASSIGNED_POD_DELETE,
-    NODE_ADD,
-    NODE_UPDATE,
-    QueuedPodInfo,
-    SchedulingQueue,
+from controlplane.components.scheduler.queue import SchedulingQueue
+from controlplane.components.scheduler.schedule_one import (
+    ACTION_BINDING,
+    ACTION_SCHEDULING,
+    POD_REASON_UNSCHEDULABLE,
+    POD_SCHEDULED,
+    REASON_FAILED_SCHEDULING,
+    REASON_SCHEDULED,
+    ScheduleOne,
 )
 from controlplane.trace import NULL_SINK, TraceSink, nodes
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_SCHEDULER_NAME = "default-scheduler"
-
-#: Reasons, actions and condition values upstream writes (``pkg/scheduler/schedule_one.go``, core/v1).
-REASON_FAILED_SCHEDULING = "FailedScheduling"
-REASON_SCHEDULED = "Scheduled"
-ACTION_SCHEDULING = "Scheduling"
-ACTION_BINDING = "Binding"
-POD_REASON_UNSCHEDULABLE = "Unschedulable"
-POD_SCHEDULED = "PodScheduled"
 
 #: The component's name in its ``component.state`` trace events (its events come from ``nodes.SCHEDULER``).
 COMPONENT = "scheduler"
@@ -132,91 +85,7 @@ COMPONENT = "scheduler"
 LEASE_NAME = "kube-scheduler"
 
 
-# -- what the handlers look at ----------------------------------------------------------------------
-
-
-def _spec(obj: Obj) -> Obj:
-    spec: Obj = obj.get("spec") or {}
-    return spec
-
-
-def assigned(pod: Obj) -> bool:
-    """``assignedPod``: the pod has a node."""
-    return bool(_spec(pod).get("nodeName"))
-
-
-def terminal(pod: Obj) -> bool:
-    """A pod that has finished no longer takes room (upstream's informer filters these out)."""
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-
-
-def _node_name(node: Obj) -> str:
-    return str(object_meta(node).get("name") or "")
-
-
-def _without_status(pod: Obj) -> Obj:
-    meta = {
-        k: v
-        for k, v in object_meta(pod).items()
-        if k not in ("resourceVersion", "generation", "managedFields")
-    }
-    return {**{k: v for k, v in pod.items() if k != "status"}, "metadata": meta}
-
-
-def pod_updated(old: Obj, new: Obj) -> bool:
-    """``isPodUpdated``: a change other than status, resourceVersion and managedFields.
-
-    A status-only change (such as the scheduler's own ``PodScheduled=False``) cannot make a pod fit,
-    so it does not move an unschedulable pod back into play.
-    """
-    return _without_status(old) != _without_status(new)
-
-
-def node_scheduling_properties_changed(old: Obj, new: Obj) -> bool:
-    """Whether a node update may let a pod fit (``nodeSchedulingPropertiesChange``): allocatable,
-    labels, taints, ``spec.unschedulable`` or the conditions' statuses changed."""
-
-    def properties(node: Obj) -> tuple[Any, ...]:
-        status: Obj = node.get("status") or {}
-        conditions = sorted(
-            (str(c.get("type")), str(c.get("status"))) for c in status.get("conditions") or []
-        )
-        return (
-            status.get("allocatable"),
-            object_meta(node).get("labels"),
-            _spec(node).get("taints"),
-            bool(_spec(node).get("unschedulable")),
-            conditions,
-        )
-
-    return properties(old) != properties(new)
-
-
-class _ChangeTracking(dict[str, Obj]):
-    """A dict of the scheduler's cache that notes, in ``changed``, every key set or removed."""
-
-    def __init__(self, changed: set[str]) -> None:
-        super().__init__()
-        self._changed = changed
-
-    def __setitem__(self, key: str, value: Obj) -> None:
-        self._changed.add(key)
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key: str) -> None:
-        self._changed.add(key)
-        super().__delitem__(key)
-
-    def pop(self, key: str, *default: Any) -> Any:
-        self._changed.add(key)
-        return super().pop(key, *default)
-
-    def update(self, *others: Any, **items: Obj) -> None:
-        for key, value in dict(*others, **items).items():
-            self[key] = value
-
-
-class Scheduler:
+class Scheduler(EventHandlers, ScheduleOne):
     """A kube-scheduler: informers, the scheduling queue, the cache of assumed pods, and the loop.
 
     ``client`` is a ``RESTClient`` (the caller closes it) or a function making one (the scheduler
@@ -255,19 +124,8 @@ class Scheduler:
         self.profile = profile if profile is not None else default_profile()
         self.cluster = cluster
         self.queue = SchedulingQueue()
-        #: The cache: nodes by name, assigned pods by key, and pods assumed on a node but not yet seen
-        #: bound by the informer.
-        #: Each notes the keys set or removed since the last snapshot, which applies only those.
-        self._changed_nodes: set[str] = set()
-        self._changed_pods: set[str] = set()
-        self.nodes: dict[str, Obj] = _ChangeTracking(self._changed_nodes)
-        self.pods: dict[str, Obj] = _ChangeTracking(self._changed_pods)
-        self.assumed: dict[str, Obj] = _ChangeTracking(self._changed_pods)
-        #: The node infos the snapshot is made of, and where each pod in them is (node, the object).
-        self._node_infos: dict[str, NodeInfo] = {}
-        self._placed: dict[str, tuple[str, Obj]] = {}
-        #: The snapshot over those infos, ordered by node name: kept until a node comes or goes.
-        self._snapshot: Snapshot | None = None
+        #: Nodes, and the pods bound or assumed on them: what each attempt's snapshot is built from.
+        self.cache = Cache()
         self._next_start_node = 0
         self._client: RESTClient | None = None
         self._factory: SharedInformerFactory | None = None
@@ -296,6 +154,25 @@ class Scheduler:
         return self._client
 
     @property
+    def nodes(self) -> dict[str, Obj]:
+        """The cache's nodes, by name."""
+        return self.cache.nodes
+
+    @property
+    def pods(self) -> dict[str, Obj]:
+        """The cache's pods bound to a node, by key."""
+        return self.cache.pods
+
+    @property
+    def assumed(self) -> dict[str, Obj]:
+        """The cache's pods assumed on a node, their binding not yet seen, by key."""
+        return self.cache.assumed
+
+    def snapshot(self) -> Snapshot:
+        """The cache as the next attempt sees it (``Cache.update_snapshot``)."""
+        return self.cache.update_snapshot()
+
+    @property
     def started(self) -> bool:
         return self._task is not None
 
@@ -312,16 +189,7 @@ class Scheduler:
             self._factory = SharedInformerFactory(
                 self._client, clock=clock, rng=random.Random(self.rng.getrandbits(64))
             )
-            node_informer = self._factory.informer_for("", "v1", "nodes")
-            node_informer.add_event_handler(
-                ResourceEventHandlerFuncs(self._on_node_add, self._on_node_update, self._on_node_delete)
-            )
-            self._pod_informer = self._factory.informer_for("", "v1", "pods")
-            # As upstream's newPodInformer: no managedFields in the scheduler's pod cache.
-            self._pod_informer.transform = strip_managed_fields
-            self._pod_informer.add_event_handler(
-                ResourceEventHandlerFuncs(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
-            )
+            self._pod_informer = self.add_all_event_handlers(self._factory)
             self._broadcaster = EventBroadcaster(
                 EventSinkImpl(self._event_lease.open()),
                 clock=clock,
@@ -397,143 +265,7 @@ class Scheduler:
     ) -> None:
         await self.stop()
 
-    # -- informer events (eventhandlers.go) ----------------------------------------------------------
-
-    def _responsible_for(self, pod: Obj) -> bool:
-        return (_spec(pod).get("schedulerName") or DEFAULT_SCHEDULER_NAME) == self.scheduler_name
-
-    def _pending(self, pod: Obj) -> bool:
-        """Unassigned, ours, and not being deleted: a pod for the queue."""
-        return (
-            not assigned(pod) and self._responsible_for(pod) and not object_meta(pod).get("deletionTimestamp")
-        )
-
-    def _wake(self) -> None:
-        self._wakeup.set()
-
-    def _on_pod_add(self, pod: Object) -> None:
-        key = object_key(pod)
-        if assigned(pod):
-            self.assumed.pop(key, None)  # the binding is confirmed: the informer's copy takes over
-            if not terminal(pod):
-                self.pods[key] = pod
-        elif self._pending(pod) and key not in self.assumed:
-            self.queue.add(pod, self.clock.now())
-            self._wake()
-
-    def _on_pod_update(self, old: Object, new: Object) -> None:
-        key = object_key(new)
-        if assigned(new):
-            self.assumed.pop(key, None)
-            self.queue.delete(new)  # bound by someone else meanwhile
-            if terminal(new):
-                if self.pods.pop(key, None) is not None:
-                    self._move(ASSIGNED_POD_DELETE)  # a finished pod frees its room
-            else:
-                self.pods[key] = new
-        elif self._pending(new):
-            if key in self.assumed:
-                return  # an older state than the binding we already made (skipPodUpdate)
-            # A status-only change (our own PodScheduled=False) leaves an unschedulable pod parked.
-            if pod_updated(old, new) or key not in self.queue.unschedulable():
-                self.queue.update(new, self.clock.now())
-                self._wake()
-        else:
-            self.queue.delete(new)  # being deleted, or handed to another scheduler
-
-    def _on_pod_delete(self, obj: Object | DeletedFinalStateUnknown) -> None:
-        pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-        if pod is None:
-            return
-        key = object_key(pod)
-        self.queue.delete(pod)
-        freed = self.pods.pop(key, None) is not None
-        freed = self.assumed.pop(key, None) is not None or freed
-        if freed:
-            self._move(ASSIGNED_POD_DELETE)
-
-    def _on_node_add(self, node: Object) -> None:
-        self.nodes[_node_name(node)] = node
-        self._move(NODE_ADD)
-
-    def _on_node_update(self, old: Object, new: Object) -> None:
-        self.nodes[_node_name(new)] = new
-        if node_scheduling_properties_changed(old, new):
-            self._move(NODE_UPDATE)
-
-    def _on_node_delete(self, obj: Object | DeletedFinalStateUnknown) -> None:
-        node = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-        if node is not None:
-            self.nodes.pop(_node_name(node), None)
-
-    def _move(self, event: str) -> None:
-        self.queue.move_all_to_active_or_backoff(event, self.clock.now())
-        self._wake()
-
     # -- the loop -----------------------------------------------------------------------------------
-
-    def snapshot(self) -> Snapshot:
-        """The cache as one attempt sees it: every node, with its bound and assumed pods.
-
-        Like upstream's cache (``UpdateSnapshot``), the node infos are kept between cycles and only
-        what changed since the last one is applied: a node object replaced, a pod placed, moved or
-        gone. Going over every pod again for each pod scheduled would cost pods x pods in all. The
-        snapshot itself (the infos in name order) lasts until a node comes or goes.
-        """
-        infos = self._node_infos
-        changed_nodes = [(name, self.nodes.get(name), infos.get(name)) for name in self._changed_nodes]
-        self._changed_nodes.clear()
-        if any(node is None or info is None for _, node, info in changed_nodes):
-            self._rebuild()  # a node came or went (rare): place every pod again
-            self._snapshot = None
-        else:
-            for _, node, info in changed_nodes:
-                assert node is not None and info is not None
-                info.set_node(node)
-            for key in self._changed_pods:
-                pod = self.pods.get(key)
-                self._place(key, pod if pod is not None else self.assumed.get(key))
-        self._changed_pods.clear()
-        if self._snapshot is None:
-            self._snapshot = Snapshot.of(infos.values())
-        return self._snapshot
-
-    def _rebuild(self) -> None:
-        """Match the node infos to the node set, then place every bound and assumed pod."""
-        infos = self._node_infos
-        for name in [n for n in infos if n not in self.nodes]:
-            for pod in infos.pop(name).pods:
-                self._placed.pop(object_key(pod), None)
-        for name, node in self.nodes.items():
-            info = infos.get(name)
-            if info is None:
-                infos[name] = NodeInfo(node)
-            else:
-                info.set_node(node)
-        wanted = dict(self.pods)
-        for key, pod in self.assumed.items():
-            wanted.setdefault(key, pod)
-        for key in [k for k in self._placed if k not in wanted]:
-            self._place(key, None)
-        for key, pod in wanted.items():
-            self._place(key, pod)
-
-    def _place(self, key: str, pod: Obj | None) -> None:
-        """Put the pod on its node's info (taking it off the one it was on), or off if None."""
-        placed = self._placed.get(key)
-        if placed is not None and placed[1] is pod:
-            return
-        if placed is not None:
-            del self._placed[key]
-            if (info := self._node_infos.get(placed[0])) is not None:
-                info.remove_pod(placed[1])
-        if pod is None:
-            return
-        node_name = str(_spec(pod).get("nodeName") or "")
-        if (info := self._node_infos.get(node_name)) is not None:
-            info.add_pod(pod)
-            self._placed[key] = (node_name, pod)
-        # else: bound to a node the scheduler does not know (yet); placed when the node comes
 
     async def _run(self) -> None:
         while True:
@@ -549,7 +281,7 @@ class Scheduler:
                 raise
             except Exception:
                 logger.exception("scheduling %s failed", info.key)
-                self.assumed.pop(info.key, None)
+                self.cache.assumed.pop(info.key, None)
                 self.queue.done(info.key)
 
     async def _wait(self, ready_at: float | None) -> None:
@@ -564,180 +296,14 @@ class Scheduler:
                 waiter.cancel()
             await asyncio.gather(*waiters, return_exceptions=True)
 
-    async def schedule_one(self, info: QueuedPodInfo, cycle: int) -> None:
-        """One scheduling cycle for a popped pod: filter, score, assume, bind (or record the failure)."""
-        pod = info.pod
-        key = info.key
-        snapshot = self.snapshot()
-        decision = schedule(
-            pod,
-            snapshot,
-            self.profile,
-            rng=self.rng,
-            start=self._next_start_node,
-            explain=self.trace.enabled,  # every node's verdicts and scores only if the trace is read
-        )
-        if snapshot.node_infos:
-            # ``nextStartNodeIndex``: the next attempt starts where this one stopped (round-robin).
-            self._next_start_node = (self._next_start_node + decision.processed) % len(snapshot.node_infos)
-        # The binding's Audit-ID is chosen now, so the decision can name the request it leads to.
-        binding_id = new_audit_id() if decision.chosen is not None else None
-        self._trace(decision, key, info, binding_id)
-        if decision.chosen is None:
-            message = decision.message() or ""
-            self.queue.add_unschedulable(info, self.clock.now(), pod_scheduling_cycle=cycle)
-            note = truncate_message(message)
-            self._record(pod, EVENT_TYPE_WARNING, REASON_FAILED_SCHEDULING, ACTION_SCHEDULING, note)
-            await self._set_unschedulable_condition(pod, message)
-            return
-
-        node = decision.chosen
-        # Upstream deep-copies the pod to assume it (``assumedPod := podInfo.Pod.DeepCopy()``). Only
-        # ``spec.nodeName`` differs, and the informer's pods are frozen (``client.sharing``): a new
-        # top level and a new ``spec`` are copy enough, and every other part is shared as it is.
-        assumed_pod = dict(pod)
-        assumed_pod["spec"] = {**(pod.get("spec") or {}), "nodeName": node}
-        self.assumed[key] = assumed_pod  # reserve: the next attempt sees the room taken
-        # The binding cycle runs beside the next scheduling cycles, as upstream's goroutine does:
-        # the assumed pod already holds its room, so the loop need not wait for the API server.
-        assert binding_id is not None
-        task = asyncio.create_task(self._binding_cycle(info, node, binding_id), name=f"bind {key}")
-        self._binding_tasks.add(task)
-        task.add_done_callback(self._binding_tasks.discard)
-
-    async def _binding_cycle(self, info: QueuedPodInfo, node: str, audit_id: str | None = None) -> None:
-        """Bind the assumed pod; on failure forget the assumption (and retry unless it is moot)."""
-        pod, key = info.pod, info.key
-        try:
-            await self._bind(pod, node, audit_id)
-        except (Conflict, NotFound) as error:
-            # Bound by someone else, or deleted: nothing left to do; the informer has the truth.
-            logger.info("binding %s to %s: %s; dropping the pod", key, node, error)
-            self.assumed.pop(key, None)
-            self.queue.done(key)
-            self._move(ASSIGNED_POD_DELETE)  # the room it held is free again
-            return
-        except (APIError, TransportError) as error:
-            logger.warning("binding %s to %s failed: %s; retrying after backoff", key, node, error)
-            self.assumed.pop(key, None)
-            # A cycle before any move request sends the pod to backoffQ (upstream retries errors so).
-            self.queue.add_unschedulable(info, self.clock.now(), pod_scheduling_cycle=-1)
-            self._wake()
-            return
-        self.queue.done(key)
-        namespace = object_meta(pod).get("namespace") or "default"
-        self._record(
-            pod,
-            EVENT_TYPE_NORMAL,
-            REASON_SCHEDULED,
-            ACTION_BINDING,
-            f"Successfully assigned {namespace}/{object_meta(pod).get('name')} to {node}",
-        )
-
-    def _pods_client(self, pod: Obj) -> ResourceClient:
-        return self.client.resource("", "v1", "pods", object_meta(pod).get("namespace") or "default")
-
-    async def _bind(self, pod: Obj, node: str, audit_id: str | None = None) -> None:
-        """``DefaultBinder``: POST a Binding to the pod's ``binding`` subresource.
-
-        ``audit_id``, when given, is sent as the request's ``Audit-ID`` (the one the trace's
-        ``scheduler.decision`` names in ``requests``).
-        """
-        meta = object_meta(pod)
-        binding: dict[str, Any] = {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace") or "default"},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-        }
-        if meta.get("uid"):
-            binding["metadata"]["uid"] = meta["uid"]
-        headers = {AUDIT_ID_HEADER: audit_id} if audit_id else None
-        await self._pods_client(pod).request(
-            "POST", str(meta.get("name")), "binding", body=binding, headers=headers
-        )
-
-    async def _set_unschedulable_condition(self, pod: Obj, message: str) -> None:
-        """``updatePod``: PodScheduled=False, reason Unschedulable, through ``pods/status``.
-
-        Written only when it changes (``podutil.UpdatePodCondition``); the merge patch carries the whole
-        condition list, since a JSON merge patch replaces lists.
-        """
-        current: Obj = pod
-        if self._pod_informer is not None:
-            current = self._pod_informer.indexer.get_by_key(object_key(pod)) or pod
-        conditions: list[Obj] = list((current.get("status") or {}).get("conditions") or [])
-        old = next((c for c in conditions if c.get("type") == POD_SCHEDULED), None)
-        if (
-            old is not None
-            and old.get("status") == "False"
-            and old.get("reason") == POD_REASON_UNSCHEDULABLE
-            and old.get("message") == message
-        ):
-            return
-        transition = (
-            old.get("lastTransitionTime")
-            if old is not None and old.get("status") == "False"
-            else format_time(self.clock.now())
-        )
-        condition = {
-            "type": POD_SCHEDULED,
-            "status": "False",
-            "lastProbeTime": None,
-            "lastTransitionTime": transition,
-            "reason": POD_REASON_UNSCHEDULABLE,
-            "message": message,
-        }
-        conditions = [c for c in conditions if c.get("type") != POD_SCHEDULED] + [condition]
-        try:
-            await self._pods_client(pod).patch(
-                str(object_meta(pod).get("name")),
-                {"status": {"conditions": conditions}},
-                patch_type=PatchType.MERGE,
-                subresource="status",
-            )
-        except NotFound:
-            return  # deleted meanwhile; the informer will tell the queue
-        except (APIError, TransportError) as error:
-            logger.warning("cannot set PodScheduled=False on %s: %s", object_key(pod), error)
-
-    def _record(self, pod: Obj, type: str, reason: str, action: str, note: str) -> None:
-        """An ``events.k8s.io/v1`` Event about ``pod`` (``fwk.EventRecorder().Eventf(pod, nil, ...)``)."""
-        if self._recorder is not None:
-            self._recorder.eventf(pod, None, type, reason, action, note)
-
-    def _trace(
-        self, decision: Decision, key: str, info: QueuedPodInfo, binding_id: str | None = None
-    ) -> None:
-        """``scheduler.decision``, naming the pod's resourceVersion this attempt saw (its cause: the
-        watch event that delivered it) and the binding request it leads to (its effect)."""
-        if not self.trace.enabled:
-            return
-        fields: dict[str, Any] = decision.to_trace()
-        fields["pod"] = key
-        namespace, _, fields["name"] = key.rpartition("/")
-        if namespace:
-            fields["namespace"] = namespace
-        if decision.chosen is not None:
-            fields["node"] = decision.chosen
-        fields["attempts"] = info.attempts
-        fields["scheduler"] = self.scheduler_name
-        fields["revision"] = _resource_version(info.pod)
-        fields["requests"] = [binding_id] if binding_id else []
-        extra: Mapping[str, Any] = {"from": nodes.SCHEDULER, "cluster": self.cluster}
-        self.trace.emit("scheduler.decision", **fields, **extra)
-
-
-def _resource_version(obj: Obj) -> int | None:
-    value = object_meta(obj).get("resourceVersion")
-    return int(value) if isinstance(value, str) and value.isdigit() else None
-
 
 __all__ = [
     "ACTION_BINDING",
     "ACTION_SCHEDULING",
     "DEFAULT_SCHEDULER_NAME",
     "LEASE_NAME",
+    "POD_REASON_UNSCHEDULABLE",
+    "POD_SCHEDULED",
     "REASON_FAILED_SCHEDULING",
     "REASON_SCHEDULED",
     "Scheduler",

@@ -18,8 +18,8 @@ credential (token or client certificate) in that file instead. Ctrl-C or SIGTERM
 leader releases its Lease), and it can be started again at any moment: it lists everything afresh.
 
 Run two schedulers (or controller managers), which stand for election by default as upstream's do
-(``--no-leader-elect`` to not), and stop the leader: the other takes the Lease and carries on. Set ``KUBELAB_COMPONENTS`` for the lab so it does not run the same
-component itself (docs/configuration.md).
+(``--no-leader-elect`` to not), and stop the leader: the other takes the Lease and carries on. Set
+``KUBELAB_COMPONENTS`` for the lab so it does not run the same component itself (docs/configuration.md).
 """
 
 from __future__ import annotations
