@@ -19,20 +19,16 @@ import functools
 import json
 import re
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qsl
 
 import yaml
 
 from controlplane.api import requestbody, serializer
-from controlplane.apiserver import errors, protobuf
+from controlplane.apiserver import errors, protobuf, requestinfo
 from controlplane.apiserver.requestinfo import RequestInfo
-from controlplane.identity import UserInfo
 from controlplane.uids import new_uid
-
-if TYPE_CHECKING:
-    from controlplane.apiserver.filters.audit import AuditContext
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -91,95 +87,30 @@ def client_cert_chain(scope: Scope) -> tuple[object, ...]:
     return (chain,)
 
 
-@dataclass
-class Request:
-    """One API request, as the pipeline stages and handlers see it."""
+class Body:
+    """A request's body, read from the ASGI ``receive`` channel on first need and kept.
 
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: dict[str, str]
-    receive: Receive
-    audit_id: str = field(default_factory=lambda: new_uid())
-    info: RequestInfo | None = None
-    user: UserInfo | None = None
-    body: bytes | None = None
-    #: The diagram node the request comes from (``user:<name>``, ``scheduler``...).
-    source: str = ""
-    #: Whether its ``request.received`` trace event is out (the server emits it once).
-    received_traced: bool = False
-    #: What it is about (user, verb, resource, namespace, name, subresource), as every ``request.*``
-    #: trace event of it says; built by the first such event, while someone watches the trace.
-    trace_identity: dict[str, Any] | None = None
-    #: The client's certificate chain from the ASGI TLS extension (PEM strings, the client's first),
-    #: unchecked: the x509 authenticator judges it. Empty without a client certificate.
-    client_cert_chain: tuple[object, ...] = ()
-    #: The client's address (``host``, from the connection), for the audit log's ``sourceIPs``.
-    client_host: str = ""
-    #: Its audit event while it is served, if the audit policy records it (``filters/audit.py``).
-    audit: AuditContext | None = None
-    #: Every header in order, names lower-cased, repeated ones kept (``headers`` keeps the last):
-    #: ``Impersonate-Group`` may be sent several times.
-    raw_headers: list[tuple[str, str]] = field(default_factory=list)
-    #: The query string as sent: a parameter may be repeated (``/readyz?exclude=a&exclude=b``).
-    raw_query: str = ""
+    The channel gives the body once, in chunks; whoever reads it first (a handler decoding an object)
+    reads it for everyone after (the audit log recording it). So this is the one part of a request that
+    changes after it arrives: from unread to read.
+    """
 
-    def query_values(self, name: str) -> list[str]:
-        """Every value of query parameter ``name``, in the order sent (``query`` keeps the last)."""
-        return [value for key, value in parse_qsl(self.raw_query, keep_blank_values=True) if key == name]
+    __slots__ = ("_data", "receive")
 
-    def header_values(self, name: str) -> list[str]:
-        """Every value of header ``name`` (lower-case), in the order sent."""
-        if not self.raw_headers:
-            value = self.headers.get(name)
-            return [] if value is None else [value]
-        return [value for key, value in self.raw_headers if key == name]
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
+        self._data: bytes | None = None
 
-    @classmethod
-    def from_scope(cls, scope: Scope, receive: Receive, path: str) -> Request:
-        """The request of an ASGI scope. Its Audit-ID is the client's ``Audit-ID`` header when that is
-        usable (``audit_id_from_header``), else a new UUID, as upstream's ``WithAuditInit`` does."""
-        raw_query = scope.get("query_string", b"").decode("latin-1")
-        query: dict[str, str] = {}
-        if raw_query:
-            for key, value in parse_qsl(raw_query, keep_blank_values=True):
-                query[key] = value
-        raw = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
-        headers = dict(raw)
-        audit_id = audit_id_from_header(headers.get("audit-id"))
-        chain = client_cert_chain(scope)
-        client = scope.get("client")
-        host = str(client[0]) if client else ""
-        if audit_id is None:
-            return cls(
-                scope["method"],
-                path,
-                query,
-                headers,
-                receive,
-                client_cert_chain=chain,
-                client_host=host,
-                raw_headers=raw,
-                raw_query=raw_query,
-            )
-        return cls(
-            scope["method"],
-            path,
-            query,
-            headers,
-            receive,
-            audit_id=audit_id,
-            client_cert_chain=chain,
-            client_host=host,
-            raw_headers=raw,
-            raw_query=raw_query,
-        )
+    @property
+    def data(self) -> bytes | None:
+        """The body, if something has read it; None if nothing has."""
+        return self._data
 
-    async def read_body(self) -> bytes:
-        if self.body is not None:
-            return self.body
-        declared = self.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > MAX_BODY:
+    async def read(self, declared_length: str | None) -> bytes:
+        """The whole body (413 past ``MAX_BODY``, declared or sent); an early disconnect ends it."""
+        if self._data is not None:
+            return self._data
+        if declared_length and declared_length.isdigit() and int(declared_length) > MAX_BODY:
             raise errors.request_entity_too_large(MAX_BODY)
         chunks: list[bytes] = []
         size = 0
@@ -194,8 +125,93 @@ class Request:
             chunks.append(chunk)
             if not message.get("more_body"):
                 break
-        self.body = b"".join(chunks)
-        return self.body
+        self._data = b"".join(chunks)
+        return self._data
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One API request as it arrived: what every stage of the pipeline starts from.
+
+    Made once, by ``from_scope``, and never changed: what the stages decide about it (who sent it,
+    whom it acts as, whether it may) are values of their own (``pipeline.py``), each holding this one.
+    """
+
+    method: str
+    #: The path below the cluster's mount point (``/api/v1/namespaces/default/pods``).
+    path: str
+    #: The query parameters, the last value of each (``query_values`` has every value).
+    query: dict[str, str]
+    #: The headers, names lower-cased, the last value of each (``header_values`` has every value).
+    headers: dict[str, str]
+    #: What the URL and method mean in Kubernetes' terms: verb, group, resource, namespace, name...
+    info: RequestInfo
+    #: Named by every trace event of the request and echoed in the ``Audit-Id`` response header.
+    audit_id: str
+    #: The body, read when a handler asks for it (``read_body``).
+    stream: Body
+    #: The client's certificate chain from the ASGI TLS extension (PEM strings, the client's first),
+    #: unchecked: the x509 authenticator judges it. Empty without a client certificate.
+    client_cert_chain: tuple[object, ...] = ()
+    #: The client's address (``host``, from the connection), for the audit log's ``sourceIPs``.
+    client_host: str = ""
+    #: Every header in order, names lower-cased, repeated ones kept (``headers`` keeps the last):
+    #: ``Impersonate-Group`` may be sent several times.
+    raw_headers: tuple[tuple[str, str], ...] = ()
+    #: The query string as sent: a parameter may be repeated (``/readyz?exclude=a&exclude=b``).
+    raw_query: str = ""
+
+    def query_values(self, name: str) -> list[str]:
+        """Every value of query parameter ``name``, in the order sent (``query`` keeps the last)."""
+        return [value for key, value in parse_qsl(self.raw_query, keep_blank_values=True) if key == name]
+
+    def header_values(self, name: str) -> list[str]:
+        """Every value of header ``name`` (lower-case), in the order sent."""
+        return [value for key, value in self.raw_headers if key == name]
+
+    @classmethod
+    def from_scope(cls, scope: Scope, receive: Receive) -> Request:
+        """The request of an ASGI scope. Its Audit-ID is the client's ``Audit-ID`` header when that is
+        usable (``audit_id_from_header``), else a new UUID, as upstream's ``WithAuditInit`` does; its
+        ``info`` is read from the method, path and query (``requestinfo.parse``) before anything else,
+        as upstream's ``WithRequestInfo`` does."""
+        method: str = scope["method"]
+        path: str = scope.get("path", "/") or "/"
+        raw_query = scope.get("query_string", b"").decode("latin-1")
+        query: dict[str, str] = {}
+        if raw_query:
+            for key, value in parse_qsl(raw_query, keep_blank_values=True):
+                query[key] = value
+        raw = tuple((k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", ()))
+        headers = dict(raw)
+        client = scope.get("client")
+        return cls(
+            method,
+            path,
+            query,
+            headers,
+            info=requestinfo.parse(method, path, query),
+            audit_id=audit_id_from_header(headers.get("audit-id")) or new_uid(),
+            stream=Body(receive),
+            client_cert_chain=client_cert_chain(scope),
+            client_host=str(client[0]) if client else "",
+            raw_headers=raw,
+            raw_query=raw_query,
+        )
+
+    @property
+    def receive(self) -> Receive:
+        """The ASGI channel the body and the client's disconnect arrive on."""
+        return self.stream.receive
+
+    @property
+    def body(self) -> bytes | None:
+        """The body, if a handler has read it (the audit log records it then); None if not."""
+        return self.stream.data
+
+    async def read_body(self) -> bytes:
+        """The whole body, read once (413 past ``MAX_BODY``)."""
+        return await self.stream.read(self.headers.get("content-length"))
 
     @property
     def content_type(self) -> str:

@@ -82,6 +82,7 @@ from controlplane.api.deepcopy import deep_copy
 from controlplane.api.strategies.services import SERVICE_CIDR
 from controlplane.apiserver import errors
 from controlplane.apiserver.registry import Registry
+from controlplane.apiserver.requestscope import RequestScope
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import Clock
 from controlplane.store import KeyNotFound, LeaseNotFound, Put, Store, StoreError, Txn
@@ -334,6 +335,8 @@ class MasterLeases:
             "subsets": [{"addresses": [{"ip": ip}]}],
         }
         encoded = json.dumps(value, separators=(",", ":")).encode()
+        # Straight to the store, not through a registry: a master lease is no API resource (no
+        # strategy, no admission, nothing serves it), only the servers' own bookkeeping.
         await self.store.txn(Txn(success=(Put(self.key(ip), encoded, self._lease),)))
 
     async def remove(self, ip: str) -> None:
@@ -350,6 +353,11 @@ class MasterLeases:
 # -- the controller --------------------------------------------------------------------------------
 
 CacheFor = Callable[[Registry], WatchCache | None]
+
+#: The controller's writes: the API server's own, straight to storage as upstream's are, not admitted.
+BOOTSTRAP_SCOPE = RequestScope.unadmitted(
+    reason="bootstrap-controller: the kubernetes Service and its endpoints"
+)
 
 
 class KubernetesServiceController:
@@ -441,7 +449,7 @@ class KubernetesServiceController:
         current = await self._current(self.services, NAME)
         if current is None:
             try:
-                await self.services.create(service(self.options), NAMESPACE)
+                await self.services.create(service(self.options), NAMESPACE, scope=BOOTSTRAP_SCOPE)
                 return
             except errors.StatusError as error:
                 if error.code != 409:  # AlreadyExists: the cache had not seen it yet
@@ -454,7 +462,7 @@ class KubernetesServiceController:
         def reset(obj: Object) -> Object:
             return service_reset(obj, self.options) or obj
 
-        await self.services.update(NAMESPACE, NAME, reset)
+        await self.services.update(NAMESPACE, NAME, reset, scope=BOOTSTRAP_SCOPE)
 
     # -- the Endpoints and the EndpointSlice -----------------------------------------------------
 
@@ -494,7 +502,7 @@ class KubernetesServiceController:
         current = await self._current(registry, NAME)
         if current is None:
             try:
-                await registry.create(desired(None), NAMESPACE)
+                await registry.create(desired(None), NAMESPACE, scope=BOOTSTRAP_SCOPE)
                 return
             except errors.StatusError as error:
                 if error.code != 409:
@@ -506,7 +514,7 @@ class KubernetesServiceController:
             return
         logger.warning("Resetting endpoints for master service %r", NAME)
         # The update reads the stored object again and applies the same change to it.
-        await registry.update(NAMESPACE, NAME, desired)
+        await registry.update(NAMESPACE, NAME, desired, scope=BOOTSTRAP_SCOPE)
 
     async def _delete_other_slices(self) -> None:
         """Slices that claim the Service under another name (or address type) are not ours to keep."""
@@ -522,7 +530,7 @@ class KubernetesServiceController:
             if meta.get("name") == NAME and obj.get("addressType") == "IPv4":
                 continue
             with contextlib.suppress(errors.StatusError):  # already gone
-                await self.endpoint_slices.delete(NAMESPACE, str(meta.get("name")))
+                await self.endpoint_slices.delete(NAMESPACE, str(meta.get("name")), scope=BOOTSTRAP_SCOPE)
 
     async def _current(self, registry: Registry, name: str) -> Object | None:
         """The object as the watch cache has it (upstream reads through its informer), else stored."""

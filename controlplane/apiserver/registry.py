@@ -12,6 +12,12 @@ are the same for every kind; what differs is asked of the kind's strategy:
 - **delete**: objects with finalizers, or pods with a grace period, are only marked
   (``deletionTimestamp``); the rest are removed.
 
+Every write is made for a request, named by its ``RequestScope`` (``requestscope.py``), a required
+argument of each write method: the scope admits the object (mutating admission after defaulting,
+validating admission after validation, both on delete), reports each stage on the trace, and collects
+the revision the write committed. The API server's own writes pass a scope that says why they are not
+admitted; no write can leave the scope out.
+
 The object is stored without ``resourceVersion``: the store's revision *is* the resourceVersion, set
 on the way out (apiserver ``storage/etcd3``'s versioner does the same). A type that shares its storage
 with another version (``events.k8s.io/v1`` events are core ``v1`` events) is converted to the stored
@@ -50,9 +56,10 @@ from controlplane.api import serializer
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.resources import ResourceType
 from controlplane.api.validation import FieldError
-from controlplane.apiserver import admission, errors, pipeline
+from controlplane.apiserver import errors
 from controlplane.apiserver.encryption.storage import open_json, seal
 from controlplane.apiserver.encryption.transformer import Transformer
+from controlplane.apiserver.requestscope import RequestScope, required
 from controlplane.clock import Clock
 from controlplane.store import (
     Compare,
@@ -205,9 +212,10 @@ class Registry:
         #: The strategy, if its objects hold claims (see the module docstring).
         self.allocator = self.strategy if isinstance(self.strategy, AllocatingStrategy) else None
         #: A check of each write that needs more than the object (the RBAC kinds' escalation check,
-        #: ``authz/escalation.py``): called with the new and the old object (None on create) after
-        #: mutating admission, where upstream's ``policybased`` storage wrappers run; raises to refuse.
-        self.guard: Callable[[Object, Object | None], None] | None = None
+        #: ``authz/escalation.py``): called with the new and the old object (None on create) and the
+        #: write's scope (who writes) after mutating admission, where upstream's ``policybased``
+        #: storage wrappers run; raises to refuse.
+        self.guard: Callable[[Object, Object | None, RequestScope], None] | None = None
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -260,31 +268,45 @@ class Registry:
         return [claim for claim in claims if await self.store.get(claim.key) is not None]
 
     def _choose_again(
-        self, obj: Object, request: Object, taken: list[Claim], attempt: int, name: str, *, held_by: Object
+        self,
+        obj: Object,
+        request: Object,
+        taken: list[Claim],
+        attempt: int,
+        name: str,
+        scope: RequestScope,
+        *,
+        held_by: Object,
     ) -> None:
         """Answer 422 for taken values the client asked for; let the strategy choose the others again."""
         requested = [claim for claim in taken if claim.requested_in(request)]
         if requested:
             error = self.invalid(name, [claim.conflict() for claim in requested])
-            pipeline.stage("storage", "deny", f"{requested[0].key} is already taken")
+            scope.stage("storage", "deny", f"{requested[0].key} is already taken")
             raise error
         assert self.allocator is not None
         self.allocator.reallocate(obj, asked_or_held(held_by, request), attempt + 1)
 
-    def _allocation_failed(self, taken: list[Claim]) -> errors.StatusError:
+    def _allocation_failed(self, taken: list[Claim], scope: RequestScope) -> errors.StatusError:
         """Every choice collided: the range is (nearly) full. Upstream answers 500 here too."""
         fields = ", ".join(dict.fromkeys(claim.field for claim in taken))
-        pipeline.stage("storage", "deny", f"no free value for {fields}")
+        scope.stage("storage", "deny", f"no free value for {fields}")
         return errors.internal_error(f"failed to allocate {fields}: range is full")
 
     # -- create ----------------------------------------------------------------------------------
+    #
+    # Every method that writes (or admits what will be written) takes the write's ``RequestScope``,
+    # required: see ``requestscope.py``.
 
-    async def prepare_create(self, obj: Object, namespace: str, *, track: Track | None = None) -> Object:
+    async def prepare_create(
+        self, obj: Object, namespace: str, *, scope: RequestScope, track: Track | None = None
+    ) -> Object:
         """Fill in what the server owns, admit and check the result. Raises 422 on problems.
 
         ``track`` records the write in ``metadata.managedFields`` (the field manager, which upstream
         runs after decoding and defaulting, before admission); None leaves them as they are.
         """
+        scope = required(scope, "Registry.prepare_create")
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise errors.bad_request("metadata must be an object")
@@ -305,26 +327,34 @@ class Registry:
         self.strategy.default(obj)
         if track is not None:
             obj = track(None, obj)
-        obj = await admission.mutate("CREATE", obj, None)
+        obj = await scope.mutate("CREATE", obj, None)
         if self.guard is not None:
-            self.guard(obj, None)
+            self.guard(obj, None, scope)
         self.strategy.prepare_for_create(obj)
         problems = self.strategy.validate(obj, namespaced=self.rtype.namespaced)
         if problems:
             error = self.invalid(meta.get("name") or meta.get("generateName") or "", problems)
-            pipeline.stage("validation", "deny", error.message)
+            scope.stage("validation", "deny", error.message)
             raise error
-        pipeline.stage("validation", "pass")
-        await admission.validate("CREATE", obj, None)
+        scope.stage("validation", "pass")
+        await scope.validate("CREATE", obj, None)
         return obj
 
     async def create(
-        self, obj: Object, namespace: str, *, dry_run: bool = False, track: Track | None = None
+        self,
+        obj: Object,
+        namespace: str,
+        *,
+        scope: RequestScope,
+        dry_run: bool = False,
+        track: Track | None = None,
     ) -> Object:
+        """Create ``obj`` in ``namespace``: prepared and admitted, then written if its name is free."""
+        scope = required(scope, "Registry.create")
         # The client's own object, to tell the values it asked for from those the strategy chose.
         request = deep_copy(obj) if self.allocator is not None else obj
         generated = not (obj.get("metadata") or {}).get("name")
-        obj = await self.prepare_create(obj, namespace, track=track)
+        obj = await self.prepare_create(obj, namespace, scope=scope, track=track)
         name = obj["metadata"]["name"]
         key = self.key(namespace, name)
         taken: list[Claim] = []
@@ -343,11 +373,12 @@ class Registry:
                             *(Put(c.key, self.claim_record(c, obj)) for c in claims),
                         ),
                         failure=(Get(key), *(Get(c.key) for c in claims)),
-                    )
+                    ),
+                    request_id=scope.audit_id,
                 )
                 if result.succeeded:
                     held = f"with {len(claims)} claims" if claims else ""
-                    pipeline.stored("create", key, result.revision, detail=held)
+                    scope.stored("create", key, result.revision, detail=held)
                     obj["metadata"]["resourceVersion"] = str(result.revision)
                     return obj
                 exists = _found(result.responses[0])
@@ -363,15 +394,15 @@ class Registry:
                     obj["metadata"]["name"] = name
                     key = self.key(namespace, name)
                     continue
-                pipeline.stage("storage", "deny", f"{key} already exists")
+                scope.stage("storage", "deny", f"{key} already exists")
                 raise errors.already_exists(self.rtype.plural, self.rtype.group, name)
             if exists and not any(c.requested_in(request) for c in taken):
                 # Choosing again cannot help: the name is taken (upstream allocates first, so a value
                 # the client asked for that is taken is reported before the name).
-                pipeline.stage("storage", "deny", f"{key} already exists")
+                scope.stage("storage", "deny", f"{key} already exists")
                 raise errors.already_exists(self.rtype.plural, self.rtype.group, name)
-            self._choose_again(obj, request, taken, attempt, name, held_by={})
-        raise self._allocation_failed(taken)
+            self._choose_again(obj, request, taken, attempt, name, scope, held_by={})
+        raise self._allocation_failed(taken, scope)
 
     # -- update ----------------------------------------------------------------------------------
 
@@ -381,6 +412,7 @@ class Registry:
         name: str,
         mutate: Callable[[Object], Object],
         *,
+        scope: RequestScope,
         subresource: str = "",
         dry_run: bool = False,
         create_if_missing: bool = False,
@@ -393,6 +425,7 @@ class Registry:
         one (else 409 Conflict). If it carries none, the write is unconditional on the client's side,
         and a race with another writer is retried here with a fresh read.
         """
+        scope = required(scope, "Registry.update")
         key = self.key(namespace, name)
         for _ in range(GUARANTEED_UPDATE_ATTEMPTS):
             kv = await self.store.get(key)
@@ -401,7 +434,7 @@ class Registry:
                     raise self.not_found(name)
                 desired = mutate({})
                 desired.setdefault("metadata", {})["name"] = name
-                created = await self.create(desired, namespace, dry_run=dry_run, track=track)
+                created = await self.create(desired, namespace, scope=scope, dry_run=dry_run, track=track)
                 return Written(created, created=True)
             current = self.decode(kv)
             # The copy to change: decoding the stored bytes again is twice as fast as copying the
@@ -428,7 +461,7 @@ class Registry:
                 # BindingREST writes it directly).
                 problems = []
             elif subresource == "status":
-                desired = await admission.mutate("UPDATE", desired, current)
+                desired = await scope.mutate("UPDATE", desired, current)
                 self.strategy.prepare_for_status_update(desired, current)
                 if track is not None:
                     desired = track(current, desired)
@@ -439,30 +472,32 @@ class Registry:
                 self.strategy.default(desired)
                 if track is not None:
                     desired = track(current, desired)
-                desired = await admission.mutate("UPDATE", desired, current)
+                desired = await scope.mutate("UPDATE", desired, current)
                 if self.guard is not None:
-                    self.guard(desired, current)
+                    self.guard(desired, current, scope)
                 self.strategy.prepare_for_update(desired, current)
                 problems = self.strategy.validate_update(desired, current, namespaced=self.rtype.namespaced)
             if problems:
                 error = self.invalid(name, problems)
-                pipeline.stage("validation", "deny", error.message)
+                scope.stage("validation", "deny", error.message)
                 raise error
-            pipeline.stage("validation", "pass")
-            await admission.validate("UPDATE", desired, current)
+            scope.stage("validation", "pass")
+            await scope.validate("UPDATE", desired, current)
             if self._unchanged(desired, current) and not (
                 self.transformer is not None and self.transformer.stale(kv.value)
             ):
                 # Upstream skips the write (same resourceVersion back), unless the stored value is
                 # stale: encrypted with a key that no longer writes, which this write re-encrypts.
                 return Written(current)
-            result = await self._write_update(key, kv, desired, current, request, name, dry_run=dry_run)
+            result = await self._write_update(
+                key, kv, desired, current, request, name, scope, dry_run=dry_run
+            )
             if result is None:  # a dry run that would succeed
                 return Written(desired)
             if result.succeeded:
                 # Removing the last finalizer of an object marked for deletion deleted it.
                 deleted = self._finished_deleting(desired)
-                pipeline.stored("delete" if deleted else "update", key, result.revision)
+                scope.stored("delete" if deleted else "update", key, result.revision)
                 desired["metadata"]["resourceVersion"] = str(result.revision)
                 return Written(desired)
             # Someone wrote between our read and our write: read again and re-apply the change (as
@@ -479,6 +514,7 @@ class Registry:
         current: Object,
         request: Object,
         name: str,
+        scope: RequestScope,
         *,
         dry_run: bool,
     ) -> TxnResult | None:
@@ -497,7 +533,8 @@ class Registry:
                         compares=(guard,),
                         success=(Delete(key), *(Delete(k) for k in sorted(held))),
                         failure=(Get(key),),
-                    )
+                    ),
+                    request_id=scope.audit_id,
                 )
             claims = self.claims(desired)
             new = [claim for claim in claims if claim.key not in held]
@@ -516,14 +553,15 @@ class Registry:
                             *(Delete(k) for k in released),
                         ),
                         failure=(Get(key), *(Get(c.key) for c in new)),
-                    )
+                    ),
+                    request_id=scope.audit_id,
                 )
                 latest = result.responses[0] if result.responses else None
                 if result.succeeded or not guard.holds(getattr(latest, "kv", None)):
                     return result  # written, or someone else wrote first: read again
                 taken = [c for c, r in zip(new, result.responses[1:], strict=True) if _found(r)]
-            self._choose_again(desired, request, taken, attempt, name, held_by=current)
-        raise self._allocation_failed(taken)
+            self._choose_again(desired, request, taken, attempt, name, scope, held_by=current)
+        raise self._allocation_failed(taken, scope)
 
     @staticmethod
     def _keep_server_fields(desired: Object, current: Object) -> None:
@@ -560,6 +598,7 @@ class Registry:
         namespace: str,
         name: str,
         *,
+        scope: RequestScope,
         preconditions: dict[str, str] | None = None,
         grace_period: int | None = None,
         dry_run: bool = False,
@@ -567,6 +606,7 @@ class Registry:
         foreground: bool = False,
     ) -> tuple[Object, bool]:
         """Delete, or mark for deletion; returns the object and whether it is gone for good."""
+        scope = required(scope, "Registry.delete")
         key = self.key(namespace, name)
         for _ in range(GUARANTEED_UPDATE_ATTEMPTS):
             kv = await self.store.get(key)
@@ -594,7 +634,7 @@ class Registry:
                         f"{preconditions['resourceVersion']}, "
                         f"ResourceVersion in object meta: {kv.mod_revision}",
                     )
-            await admission.admit_delete(current)
+            await scope.admit_delete(current)
             finalizers = list(meta.get("finalizers") or [])
             if orphan and "orphan" not in finalizers:
                 finalizers.append("orphan")
@@ -620,10 +660,11 @@ class Registry:
                     Txn(
                         compares=(Compare.unchanged(key, kv.mod_revision),),
                         success=(Put(key, self.encode(marked)),),
-                    )
+                    ),
+                    request_id=scope.audit_id,
                 )
                 if result.succeeded:
-                    pipeline.stored("terminate", key, result.revision)
+                    scope.stored("terminate", key, result.revision)
                     mmeta["resourceVersion"] = str(result.revision)
                     return marked, False
                 continue
@@ -635,10 +676,11 @@ class Registry:
                 Txn(
                     compares=(Compare.unchanged(key, kv.mod_revision),),
                     success=(Delete(key), *(Delete(k) for k in released)),
-                )
+                ),
+                request_id=scope.audit_id,
             )
             if result.succeeded:
-                pipeline.stored("delete", key, result.revision)
+                scope.stored("delete", key, result.revision)
                 meta["resourceVersion"] = str(result.revision)
                 return current, True
         raise errors.conflict(self.rtype.plural, self.rtype.group, name, errors.OBJECT_MODIFIED)

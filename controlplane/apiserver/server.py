@@ -1,10 +1,16 @@
 """The API server of one cluster: an ASGI application running upstream's request pipeline.
 
-``APIServer`` is mounted at ``/clusters/<cluster>/`` (see ``config/asgi.py``). For each request it
-reads the request info, then runs the stages in kube-apiserver's order (``DefaultBuildHandlerChain``):
+``APIServer`` is mounted at ``/clusters/<cluster>/`` (see ``config/asgi.py``). Each request is read
+once (``http.Request``, with its request info), then passes the stages in kube-apiserver's order
+(``DefaultBuildHandlerChain``); ``APIServer._serve`` is the whole sequence, one stage per line, each
+taking the value the one before made (``pipeline.py``)::
 
     authentication -> audit -> impersonation -> flow control -> authorization -> handler
                                                               (decode, admission, validation, storage)
+
+The handler is chosen by ``routing.py`` from the URL's shape and the verb, and every write it makes
+goes through the resource's registry with the request's ``RequestScope`` (``requestscope.py``): who
+asks, its admission, its trace, the revisions it writes.
 
 Every stage reports on the trace (``request.stage``) what it decided, so the diagram can light it up
 as the request passes, and stop a denied request at the stage that denied it. ``request.received``
@@ -29,17 +35,17 @@ from typing import Any
 
 from controlplane.api.resources import ResourceRegistry, ResourceType
 from controlplane.api.strategies.common import UndecodableObject
-from controlplane.apiserver import admission, errors, health, pipeline, requestinfo
+from controlplane.apiserver import admission, errors, health, routing
 from controlplane.apiserver.admission.setup import AdmissionOptions
 from controlplane.apiserver.admission.setup import build as build_admission
-from controlplane.apiserver.authz import escalation
 from controlplane.apiserver.authz.authorizer import Attributes
 from controlplane.apiserver.authz.policy import Authorization
 from controlplane.apiserver.encryption.config import ResourceTransformers
 from controlplane.apiserver.filters import audit, authentication, authorization, flowcontrol, impersonation
 from controlplane.apiserver.filters.x509 import X509Authenticator
 from controlplane.apiserver.flowcontrol.metrics import FlowControlMetrics
-from controlplane.apiserver.handlers import discovery, finalize, resources, watch
+from controlplane.apiserver.handlers import discovery, finalize, openapi, reviews
+from controlplane.apiserver.handlers.resources import Backends, Context
 from controlplane.apiserver.http import (
     Accept,
     Receive,
@@ -54,14 +60,23 @@ from controlplane.apiserver.http import (
 from controlplane.apiserver.kubeletclient import KubeletConnections
 from controlplane.apiserver.kubernetesservice import KubernetesServiceController, KubernetesServiceOptions
 from controlplane.apiserver.metrics import APIServerMetrics
+from controlplane.apiserver.pipeline import (
+    NO_REPORT,
+    Authenticated,
+    Authorized,
+    Impersonated,
+    Reporter,
+    Stage,
+)
 from controlplane.apiserver.registry import Registry
+from controlplane.apiserver.requestscope import RequestScope
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.identity import UserInfo
 from controlplane.metrics import MetricsRegistry
 from controlplane.serviceaccount import TokenIssuer
 from controlplane.store import Store
-from controlplane.trace import NULL_SINK, TraceSink, nodes, recording_revisions, request_context
+from controlplane.trace import NULL_SINK, TraceSink, nodes, request_context
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +95,10 @@ POST_START_HOOKS = (SYSTEM_NAMESPACES_HOOK, FLOWCONTROL_HOOK, RBAC_HOOK, BOOTSTR
 #: Namespaces every cluster has (upstream's metav1.NamespaceDefault, NamespaceSystem, NamespacePublic,
 #: and the node lease namespace).
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+#: Their creation: the API server's own, not admitted.
+SYSTEM_NAMESPACES_SCOPE = RequestScope.unadmitted(
+    reason=f"{SYSTEM_NAMESPACES_HOOK}: the server's own namespaces"
+)
 
 
 #: The topology diagram's node for a user (``trace.nodes.for_user``), by the name tests know it by.
@@ -180,6 +199,8 @@ class APIServer:
             cluster=cluster,
             authorize=self._may,  # SecretsPolicy asks RBAC whether a ServiceAccount may get a Secret
         )
+        #: What handlers may reach beyond their own resource.
+        self.backends = Backends(self.registries, self.kubelets, service_account_issuer, trace)
         #: Keeps the ``kubernetes`` Service and its endpoints (None: this server serves no Services).
         self.kubernetes_service = self._kubernetes_service(kubernetes_service or KubernetesServiceOptions())
         self.started = False
@@ -268,7 +289,7 @@ class APIServer:
         for name in SYSTEM_NAMESPACES:
             obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
             with contextlib.suppress(errors.StatusError):  # already there
-                await registry.create(obj, "")
+                await registry.create(obj, "", scope=SYSTEM_NAMESPACES_SCOPE)
 
     async def _cache_for(self, rtype: ResourceType) -> WatchCache | None:
         """The watch cache serving ``rtype``, started (and so filled) if this is its first use."""
@@ -297,130 +318,248 @@ class APIServer:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        request = Request.from_scope(scope, receive, scope.get("path", "/") or "/")
-        started = time.perf_counter()
-        inflight = self.metrics.started(request)
-        send = audit.observing(request, send, self.auditor)
-        code = 500
-        with request_context(request.audit_id), recording_revisions() as written:
-            try:
-                code = await self._serve(request, send)
-            except errors.StatusError as error:
-                code = error.code
-                await respond_error(send, error, request.audit_id)
-            except Exception as error:  # a bug: answer like upstream's panic recovery, and log it
-                logger.exception("API request %s %s failed", request.method, request.path)
-                code = 500
-                audit.record_panic(request, error)
-                with contextlib.suppress(Exception):
-                    await respond_error(send, errors.internal_error(error), request.audit_id)
-            finally:
-                if not request.received_traced:  # refused before authentication (a malformed path)
-                    self._received(request)
-                duration = time.perf_counter() - started
-                self.metrics.finished(inflight, request, code, duration)
-                audit_level = audit.record_completed(request, code)
-                if self.trace.enabled:
-                    completed: dict[str, Any] = {"code": code, "duration": round(duration, 6)}
-                    if written:
-                        completed["revision"] = written[-1]
-                    if audit_level:  # its audit event's auditID is this event's id
-                        completed["audit"] = audit_level
-                    self._trace("request.completed", request, **self._identity(request), **completed)
-
-    def _trace(self, type: str, request: Request, **fields: Any) -> None:
-        if self.trace.enabled:
-            self.trace.emit(
-                type,
-                cluster=self.cluster,
-                id=request.audit_id,
-                **{"from": request.source or nodes.ANONYMOUS, "to": nodes.APISERVER},
-                **fields,
-            )
-
-    @staticmethod
-    def _identity(request: Request) -> dict[str, Any]:
-        """What ``request`` is about, for each of its ``request.*`` events: its user (as authenticated)
-        and what it asks for. Built once, by its first event, and kept on the request."""
-        identity = request.trace_identity
-        if identity is None:
-            identity = {}
-            if request.user is not None:
-                identity["user"] = request.user.username
-            info = request.info
-            if info is not None:
-                identity["verb"] = info.verb
-                for name in ("resource", "namespace", "name", "subresource"):
-                    if value := getattr(info, name):
-                        identity[name] = value
-            request.trace_identity = identity
-        return identity
-
-    def _received(self, request: Request) -> None:
-        """``request.received``: who sent it (once authentication has said) and what it asks for."""
-        request.received_traced = True
-        if not self.trace.enabled:
-            return
-        fields: dict[str, Any] = {"method": request.method, "path": request.path, **self._identity(request)}
-        if agent := request.headers.get("user-agent"):
-            fields["user_agent"] = agent
-        self._trace("request.received", request, **fields)
-
-    def _stage(self, request: Request, stage: str, outcome: str, detail: str, /, **fields: str | int) -> None:
-        self._trace(
-            "request.stage",
-            request,
-            stage=stage,
-            outcome=outcome,
-            detail=detail,
-            **self._identity(request),
-            **fields,
-        )
+        request = Request.from_scope(scope, receive)  # made once; every stage reads this one
+        # The trace bus names every event emitted while the request is served after it, whoever emits
+        # it (a store read, a watch cache, a webhook call): see ``trace/context.py``.
+        with request_context(request.audit_id):
+            await self._serve(request, send)
 
     # -- the pipeline ----------------------------------------------------------------------------
 
-    async def _serve(self, request: Request, send: Send) -> int:
-        info = requestinfo.parse(request.method, request.path, request.query)
-        request.info = info
+    async def _serve(self, request: Request, send: Send) -> None:
+        """Serve one request: the stages in kube-apiserver's order (``DefaultBuildHandlerChain``).
 
-        if request.path in PUBLIC_PATHS and request.method == "GET":
+        Each stage takes the value the stage before it made and makes the next one (``pipeline.py``):
+        ``Request -> Authenticated -> Impersonated -> Dispatched -> Authorized``, then the handler.
+        ``reached`` is the last value made, so that however the request ends (answered, refused by a
+        stage, failed) it is completed (metrics, audit, trace) as far as it got. A refusal is answered
+        as a Status with upstream's code; anything unexpected (a bug) is logged and answered 500, as
+        upstream's panic recovery does, never as a dropped connection.
+        """
+        started = time.perf_counter()
+        inflight = self.metrics.started(request)
+        audited = audit.RequestAudit(self.auditor)  # the request's audit, before anything else runs
+        send = audit.observing(audited, send)  # the audit sees every response, whoever sends it
+        written: list[int] = []  # the store revisions the request writes, oldest first
+        reached: Stage = request
+        code = 500
+        try:
+            if request.method == "GET" and request.path in PUBLIC_PATHS:  # anyone may ask: no stages
+                self._received(request)
+                code = await self._public(request, send)
+                return
+            reached = authenticated = await self._authenticate(request, audited)  # 401 if nobody
+            report = self._reporter(authenticated)
+            report("authentication", "pass", authenticated.how)
+            audit.record_received(authenticated, audited, report)
+            reached = impersonated = await impersonation.impersonate(
+                authenticated, self.authorization, report
+            )
+            async with self.flow_control.admit(impersonated, send, report) as dispatched:  # 429 if full
+                reached = dispatched
+                reached = authorized = await authorization.authorize(  # 403 if no authorizer allows it
+                    dispatched, self.authorization, report, self._rbac_decisions(dispatched), audited
+                )
+                code = await self._handle(authorized, report, written)
+        except errors.StatusError as error:
+            code = error.code
+            await respond_error(send, error, request.audit_id)
+        except Exception as error:  # a bug: answer like upstream's panic recovery, and log it
+            logger.exception("API request %s %s failed", request.method, request.path)
+            code = 500
+            audit.record_panic(audited, error)
+            with contextlib.suppress(Exception):
+                await respond_error(send, errors.internal_error(error), request.audit_id)
+        finally:
+            self._complete(reached, code, time.perf_counter() - started, inflight, audited, written)
+
+    async def _authenticate(self, request: Request, audited: audit.RequestAudit) -> Authenticated:
+        """The authentication stage. It also says the request arrived (``request.received``), from its
+        sender's node once the sender is known, from ``user:anonymous`` when its credentials were
+        refused: before any of the request's stages, whatever happens."""
+        try:
+            authenticated = await authentication.authenticate(request, self.authenticator)
+        except authentication.Unauthenticated as refused:
+            self._received(request)  # from user:anonymous: the diagram shows the bounce
+            self._reporter(request)("authentication", "deny", refused.why)
+            audit.record_unauthenticated(request, audited)
+            raise
+        except Exception:  # a failing authenticator: the request arrived all the same
             self._received(request)
-            return await self._public(request, send)
+            raise
+        self._received(authenticated)
+        return authenticated
 
-        # The stages are trace events only: with nobody watching, no stage is reported at all.
-        reporter = partial(self._stage, request) if self.trace.enabled else None
-        with pipeline.reporting(reporter):
-            try:
-                authenticated = await authentication.authenticate(request, self.authenticator)
-            except authentication.Unauthenticated as refused:
-                self._received(request)  # from user:anonymous: the diagram shows the bounce
-                pipeline.stage("authentication", "deny", refused.why)
-                audit.record_unauthenticated(request, self.auditor)
-                raise
-            request.user = authenticated.user
-            request.source = nodes.for_user(request.user.username, request.headers.get("user-agent", ""))
-            self._received(request)
-            pipeline.stage("authentication", "pass", authenticated.how)
-            audit.record_received(request, self.auditor)
-            await impersonation.impersonate(request, self.authorization)
-            async with self.flow_control.admit(request, send) as send:
-                try:
-                    reason = await authorization.authorize(
-                        request,
-                        self.authorization,
-                        (lambda **fields: self._trace("rbac.decision", request, **fields))
-                        if self.trace.enabled
-                        else None,
-                    )
-                except errors.StatusError as refused:
-                    audit.record_authorization(request, False, refused.message)
-                    raise
-                audit.record_authorization(request, True, reason)
+    async def _handle(self, authorized: Authorized, report: Reporter, written: list[int]) -> int:
+        """The handler of an authorized request: discovery, health and metrics for a non-resource
+        path; for a resource, the route ``routing.resolve`` finds, with the request's ``RequestScope``
+        (who, admission, trace, revisions) for every write it makes. Returns the status sent."""
+        request = authorized.request
+        if not request.info.is_resource_request:
+            return await self._non_resource(authorized)
+        route = routing.resolve(self.types, request.info)
+        rtype = route.rtype
+        if route.handler is None:  # a review: never stored, answered from what it asks
+            reply = await reviews.handle(self, request, authorized.acting, rtype)
+            await respond(authorized.send, reply.status, reply.body, audit_id=request.audit_id)
+            return reply.status
+        admitting = admission.Admission(
+            self.admission,
+            self._admission_attributes(authorized, rtype, route.namespace),
+            admission.Scope(audit_id=request.audit_id, report=report),
+        )
+        ctx = Context(
+            rtype=rtype,
+            registry=self.registries[(rtype.group, rtype.version, rtype.plural)],
+            cache=await self._cache_for(rtype),
+            store=self.store,
+            request=request,
+            namespace=route.namespace,
+            name=request.info.name,
+            subresource=request.info.subresource,
+            accept=Accept() if route.plain_text else negotiate(request),
+            scope=RequestScope(
+                user=authorized.acting,
+                admission=admitting,
+                report=report,
+                audit_id=request.audit_id,
+                written=written,
+            ),
+            send=authorized.send,
+            source=authorized.source,
+            backends=self.backends,
+        )
+        warnings = admitting.scope.warnings
+        try:
+            reply = await route.handler(ctx)
+        except UndecodableObject as error:
+            # A value that cannot become the kind's Go type (a bad quantity, bad base64): upstream's
+            # decoder refuses it before validation, with 400 BadRequest.
+            raise errors.bad_request(error.message(rtype.kind, rtype.version)) from None
+        except errors.StatusError as error:
+            if warnings:
+                error.headers = _with_warnings(error.headers, warnings)
+            raise
+        if reply.sent:  # a watch or a log, streamed by its handler
+            return reply.status
+        if warnings:
+            reply.headers = _with_warnings(reply.headers, warnings)
+        await respond(
+            authorized.send, reply.status, reply.body, headers=reply.headers, audit_id=request.audit_id
+        )
+        return reply.status
 
-                if not info.is_resource_request:
-                    return await self._non_resource(request, send)
-                with escalation.requesting(request.user):  # RBAC writes check the writer's permissions
-                    return await self._resource(request, send)
+    def _admission_attributes(
+        self, authorized: Authorized, rtype: ResourceType, namespace: str
+    ) -> admission.Attributes:
+        """What admission needs to know of the request (the operation comes with each write)."""
+        request = authorized.request
+        info = request.info
+        sub = rtype.subresource(info.subresource) if info.subresource else None
+        kind_group, kind_version, kind = rtype.group, rtype.version, rtype.kind
+        if sub is not None and sub.kind:
+            kind = sub.kind
+            kind_group = sub.group if sub.group is not None else rtype.group
+            kind_version = sub.version if sub.version is not None else rtype.version
+        options: dict[str, Any] = {}
+        if manager := request.query.get("fieldManager"):
+            options["fieldManager"] = manager
+        dry_run = request.query.get("dryRun") == "All"
+        if dry_run:
+            options["dryRun"] = ["All"]
+        return admission.Attributes(
+            user=authorized.acting,
+            operation="",
+            group=rtype.group,
+            version=rtype.version,
+            resource=rtype.plural,
+            subresource=info.subresource,
+            kind=kind,
+            kind_group=kind_group,
+            kind_version=kind_version,
+            namespace=namespace,
+            name=info.name,
+            namespaced=rtype.namespaced,
+            dry_run=dry_run,
+            options=options,
+        )
+
+    def _complete(
+        self,
+        reached: Stage,
+        code: int,
+        duration: float,
+        inflight: str | None,
+        audited: audit.RequestAudit,
+        written: list[int],
+    ) -> None:
+        """The request was answered with ``code``: count it, write its last audit stage, and say on
+        the trace how it ended (``request.completed``, with the last revision it wrote)."""
+        request = reached.request if isinstance(reached, Authenticated) else reached
+        self.metrics.finished(inflight, request, code, duration)
+        acting = reached.acting if isinstance(reached, Impersonated) else None
+        audit_level = audit.record_completed(audited, request, acting, code)
+        if self.trace.enabled:
+            completed: dict[str, Any] = {"code": code, "duration": round(duration, 6)}
+            if written:
+                completed["revision"] = written[-1]
+            if audit_level:  # its audit event's auditID is this event's id
+                completed["audit"] = audit_level
+            self._event("request.completed", reached, **self._about(reached), **completed)
+
+    # -- the request's trace ---------------------------------------------------------------------
+
+    def _event(self, type: str, stage: Stage, **fields: Any) -> None:
+        """One trace event of the request ``stage`` is about, from its sender's node to the API server."""
+        if self.trace.enabled:
+            self.trace.emit(type, **self._envelope(stage), **fields)
+
+    def _envelope(self, stage: Stage) -> dict[str, Any]:
+        """The fields every event of the request has: its cluster, its Audit-ID, the diagram's edge."""
+        if isinstance(stage, Authenticated):
+            audit_id, source = stage.request.audit_id, stage.source
+        else:
+            audit_id, source = stage.audit_id, nodes.ANONYMOUS
+        return {"cluster": self.cluster, "id": audit_id, "from": source, "to": nodes.APISERVER}
+
+    @staticmethod
+    def _about(stage: Stage) -> dict[str, Any]:
+        """What the request is about, as every ``request.*`` event of it says: the user authentication
+        found, and what it asks for (verb, resource, namespace, name, subresource)."""
+        about: dict[str, Any] = {}
+        if isinstance(stage, Authenticated):
+            about["user"] = stage.user.username
+            info = stage.request.info
+        else:
+            info = stage.info
+        about["verb"] = info.verb
+        for name in ("resource", "namespace", "name", "subresource"):
+            if value := getattr(info, name):
+                about[name] = value
+        return about
+
+    def _received(self, stage: Stage) -> None:
+        """``request.received``: who sent it (as far as known) and what it asks for."""
+        if not self.trace.enabled:
+            return
+        request = stage.request if isinstance(stage, Authenticated) else stage
+        fields: dict[str, Any] = {"method": request.method, "path": request.path, **self._about(stage)}
+        if agent := request.headers.get("user-agent"):
+            fields["user_agent"] = agent
+        self._event("request.received", stage, **fields)
+
+    def _reporter(self, stage: Stage) -> Reporter:
+        """Where the request's pipeline stages go: ``request.stage`` events naming what it is about;
+        nowhere (``NO_REPORT``) while nobody watches the trace."""
+        if not self.trace.enabled:
+            return NO_REPORT
+        return _StageEvents(self.trace, {**self._envelope(stage), **self._about(stage)})
+
+    def _rbac_decisions(self, stage: Authenticated) -> authorization.Emit | None:
+        """Where the authorization stage's ``rbac.decision`` goes (None while nobody watches)."""
+        if not self.trace.enabled:
+            return None
+        return partial(self._event, "rbac.decision", stage)
 
     async def _public(self, request: Request, send: Send) -> int:
         if request.path in ("/version", "/version/"):
@@ -464,7 +603,9 @@ class APIServer:
             checks.append(health.Named("shutdown", up))
         return checks
 
-    async def _non_resource(self, request: Request, send: Send) -> int:
+    async def _non_resource(self, authorized: Authorized) -> int:
+        """Discovery, health, metrics and the OpenAPI documents: what is not a resource."""
+        request, send = authorized.request, authorized.send
         path = request.path.rstrip("/") or "/"
         parts = [p for p in path.split("/") if p]
         body: Any = None
@@ -479,8 +620,6 @@ class APIServer:
         elif len(parts) == 3 and parts[0] == "apis":
             body = discovery.api_resource_list(self.types, parts[1], parts[2])
         elif parts[:2] == ["openapi", "v3"]:
-            from controlplane.apiserver.handlers import openapi
-
             reply = openapi.serve(self.types, parts[2:], request)  # cached bytes, ETag, immutable caching
             await respond(send, reply.status, reply.body, headers=reply.headers, audit_id=request.audit_id)
             return reply.status
@@ -504,145 +643,16 @@ class APIServer:
         await respond(send, 200, dumps(body), audit_id=request.audit_id)
         return 200
 
-    async def _resource(self, request: Request, send: Send) -> int:
-        info = request.info
-        assert info is not None
-        rtype = self.types.lookup(info.api_group, info.api_version, info.resource)
-        if rtype is None:
-            raise errors.StatusError(
-                404,
-                "NotFound",
-                "the server could not find the requested resource",
-                {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]},
-            )
-        verb = info.verb
-        if info.subresource and rtype.subresource(info.subresource) is None:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
-        if not rtype.namespaced and info.namespace and info.resource != "namespaces":
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
-        allowed_verbs = rtype.verbs
-        sub = rtype.subresource(info.subresource) if info.subresource else None
-        if sub is not None:
-            allowed_verbs = sub.verbs
-        if verb not in allowed_verbs:
-            raise errors.method_not_supported(
-                info.resource + (f"/{info.subresource}" if info.subresource else ""), rtype.group, verb
-            )
-        # A collection takes no PUT or PATCH, and a named object no POST (except its subresources):
-        # upstream has no route for them, so 405.
-        if (verb in ("update", "patch") and not info.name) or (
-            verb == "create" and info.name and not info.subresource and rtype.storage_prefix is not None
-        ):
-            raise errors.method_not_supported(rtype.plural, rtype.group, verb)
-        registry = self.registries.get((rtype.group, rtype.version, rtype.plural))
-        if registry is None:
-            return await self._virtual(request, send, rtype)
-        namespace = info.namespace if rtype.namespaced else ""
-        if rtype.namespaced and not namespace and verb not in ("list", "watch"):
-            if verb == "create":
-                raise errors.bad_request("the namespace of the object must be set for namespaced resources")
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
-        name = info.name
-        if info.resource == "namespaces" and verb not in ("list", "watch", "create", "deletecollection"):
-            name = info.name
-        # pods/log answers text/plain whatever the client accepts (upstream: ProducesMIMETypes).
-        accept = Accept() if info.subresource == "log" else negotiate(request)
-        ctx = resources.Context(
-            rtype=rtype,
-            registry=registry,
-            cache=await self._cache_for(rtype),
-            store=self.store,
-            request=request,
-            namespace=namespace,
-            name=name,
-            subresource=info.subresource,
-            accept=accept,
-        )
-        if verb == "watch":
-            await watch.watch(ctx, send, trace=self.trace)
-            return 200
-        if info.subresource == "log":
-            from controlplane.apiserver.handlers import subresources
 
-            return await subresources.stream_log(
-                ctx, send, self.kubelets, self.registries.get(("", "v1", "nodes"))
-            )
-        handler = {
-            "get": resources.get,
-            "list": resources.list_,
-            "create": resources.create,
-            "update": resources.update,
-            "patch": resources.patch,
-            "delete": resources.delete,
-            "deletecollection": resources.delete_collection,
-        }.get(verb)
-        if handler is None:
-            raise errors.method_not_supported(rtype.plural, rtype.group, verb)
-        with admission.admitting(
-            self.admission, self._admission_attributes(request, rtype, namespace)
-        ) as scope:
-            try:
-                if info.subresource == "token" and verb == "create":  # serviceaccounts/token
-                    from controlplane.apiserver.handlers import tokenrequest
+class _StageEvents:
+    """A request's ``Reporter`` while someone watches the trace: each stage is a ``request.stage`` event
+    with the fields every event of the request has (``fields``: its envelope and what it is about)."""
 
-                    reply = await tokenrequest.create(ctx, self.service_account_issuer, self.registries)
-                elif info.subresource and info.subresource != "status":
-                    from controlplane.apiserver.handlers import subresources
+    __slots__ = ("fields", "trace")
 
-                    reply = await subresources.handle(ctx, verb)
-                else:
-                    reply = await handler(ctx)
-            except UndecodableObject as error:
-                # A value that cannot become the kind's Go type (a bad quantity, bad base64): upstream's
-                # decoder refuses it before validation, with 400 BadRequest.
-                raise errors.bad_request(error.message(rtype.kind, rtype.version)) from None
-            except errors.StatusError as error:
-                if scope.warnings:
-                    error.headers = _with_warnings(error.headers, scope.warnings)
-                raise
-            if scope.warnings:
-                reply.headers = _with_warnings(reply.headers, scope.warnings)
-        await respond(send, reply.status, reply.body, headers=reply.headers, audit_id=request.audit_id)
-        return reply.status
+    def __init__(self, trace: TraceSink, fields: dict[str, Any]) -> None:
+        self.trace = trace
+        self.fields = fields
 
-    @staticmethod
-    def _admission_attributes(request: Request, rtype: ResourceType, namespace: str) -> admission.Attributes:
-        """What admission needs to know of the request (the operation comes with each write)."""
-        info = request.info
-        assert info is not None and request.user is not None
-        sub = rtype.subresource(info.subresource) if info.subresource else None
-        kind_group, kind_version, kind = rtype.group, rtype.version, rtype.kind
-        if sub is not None and sub.kind:
-            kind = sub.kind
-            kind_group = sub.group if sub.group is not None else rtype.group
-            kind_version = sub.version if sub.version is not None else rtype.version
-        options: dict[str, Any] = {}
-        if manager := request.query.get("fieldManager"):
-            options["fieldManager"] = manager
-        dry_run = request.query.get("dryRun") == "All"
-        if dry_run:
-            options["dryRun"] = ["All"]
-        return admission.Attributes(
-            user=request.user,
-            operation="",
-            group=rtype.group,
-            version=rtype.version,
-            resource=rtype.plural,
-            subresource=info.subresource,
-            kind=kind,
-            kind_group=kind_group,
-            kind_version=kind_version,
-            namespace=namespace,
-            name=info.name,
-            namespaced=rtype.namespaced,
-            dry_run=dry_run,
-            options=options,
-        )
-
-    async def _virtual(self, request: Request, send: Send, rtype: ResourceType) -> int:
-        """Resources that are never stored (reviews): answered by their own handlers."""
-        from controlplane.apiserver.handlers import reviews
-
-        reply = await reviews.handle(self, request, rtype)
-        await respond(send, reply.status, reply.body, audit_id=request.audit_id)
-        return reply.status
+    def __call__(self, name: str, outcome: str, detail: str, /, **fields: str | int) -> None:
+        self.trace.emit("request.stage", **self.fields, stage=name, outcome=outcome, detail=detail, **fields)

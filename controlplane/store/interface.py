@@ -42,7 +42,7 @@ from controlplane.store.kv import (
     TxnResult,
 )
 from controlplane.store.watch import DEFAULT_WATCH_CAPACITY, Watch
-from controlplane.trace import NULL_SINK, TraceSink, current_request_id, nodes, note_revision
+from controlplane.trace import NULL_SINK, TraceSink, current_request_id, nodes
 from controlplane.trace.objects import facts as object_facts
 
 #: The diagram's edge of every store operation: the API server is etcd's only client.
@@ -221,13 +221,20 @@ class Store(abc.ABC):
 
     # -- writes ----------------------------------------------------------------------------------
 
-    async def txn(self, txn: Txn) -> TxnResult:
+    async def txn(self, txn: Txn, *, request_id: str | None = None) -> TxnResult:
         """Commit ``txn`` atomically: one new revision if it writes, none if it does not.
 
         The write is durable when this returns. Invalid requests raise before anything is written.
+
+        ``request_id`` is the Audit-ID of the API request the transaction is made for, which its
+        ``store.txn`` trace event names. The API server's registry passes it: the store sits below
+        the API server and never sees a request, so the id is handed down with the write. Without
+        one, the event names the request being served if there is one
+        (``trace.context.current_request_id``), for callers that are not handed a request.
         """
         mvcc.check_txn(txn, prefix=self.prefix, max_bytes=self.max_request_bytes)
-        request_id = current_request_id.get()
+        if request_id is None:
+            request_id = current_request_id.get()
         observer = self.observer
         started = perf_counter() if observer is not None else 0.0
         result = await self._txn(txn)
@@ -236,8 +243,6 @@ class Store(abc.ABC):
             observer.observe(txn_operation(txn), ops[0].key if ops else "", perf_counter() - started)
         if self.trace.enabled:
             self._trace_txn(txn, result, request_id)
-            if result.events:
-                note_revision(result.revision)  # the request's ``request.completed`` names it
         return result
 
     @abc.abstractmethod

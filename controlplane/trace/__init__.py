@@ -7,7 +7,7 @@ keeps it in a bounded ``Recorder`` (``recorder.py``) and hands it to subscribers
 websocket). ``causality.py`` follows cause to effect through the events (request -> store revision ->
 watch events -> reconcile or scheduling -> the requests that made); ``export.py`` saves a run as JSON
 lines and loads it back, with Secret values redacted (``redaction.py``). ``context.py`` carries the id
-of the request being served, the requests a component's work made and the revisions a request wrote.
+of the request being served and the requests a component's work made.
 ``nodes.py`` spells the diagram's node ids that events name in ``from`` and ``to``.
 docs/trace.md describes all of it for readers of the course.
 """
@@ -19,9 +19,7 @@ from controlplane.trace.causality import CausalGraph
 from controlplane.trace.context import (
     current_request_id,
     note_request,
-    note_revision,
     recording_requests,
-    recording_revisions,
     request_context,
 )
 from controlplane.trace.recorder import DEFAULT_CAPACITY, Recorder, TooOld
@@ -45,9 +43,7 @@ __all__ = [
     "TraceSink",
     "current_request_id",
     "note_request",
-    "note_revision",
     "recording_requests",
-    "recording_revisions",
     "request_context",
     "summarise",
     "validate",

@@ -24,22 +24,21 @@ The built-in plugins, in upstream's order (``pkg/kubeapiserver/options/plugins.g
 
 **How the request reaches the plugins.** The registry (``registry.py``) knows *when* to admit (after
 defaulting, around validation), but not *who* asks: it is called with an object, not a request. The
-request handler knows who asks. So, as ``pipeline.py`` does for the trace reporter, the server puts the
-request's admission attributes (user, resource, subresource, namespace, name, dry run) and the
-cluster's chain in a context variable (``admitting``) around the handler; the registry calls
-``await mutate(...)``, ``await validate(...)`` and ``await admit_delete(...)`` with the operation and
-the objects, and these find the rest there. A write the API server makes on its own (creating the
-system namespaces at start) has no request, and no admission, as upstream's internal writes to
-storage have none; ``suspended`` marks the writes a handler makes *within* a request that upstream
-does not admit again (the pod deleted by an eviction, which was admitted as ``pods/eviction``).
+request handler knows who asks. So the handler hands every registry write a ``RequestScope``
+(``requestscope.py``) holding an ``Admission``: the cluster's chain, the request's attributes (user,
+resource, subresource, namespace, name, dry run) and the state of its admission so far (warnings for
+the client). The registry calls ``mutate``, ``validate`` and ``admit_delete`` on it with the
+operation and the objects. A write the API server makes on its own (the system namespaces, the
+``kubernetes`` Service, the bootstrap policy) has no request, and no admission, as upstream's internal
+writes to storage have none: its scope says so in words (``RequestScope.unadmitted(reason=...)``), so
+that a write path cannot skip admission by forgetting it. A handler's write *within* a request that
+upstream does not admit again (the pod deleted by an eviction, which was admitted as
+``pods/eviction``) takes ``scope.already_admitted(...)``, which says so too.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-from collections.abc import Iterator
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 from controlplane.apiserver.admission.attributes import (
@@ -52,85 +51,41 @@ from controlplane.apiserver.admission.attributes import (
 from controlplane.apiserver.admission.chain import Chain, Scope
 
 
-@dataclass(slots=True)
-class _Current:
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """One request's admission: the chain, what the request is (``base``, its operation and objects
+    filled in per write), and its state (``scope``: warnings, reinvocation, where steps are reported)."""
+
     chain: Chain
     base: Attributes
     scope: Scope
 
+    async def mutate(self, operation: str, obj: Object, old: Object | None) -> Object:
+        """The mutating phase for a CREATE or UPDATE: ``obj`` as the plugins and webhooks changed it."""
+        patched = await self.chain.mutate(self.base.with_objects(obj, old, operation), self.scope)
+        return obj if patched is None else patched
 
-_current: ContextVar[_Current | None] = ContextVar("admission", default=None)
+    async def validate(self, operation: str, obj: Object, old: Object | None) -> None:
+        """The validating phase for a CREATE or UPDATE; raises a StatusError to refuse."""
+        await self.chain.validate(self.base.with_objects(obj, old, operation), self.scope)
 
-
-@contextlib.contextmanager
-def admitting(chain: Chain, base: Attributes) -> Iterator[Scope]:
-    """Admit the writes of the body as the request ``base`` describes; yields its ``Scope``."""
-    scope = Scope()
-    token = _current.set(_Current(chain, base, scope))
-    try:
-        yield scope
-    finally:
-        _current.reset(token)
-
-
-@contextlib.contextmanager
-def suspended() -> Iterator[None]:
-    """Writes in the body are not admitted (see the module docstring)."""
-    token = _current.set(None)
-    try:
-        yield
-    finally:
-        _current.reset(token)
-
-
-def current() -> Attributes | None:
-    """The attributes of the request being admitted, if any."""
-    state = _current.get()
-    return None if state is None else state.base
-
-
-async def mutate(operation: str, obj: Object, old: Object | None) -> Object:
-    """The mutating phase for a CREATE or UPDATE: ``obj`` as the plugins and webhooks changed it."""
-    state = _current.get()
-    if state is None:
-        return obj
-    patched = await state.chain.mutate(state.base.with_objects(obj, old, operation), state.scope)
-    return obj if patched is None else patched
-
-
-async def validate(operation: str, obj: Object, old: Object | None) -> None:
-    """The validating phase for a CREATE or UPDATE; raises a StatusError to refuse."""
-    state = _current.get()
-    if state is None:
-        return
-    await state.chain.validate(state.base.with_objects(obj, old, operation), state.scope)
-
-
-async def admit_delete(old: Object) -> None:
-    """Both phases for a DELETE of ``old`` (one item of a deletecollection names itself)."""
-    state = _current.get()
-    if state is None:
-        return
-    base = state.base
-    if not base.name:
-        meta = old.get("metadata") or {}
-        base = dataclasses.replace(base, name=str(meta.get("name") or ""))
-    a = base.with_objects(None, old, DELETE)
-    await state.chain.mutate(a, state.scope)
-    await state.chain.validate(a, state.scope)
+    async def admit_delete(self, old: Object) -> None:
+        """Both phases for a DELETE of ``old`` (one item of a deletecollection names itself)."""
+        base = self.base
+        if not base.name:
+            meta = old.get("metadata") or {}
+            base = dataclasses.replace(base, name=str(meta.get("name") or ""))
+        a = base.with_objects(None, old, DELETE)
+        await self.chain.mutate(a, self.scope)
+        await self.chain.validate(a, self.scope)
 
 
 __all__ = [
     "CREATE",
     "DELETE",
     "UPDATE",
+    "Admission",
     "Attributes",
     "Chain",
     "Scope",
-    "admit_delete",
-    "admitting",
-    "current",
-    "mutate",
-    "suspended",
-    "validate",
 ]

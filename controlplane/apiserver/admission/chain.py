@@ -27,11 +27,11 @@ from typing import Any, ClassVar, Protocol
 
 from controlplane.api.patch.errors import PatchError
 from controlplane.api.patch.jsonpatch import apply_json_patch
-from controlplane.apiserver import errors, pipeline
+from controlplane.apiserver import errors
 from controlplane.apiserver.admission.attributes import Attributes, Object, PatchOp
+from controlplane.apiserver.pipeline import NO_REPORT, Reporter
 from controlplane.identity import UserInfo
 from controlplane.trace import TraceSink, nodes
-from controlplane.trace.context import current_request_id
 
 
 class ClusterView(Protocol):
@@ -78,8 +78,13 @@ class Plugin:
 
 @dataclass
 class Scope:
-    """The state of one request's admission: warnings for the client, reinvocation bookkeeping."""
+    """The state of one request's admission: warnings for the client, reinvocation bookkeeping, and
+    where its steps are reported (the request's Audit-ID, its pipeline reporter)."""
 
+    #: The Audit-ID of the request, which its ``admission.step`` events name ("" for none).
+    audit_id: str = ""
+    #: Where the ``mutating-admission`` and ``validating-admission`` stages are reported.
+    report: Reporter = NO_REPORT
     warnings: list[str] = field(default_factory=list)
     #: Set while the chain reinvokes (a plugin may want to know, as upstream's ``IsReinvoke``).
     reinvoking: bool = False
@@ -116,6 +121,7 @@ class Tracer:
 
     def step(
         self,
+        scope: Scope,
         plugin: str,
         phase: str,
         outcome: str,
@@ -124,11 +130,12 @@ class Tracer:
         detail: str = "",
         to: str = nodes.APISERVER,
     ) -> None:
+        """One ``admission.step`` of the request whose admission ``scope`` is."""
         if not self.trace.enabled:
             return
         fields: dict[str, Any] = {
             "cluster": self.cluster,
-            "id": current_request_id.get() or "",
+            "id": scope.audit_id,
             "from": nodes.APISERVER,
             "to": to,
             "plugin": plugin,
@@ -197,9 +204,9 @@ class Chain:
                 scope.reinvoking = True
                 a = await self._mutating_pass(a, scope, ran, reinvocation=True)
         except errors.StatusError as error:
-            pipeline.stage("mutating-admission", "deny", error.message)
+            scope.report("mutating-admission", "deny", error.message)
             raise
-        self._report("mutating-admission", ran + scope.ran)
+        self._report(scope, "mutating-admission", ran + scope.ran)
         scope.ran.clear()
         return a.object
 
@@ -216,12 +223,12 @@ class Chain:
             try:
                 patch = await plugin.admit(a, self.cluster, scope)
             except errors.StatusError as error:
-                self.tracer.step(plugin.name, "mutating", "deny", detail=error.message)
+                self.tracer.step(scope, plugin.name, "mutating", "deny", detail=error.message)
                 raise
             ran.append(plugin.name)
             if patch and a.object is not None:
                 a = a.with_objects(apply_patch(a.object, patch, plugin.name, in_place=in_place), a.old_object)
-            self.tracer.step(plugin.name, "mutating", "pass", patch=patch)
+            self.tracer.step(scope, plugin.name, "mutating", "pass", patch=patch)
         if self.mutating_webhooks is not None:
             patched = await self.mutating_webhooks.admit(a, self.cluster, scope, reinvocation=reinvocation)
             if patched is not None:
@@ -243,9 +250,9 @@ class Chain:
                 await self.validating_webhooks.validate(a, self.cluster, scope)
             await self._validate_with(self._late_validators, a, scope, ran)
         except errors.StatusError as error:
-            pipeline.stage("validating-admission", "deny", error.message)
+            scope.report("validating-admission", "deny", error.message)
             raise
-        self._report("validating-admission", ran + scope.ran)
+        self._report(scope, "validating-admission", ran + scope.ran)
         scope.ran.clear()
 
     async def _validate_with(
@@ -257,15 +264,15 @@ class Chain:
             try:
                 await plugin.validate(a, self.cluster, scope)
             except errors.StatusError as error:
-                self.tracer.step(plugin.name, "validating", "deny", detail=error.message)
+                self.tracer.step(scope, plugin.name, "validating", "deny", detail=error.message)
                 raise
             ran.append(plugin.name)
-            self.tracer.step(plugin.name, "validating", "pass")
+            self.tracer.step(scope, plugin.name, "validating", "pass")
 
     @staticmethod
-    def _report(stage: str, ran: list[str]) -> None:
+    def _report(scope: Scope, stage: str, ran: list[str]) -> None:
         detail = ", ".join(dict.fromkeys(ran)) if ran else "no plugin applies"
-        pipeline.stage(stage, "pass", detail)
+        scope.report(stage, "pass", detail)
 
 
 __all__ = ["Chain", "ClusterView", "Plugin", "Scope", "Tracer", "WebhookPhase", "apply_patch"]

@@ -78,14 +78,16 @@ class MutatingWebhooks:
                 continue
             if a.dry_run and hook.side_effects not in DRY_RUN_SAFE:
                 error = dry_run_unsupported(hook.name)
-                self.tracer.step(hook.name, "mutating", "deny", detail=error.message, to=hook.node)
+                self.tracer.step(scope, hook.name, "mutating", "deny", detail=error.message, to=hook.node)
                 raise error
             try:
                 verdict = await call(self.client, hook, current, new_uid())
             except CallFailed as failure:
                 outcome = "pass" if hook.fails_open else "deny"
                 policy = "failurePolicy Ignore" if hook.fails_open else "failurePolicy Fail"
-                self.tracer.step(hook.name, "mutating", outcome, detail=f"{failure} ({policy})", to=hook.node)
+                self.tracer.step(
+                    scope, hook.name, "mutating", outcome, detail=f"{failure} ({policy})", to=hook.node
+                )
                 if hook.fails_open:
                     continue
                 raise failing_closed(failure) from None
@@ -93,20 +95,20 @@ class MutatingWebhooks:
                 scope.warn(warning)
             if not verdict.allowed:
                 error = denied(hook.name, verdict.result)
-                self.tracer.step(hook.name, "mutating", "deny", detail=error.message, to=hook.node)
+                self.tracer.step(scope, hook.name, "mutating", "deny", detail=error.message, to=hook.node)
                 raise error
             if verdict.patch and obj is not None:
                 try:
                     patched = apply_json_patch(obj, verdict.patch)
                 except PatchError as problem:
-                    self.tracer.step(hook.name, "mutating", "deny", detail=str(problem), to=hook.node)
+                    self.tracer.step(scope, hook.name, "mutating", "deny", detail=str(problem), to=hook.node)
                     raise errors.internal_error(problem) from None
                 if not isinstance(patched, dict):
                     raise errors.internal_error(
                         f'mutating webhook "{hook.name}" replaced the object with a non-object'
                     )
                 obj = _decoded(patched, a)
-            self.tracer.step(hook.name, "mutating", "pass", patch=verdict.patch, to=hook.node)
+            self.tracer.step(scope, hook.name, "mutating", "pass", patch=verdict.patch, to=hook.node)
             scope.ran.append(hook.node)
             if hook.reinvocation_policy == IF_NEEDED:
                 scope.seen_by_reinvocable[hook.name] = obj

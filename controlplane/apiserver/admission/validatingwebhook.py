@@ -57,7 +57,7 @@ class ValidatingWebhooks:
         for hook in chosen:
             if a.dry_run and hook.side_effects not in DRY_RUN_SAFE:
                 error = dry_run_unsupported(hook.name)
-                self.tracer.step(hook.name, "validating", "deny", detail=error.message, to=hook.node)
+                self.tracer.step(scope, hook.name, "validating", "deny", detail=error.message, to=hook.node)
                 raise error
         outcomes = await asyncio.gather(*(self._one(hook, a, scope) for hook in chosen))
         for outcome in outcomes:
@@ -70,15 +70,17 @@ class ValidatingWebhooks:
         except CallFailed as failure:
             outcome = "pass" if hook.fails_open else "deny"
             policy = "failurePolicy Ignore" if hook.fails_open else "failurePolicy Fail"
-            self.tracer.step(hook.name, "validating", outcome, detail=f"{failure} ({policy})", to=hook.node)
+            self.tracer.step(
+                scope, hook.name, "validating", outcome, detail=f"{failure} ({policy})", to=hook.node
+            )
             return None if hook.fails_open else failing_closed(failure)
         for warning in verdict.warnings:
             scope.warn(warning)
         if not verdict.allowed:
             error = denied(hook.name, verdict.result)
-            self.tracer.step(hook.name, "validating", "deny", detail=error.message, to=hook.node)
+            self.tracer.step(scope, hook.name, "validating", "deny", detail=error.message, to=hook.node)
             return error
-        self.tracer.step(hook.name, "validating", "pass", to=hook.node)
+        self.tracer.step(scope, hook.name, "validating", "pass", to=hook.node)
         scope.ran.append(hook.node)
         return None
 

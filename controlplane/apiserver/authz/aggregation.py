@@ -27,6 +27,7 @@ from typing import Any
 from controlplane.api import selectors
 from controlplane.apiserver import errors
 from controlplane.apiserver.registry import Registry
+from controlplane.apiserver.requestscope import RequestScope
 from controlplane.apiserver.watchcache import WatchCache
 
 logger = logging.getLogger(__name__)
@@ -93,6 +94,11 @@ def stale_roles(cluster_roles: Sequence[Object]) -> dict[str, list[dict[str, Any
     }
 
 
+#: The aggregation's writes: the API server's own (upstream's controller-manager writes them through
+#: its loopback client as system:masters; here the server writes in-process), not a request's.
+AGGREGATION_SCOPE = RequestScope.unadmitted(reason="clusterrole-aggregation: the server fills in rules")
+
+
 class Aggregator:
     """The aggregation loop over the API server's ClusterRole cache (see the module docstring)."""
 
@@ -111,7 +117,7 @@ class Aggregator:
                 return current
 
             try:
-                await self.registry.update("", name, mutate)
+                await self.registry.update("", name, mutate, scope=AGGREGATION_SCOPE)
             except errors.StatusError as error:  # deleted meanwhile, or a conflict: the next change retries
                 logger.info("aggregating ClusterRole %s: %s", name, error.message)
 

@@ -19,10 +19,10 @@ A refusal is a 403 naming what is missing, compacted one line per resource::
 
 ``system:masters`` skips the check (upstream's ``EscalationAllowed``: the API server's own loopback
 client is in that group). The check needs the requesting user, which the storage layer does not
-otherwise see: the server runs each request's handler inside :func:`requesting`, and the RBAC
-registries call :class:`EscalationGuard` once the object is decoded and admitted, before validation
-(where upstream's ``policybased`` storage wrappers run). Internal writes (bootstrap, aggregation)
-have no requester and are not checked.
+otherwise see: the RBAC registries call :class:`EscalationGuard` with the write's ``RequestScope``
+(whose ``user`` is who asks) once the object is decoded and admitted, before validation (where
+upstream's ``policybased`` storage wrappers run). Internal writes (bootstrap, aggregation) have no
+requester and are not checked.
 
 Upstream: ``pkg/registry/rbac/{role,clusterrole,rolebinding,clusterrolebinding}/policybased/
 storage.go``, ``pkg/registry/rbac/escalation_check.go``, ``pkg/registry/rbac/validation/rule.go``
@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from contextvars import ContextVar
 from typing import Any
 
-from controlplane.apiserver import errors, pipeline
+from controlplane.apiserver import errors
 from controlplane.apiserver.authz.authorizer import Attributes, Authorizer
 from controlplane.apiserver.authz.rbac import PolicySource, RoleRefNotFound, role_ref_rules, rules_for
-from controlplane.apiserver.requestscope import Scoped
+from controlplane.apiserver.requestscope import RequestScope
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
 
 Rule = Mapping[str, Any]
@@ -51,15 +50,6 @@ FULL_AUTHORITY: tuple[Rule, ...] = (
     {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
     {"verbs": ["*"], "nonResourceURLs": ["*"]},
 )
-
-_requester: ContextVar[UserInfo | None] = ContextVar("rbac_requester", default=None)
-
-
-def requesting(user: UserInfo | None) -> Scoped[UserInfo | None]:
-    """``with requesting(user):`` runs the block as a request by ``user`` (whose RBAC writes are then
-    checked)."""
-    return Scoped(_requester, user)
-
 
 # -- covers (pure) ---------------------------------------------------------------------------------
 
@@ -220,15 +210,16 @@ def _well_formed(obj: Mapping[str, Any]) -> bool:
 
 
 class EscalationGuard:
-    """Checks one RBAC kind's writes; the registry calls it with (new object, old object or None)."""
+    """Checks one RBAC kind's writes; the registry calls it with (new object, old object or None, the
+    write's scope)."""
 
     def __init__(self, resource: str, authorizer: Authorizer, policy: PolicySource) -> None:
         self.resource = resource  # roles, clusterroles, rolebindings or clusterrolebindings
         self.authorizer = authorizer
         self.policy = policy
 
-    def __call__(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
-        user = _requester.get()
+    def __call__(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None, scope: RequestScope) -> None:
+        user = scope.user
         if user is None or SYSTEM_MASTERS in user.groups:
             return
         if not _well_formed(obj):  # upstream's typed decoder refuses these first: validation will
@@ -244,7 +235,7 @@ class EscalationGuard:
         if problem is not None:
             error = errors.forbidden(self.resource, GROUP, name, problem)
             # Upstream runs the check in the storage layer, before validation: the strip shows it there.
-            pipeline.stage("validation", "deny", f"RBAC escalation check: {error.message}")
+            scope.stage("validation", "deny", f"RBAC escalation check: {error.message}")
             raise error
 
     def _allowed(self, user: UserInfo, verb: str, resource: str, namespace: str, name: str) -> bool:
@@ -300,6 +291,5 @@ __all__ = [
     "compact_string",
     "covers",
     "escalation_error",
-    "requesting",
     "rule_covers",
 ]

@@ -32,6 +32,7 @@ from controlplane.apiserver.authz.escalation import EscalationGuard
 from controlplane.apiserver.authz.node import NodeAuthorizer, NodeGraph
 from controlplane.apiserver.authz.rbac import RBACAuthorizer
 from controlplane.apiserver.registry import Registry
+from controlplane.apiserver.requestscope import RequestScope
 from controlplane.apiserver.watchcache import Cached, WatchCache
 from controlplane.store import Compare, Put, StoreError, Txn
 
@@ -46,6 +47,9 @@ CONSISTENT_WAIT = 1.0
 RBAC_PLURALS = ("roles", "rolebindings", "clusterroles", "clusterrolebindings")
 #: Bootstrap objects created per store transaction.
 BOOTSTRAP_TXN_OBJECTS = 50
+#: The bootstrap policy's writes: the API server's own, not admitted (upstream's post-start hook writes
+#: them through its loopback client as system:masters, whom no admission plugin stops).
+BOOTSTRAP_SCOPE = RequestScope.unadmitted(reason="rbac/bootstrap-roles: the server's own bootstrap policy")
 
 
 def cache_of(
@@ -291,9 +295,12 @@ class Authorization:
         for start in range(0, len(batch), BOOTSTRAP_TXN_OBJECTS):
             chunk = batch[start : start + BOOTSTRAP_TXN_OBJECTS]
             prepared = [
-                (registry, await registry.prepare_create(copy.deepcopy(obj), "")) for registry, obj in chunk
+                (registry, await registry.prepare_create(copy.deepcopy(obj), "", scope=BOOTSTRAP_SCOPE))
+                for registry, obj in chunk
             ]
             keys = [registry.key("", obj["metadata"]["name"]) for registry, obj in prepared]
+            # One transaction for many objects of two kinds, which no registry method writes: each
+            # object was prepared by its registry (``prepare_create``), exactly as ``create`` would.
             result = await chunk[0][0].store.txn(
                 Txn(
                     compares=tuple(Compare.absent(key) for key in keys),
@@ -311,7 +318,7 @@ class Authorization:
 async def _ensure(registry: Registry, expected: dict[str, Any]) -> None:
     name = expected["metadata"]["name"]
     try:
-        await registry.create(copy.deepcopy(expected), "")
+        await registry.create(copy.deepcopy(expected), "", scope=BOOTSTRAP_SCOPE)
         return
     except errors.StatusError as error:
         if error.code != 409:
@@ -322,7 +329,7 @@ async def _ensure(registry: Registry, expected: dict[str, Any]) -> None:
         return bootstrap.reconcile(current, expected) or current
 
     with contextlib.suppress(errors.StatusError):  # deleted meanwhile: the next start creates it
-        await registry.update("", name, mutate)
+        await registry.update("", name, mutate, scope=BOOTSTRAP_SCOPE)
 
 
 __all__ = ["Authorization", "CachedPolicy", "PodGraphFeed", "cache_of"]

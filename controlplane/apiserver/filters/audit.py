@@ -14,11 +14,14 @@ The stage tells the trace the level (``request.stage`` detail ``level Metadata (
 
 Bodies are collected only when the level needs them: the request's is already in memory once the
 handler has read it (``Request.body``); the response's is taken from the ``send`` calls. The
-impersonated user is the request's user at completion when it differs from the authenticated one
-(the impersonation stage replaces ``request.user``).
+impersonated user is the user the request acted as when it differs from the authenticated one (the
+impersonation stage's ``acting``).
 
-The hooks in ``server.py`` are one call each: ``observing`` (wraps ``send``), ``record_received``,
-``record_unauthenticated``, ``record_authorization``, ``record_panic``, ``record_completed``.
+A request's audit exists from the moment it arrives (``RequestAudit``, upstream's ``WithAuditInit``):
+its ``send`` is watched from the start, though whether anything is recorded is only known once
+authentication has said who asks. The hooks in ``server.py`` are one call each: ``observing`` (wraps
+``send``), ``record_received``, ``record_unauthenticated``, ``record_panic``, ``record_completed``;
+the authorization stage adds its decision itself (``record_authorization``), as upstream's does.
 Upstream: ``k8s.io/apiserver/pkg/endpoints/filters/audit.go`` (``WithAudit``,
 ``WithFailedAuthenticationAudit``), ``pkg/audit/request.go``.
 """
@@ -32,7 +35,6 @@ from urllib.parse import urlencode
 
 from prometheus_client.metrics_core import Metric
 
-from controlplane.apiserver import pipeline
 from controlplane.apiserver.audit.event import (
     DECISION_ANNOTATION,
     REASON_ANNOTATION,
@@ -47,6 +49,7 @@ from controlplane.apiserver.audit.log import AuditLog
 from controlplane.apiserver.audit.policy import Attributes, Level, Policy, RequestAuditConfig, Stage
 from controlplane.apiserver.http import Message, Request, Send
 from controlplane.apiserver.metrics import request_kind
+from controlplane.apiserver.pipeline import Authenticated, Reporter
 from controlplane.identity import UserInfo
 from controlplane.metrics.vectors import CounterVec
 
@@ -136,7 +139,7 @@ class AuditContext:
     auditor: Auditor
     config: RequestAuditConfig
     event: dict[str, Any]
-    #: The user authentication found (the impersonated one, if any, becomes ``request.user``).
+    #: The user authentication found (None for a request it refused).
     user: UserInfo | None
     long_running: bool
     annotations: dict[str, str] = field(default_factory=dict)
@@ -177,6 +180,22 @@ class AuditContext:
         )
 
 
+class RequestAudit:
+    """One request's audit, from its arrival to its end (upstream's audit context, which
+    ``WithAuditInit`` makes before anything else runs).
+
+    Empty (``context`` None) until the audit stage asks the policy, and for good if the server has no
+    audit policy or the policy does not record the request.
+    """
+
+    __slots__ = ("auditor", "context")
+
+    def __init__(self, auditor: Auditor | None) -> None:
+        self.auditor = auditor
+        #: The event being recorded, if the policy records the request.
+        self.context: AuditContext | None = None
+
+
 # -- attributes --------------------------------------------------------------------------------------
 
 
@@ -184,7 +203,7 @@ def attributes(request: Request, user: UserInfo | None) -> Attributes:
     """What the policy decides on (upstream's authorizer attributes)."""
     info = request.info
     name, groups = (user.username, user.groups) if user is not None else ("", ())
-    if info is None or not info.is_resource_request:
+    if not info.is_resource_request:
         return Attributes(name, groups, request.method.lower(), False, path=request.path)
     return Attributes(
         name,
@@ -220,13 +239,13 @@ def request_uri(request: Request) -> str:
 # -- the hooks ---------------------------------------------------------------------------------------
 
 
-def observing(request: Request, send: Send, auditor: Auditor | None) -> Send:
+def observing(audit: RequestAudit, send: Send) -> Send:
     """``send``, watched for the status code and, when the level needs it, the response body."""
-    if auditor is None:
+    if audit.auditor is None:
         return send
 
     async def observed(message: Message) -> None:
-        context = request.audit
+        context = audit.context
         if context is not None:
             _observe(context, message)
         await send(message)
@@ -260,36 +279,39 @@ def _status_only(event: dict[str, Any], code: int) -> PendingEvent:
     return PendingEvent(with_status(event, success_status(code)))
 
 
-def record_received(request: Request, auditor: Auditor | None) -> None:
-    """The request's user is known: decide its level and write ``RequestReceived``."""
+def record_received(authenticated: Authenticated, audit: RequestAudit, report: Reporter) -> None:
+    """The audit stage: the request's user is known, so decide its level and write ``RequestReceived``."""
+    auditor = audit.auditor
     if auditor is None:
-        pipeline.stage("audit", "pass", "no audit policy: nothing recorded")
+        report("audit", "pass", "no audit policy: nothing recorded")
         return
-    config = _begin(request, auditor, request.user)
+    config = _begin(audit, auditor, authenticated.request, authenticated.user)
     if config.level is Level.NONE:
-        pipeline.stage("audit", "pass", "level None: not recorded" + _rule(config))
+        report("audit", "pass", "level None: not recorded" + _rule(config))
         return
     detail = f"level {config.level.wire}{_rule(config)}"
     if config.capped:
         detail += ": a Secret's or a token's body is never recorded"
-    pipeline.stage("audit", "pass", detail)
+    report("audit", "pass", detail)
 
 
-def record_unauthenticated(request: Request, auditor: Auditor | None) -> None:
+def record_unauthenticated(request: Request, audit: RequestAudit) -> None:
     """A request refused by authentication is recorded too, without a user (upstream's
     ``WithFailedAuthenticationAudit``); no pipeline stage is reported, authentication stopped it."""
-    if auditor is not None:
-        _begin(request, auditor, None)
+    if audit.auditor is not None:
+        _begin(audit, audit.auditor, request, None)
 
 
-def _begin(request: Request, auditor: Auditor, user: UserInfo | None) -> RequestAuditConfig:
+def _begin(
+    audit: RequestAudit, auditor: Auditor, request: Request, user: UserInfo | None
+) -> RequestAuditConfig:
     attrs = attributes(request, user)
     config = auditor.evaluate(attrs)
     if config.level is Level.NONE:
         return config
     info = request.info
     ref = None
-    if info is not None and info.is_resource_request:
+    if info.is_resource_request:
         ref = object_ref(
             resource=info.resource,
             namespace=info.namespace,
@@ -311,7 +333,7 @@ def _begin(request: Request, auditor: Auditor, user: UserInfo | None) -> Request
     )
     long_running = request_kind(request.method, request.query, request.path) is None
     context = AuditContext(auditor, config, event, user, long_running)
-    request.audit = context
+    audit.context = context
     context.write(Stage.REQUEST_RECEIVED)
     return config
 
@@ -320,30 +342,34 @@ def _rule(config: RequestAuditConfig) -> str:
     return "" if config.rule is None else f" (rule {config.rule + 1})"
 
 
-def record_authorization(request: Request, allowed: bool, reason: str) -> None:
+def record_authorization(audit: RequestAudit, allowed: bool, reason: str) -> None:
     """The authorizer's decision, as upstream's annotations."""
-    context = request.audit
+    context = audit.context
     if context is not None:
         context.annotations[DECISION_ANNOTATION] = "allow" if allowed else "forbid"
         context.annotations[REASON_ANNOTATION] = reason
 
 
-def record_panic(request: Request, error: BaseException) -> None:
+def record_panic(audit: RequestAudit, error: BaseException) -> None:
     """The server failed while serving the request: its last stage is ``Panic``."""
-    context = request.audit
+    context = audit.context
     if context is not None:
         context.panic = f"APIServer panic'd: {error!r}"
 
 
-def record_completed(request: Request, code: int) -> str:
-    """The request ended with ``code``: write its last stage; the level it was recorded at, or ""."""
-    context = request.audit
+def record_completed(audit: RequestAudit, request: Request, acting: UserInfo | None, code: int) -> str:
+    """The request ended with ``code``: write its last stage; the level it was recorded at, or "".
+
+    ``acting`` is the user it acted as (None if it never got past authentication): the audit event's
+    ``impersonatedUser`` when it is not the authenticated one.
+    """
+    context = audit.context
     if context is None:
         return ""
-    request.audit = None
+    audit.context = None
     config = context.config
     event = context.event
-    user = request.user
+    user = acting
     if user is not None and context.user is not None and user != context.user:
         event = {**event, "impersonatedUser": user.to_json()}
     if context.panic:

@@ -57,11 +57,13 @@ from typing import Any, Protocol
 from controlplane.apiserver import errors
 from controlplane.apiserver.filters.x509 import X509Authenticator, describe
 from controlplane.apiserver.http import Request
+from controlplane.apiserver.pipeline import Authenticated
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import Clock
 from controlplane.identity import ANONYMOUS, AUTHENTICATED, UNAUTHENTICATED, UserInfo
 from controlplane.serviceaccount import InvalidToken, TokenIssuer, check_bound_objects, check_times, intersect
+from controlplane.trace import nodes
 
 #: The people's token registry: a token to its user, or None.
 TokenAuthenticator = Callable[[str], UserInfo | None]
@@ -98,14 +100,6 @@ class Unauthenticated(errors.StatusError):
     @property
     def why(self) -> str:
         return "; ".join(self.reasons) if self.reasons else "no credentials"
-
-
-@dataclass(frozen=True, slots=True)
-class Authenticated:
-    """The request's user and how it was proven (the trace's ``authentication`` detail)."""
-
-    user: UserInfo
-    how: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +240,8 @@ def bearer_token(request: Request) -> str:
 
 
 async def authenticate(request: Request, authenticator: Authenticator) -> Authenticated:
-    """The user behind ``request``'s client certificate or bearer token, and how it was proven.
+    """The authentication stage: the user behind ``request``'s client certificate or bearer token, how
+    it was proven, and the user's node on the diagram (``trace.nodes.for_user``).
 
     ``Unauthenticated`` (401) if neither proves anyone; its ``reasons`` say why, for the trace only.
     """
@@ -272,13 +267,13 @@ async def authenticate(request: Request, authenticator: Authenticator) -> Authen
         if authenticator.anonymous and not reasons and not token:
             # Upstream's union authenticator: nobody claimed the request, so it is anonymous
             # (k8s.io/apiserver pkg/authentication/request/anonymous).
-            return Authenticated(
-                UserInfo.create(ANONYMOUS, groups=[UNAUTHENTICATED]), "anonymous: no credentials"
-            )
-        raise Unauthenticated(reasons)
-    if AUTHENTICATED not in user.groups:
+            user, how = UserInfo.create(ANONYMOUS, groups=[UNAUTHENTICATED]), "anonymous: no credentials"
+        else:
+            raise Unauthenticated(reasons)
+    elif AUTHENTICATED not in user.groups:
         user = user.with_groups(AUTHENTICATED)
-    return Authenticated(user, how)
+    source = nodes.for_user(user.username, request.headers.get("user-agent", ""))
+    return Authenticated(request, user, how, source)
 
 
 async def review_token(authenticator: Authenticator, spec: Any) -> Object:

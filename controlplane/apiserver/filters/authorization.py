@@ -19,10 +19,13 @@ from collections.abc import Callable
 from typing import Any
 
 from controlplane.api import selectors
-from controlplane.apiserver import errors, pipeline
+from controlplane.apiserver import errors
 from controlplane.apiserver.authz.authorizer import Attributes, Decision, forbidden_message
 from controlplane.apiserver.authz.policy import Authorization
+from controlplane.apiserver.filters.audit import RequestAudit, record_authorization
 from controlplane.apiserver.http import Request
+from controlplane.apiserver.pipeline import Authorized, Dispatched, Reporter
+from controlplane.identity import UserInfo
 
 #: Emits the ``rbac.decision`` trace event of the current request (the server adds the envelope).
 Emit = Callable[..., None]
@@ -41,10 +44,9 @@ def _name_from_field_selector(text: str) -> str:
     return name
 
 
-def attributes(request: Request) -> Attributes:
-    """The request as authorizers see it (upstream ``GetAuthorizerAttributes``)."""
-    info, user = request.info, request.user
-    assert info is not None and user is not None
+def attributes(request: Request, user: UserInfo) -> Attributes:
+    """The request, as ``user``, as authorizers see it (upstream ``GetAuthorizerAttributes``)."""
+    info = request.info
     if not info.is_resource_request:
         return Attributes(user, info.verb, resource_request=False, path=request.path)
     name = info.name
@@ -103,16 +105,25 @@ def trace_fields(attrs: Attributes, decision: Decision) -> dict[str, Any]:
     return fields
 
 
-async def authorize(request: Request, authorization: Authorization, emit: Emit | None) -> str:
-    """Ask, report (``emit`` is None while nobody records the trace), and refuse with 403 unless an
-    authorizer allowed the request; the reason it was allowed (for the audit annotation)."""
-    attrs = attributes(request)
+async def authorize(
+    dispatched: Dispatched,
+    authorization: Authorization,
+    report: Reporter,
+    emit: Emit | None,
+    audit: RequestAudit,
+) -> Authorized:
+    """The authorization stage: ask about the request as the user it acts as, report (``emit`` is None
+    while nobody records the trace), note the decision in the audit event, and refuse with 403 unless
+    an authorizer allowed it."""
+    attrs = attributes(dispatched.request, dispatched.acting)
     decision = await authorization.authorize_consistently(attrs)
     if emit is not None:
         emit(**trace_fields(attrs, decision))
     if decision.allowed:
-        pipeline.stage("authorization", "pass", decision.explanation or decision.reason)
-        return decision.reason
+        record_authorization(audit, True, decision.reason)
+        report("authorization", "pass", decision.explanation or decision.reason)
+        return dispatched.authorized(decision.reason)
     error = forbidden(attrs, decision.reason)
-    pipeline.stage("authorization", "deny", decision.explanation or error.message)
+    record_authorization(audit, False, error.message)
+    report("authorization", "deny", decision.explanation or error.message)
     raise error

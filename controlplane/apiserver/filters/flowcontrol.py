@@ -2,9 +2,10 @@
 
 The stage between impersonation and authorization (upstream ``DefaultBuildHandlerChain``). It is an
 async context manager around the rest of the pipeline: a request enters once it holds its seat(s),
-and gives them back when its handler finishes::
+and gives them back when its handler finishes. What it makes is the pipeline's ``Dispatched`` value,
+whose ``send`` adds flow control's response headers::
 
-    async with server.flow_control.admit(request, send) as send:
+    async with server.flow_control.admit(impersonated, send, report) as dispatched:
         ...authorization, then the handler...
 
 Two implementations, chosen per cluster (``FlowControlOptions``), as kube-apiserver chooses with
@@ -56,7 +57,7 @@ from types import TracebackType
 from typing import Any
 
 from controlplane.api.resources import ResourceRegistry
-from controlplane.apiserver import errors, pipeline
+from controlplane.apiserver import errors
 from controlplane.apiserver.flowcontrol import queueset
 from controlplane.apiserver.flowcontrol.classification import RequestDigest
 from controlplane.apiserver.flowcontrol.controller import (
@@ -71,6 +72,7 @@ from controlplane.apiserver.flowcontrol.droppedrequests import DroppedRequests
 from controlplane.apiserver.flowcontrol.ensurer import Ensurer
 from controlplane.apiserver.flowcontrol.maxinflight import RETRY_AFTER, MaxInFlight
 from controlplane.apiserver.http import Message, Request, Send
+from controlplane.apiserver.pipeline import Dispatched, Impersonated, Reporter
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.identity import SYSTEM_MASTERS
@@ -142,9 +144,8 @@ class FlowControlSnapshot:
 
 def is_long_running(request: Request) -> bool:
     info = request.info
-    return info is not None and (
-        info.verb in LONG_RUNNING_VERBS
-        or (info.is_resource_request and info.subresource in LONG_RUNNING_SUBRESOURCES)
+    return info.verb in LONG_RUNNING_VERBS or (
+        info.is_resource_request and info.subresource in LONG_RUNNING_SUBRESOURCES
     )
 
 
@@ -212,19 +213,22 @@ class FlowControl(abc.ABC):
         """Called as the API server stops."""
 
     @abc.abstractmethod
-    def admit(self, request: Request, send: Send) -> contextlib.AbstractAsyncContextManager[Send]:
-        """Wait for room for ``request`` (or raise 429); the body runs holding it."""
+    def admit(
+        self, impersonated: Impersonated, send: Send, report: Reporter
+    ) -> contextlib.AbstractAsyncContextManager[Dispatched]:
+        """The flow-control stage: wait for room for the request (or raise 429); the body runs
+        holding it, with the ``Dispatched`` request."""
 
     @abc.abstractmethod
     def snapshot(self) -> FlowControlSnapshot: ...
 
-    def _emit(self, request: Request, **fields: Any) -> None:
+    def _emit(self, impersonated: Impersonated, **fields: Any) -> None:
         if self.trace.enabled:
             self.trace.emit(
                 "flowcontrol.decision",
                 cluster=self.cluster,
-                id=request.audit_id,
-                **{"from": request.source or nodes.ANONYMOUS, "to": nodes.APISERVER},
+                id=impersonated.request.audit_id,
+                **{"from": impersonated.source, "to": nodes.APISERVER},
                 **fields,
             )
 
@@ -340,7 +344,7 @@ class PriorityAndFairness(FlowControl):
 
     def _object_count(self, request: Request) -> int | None:
         info = request.info
-        if info is None or info.verb != "list":
+        if info.verb != "list":
             return None
         rtype = self.types.lookup(info.api_group, info.api_version, info.resource)
         if rtype is None:
@@ -356,8 +360,8 @@ class PriorityAndFairness(FlowControl):
                 if not waiter.future.done():
                     waiter.future.set_result(None)
 
-    def admit(self, request: Request, send: Send) -> _Admission:
-        return _Admission(self, request, send)
+    def admit(self, impersonated: Impersonated, send: Send, report: Reporter) -> _Admission:
+        return _Admission(self, impersonated, send, report)
 
     def _extra_headers(self, classified: Classification) -> list[tuple[bytes, bytes]]:
         """The response headers naming ``classified``'s FlowSchema and priority level, encoded once."""
@@ -371,15 +375,16 @@ class PriorityAndFairness(FlowControl):
             )
         return encoded
 
-    async def _enter(self, admission: _Admission) -> Send:
+    async def _enter(self, admission: _Admission) -> Dispatched:
         """Classify, queue and dispatch the request (or refuse it with 429): the ``admit`` body's
         first half; ``_Admission.__aexit__`` gives the seats back."""
-        request, send = admission.request, admission.send
+        impersonated, send, report = admission.impersonated, admission.send, admission.report
+        request = impersonated.request
         info = request.info
-        user = request.user
-        if info is None or user is None or (is_long_running(request) and info.verb != "watch"):
-            pipeline.stage("flowcontrol", "pass", "long-running request: not limited")
-            return send
+        user = impersonated.acting
+        if is_long_running(request) and info.verb != "watch":
+            report("flowcontrol", "pass", "long-running request: not limited")
+            return impersonated.dispatched(send)
         self.refresh()
         digest = RequestDigest(
             user=user,
@@ -404,13 +409,13 @@ class PriorityAndFairness(FlowControl):
         queued = self.controller.start(classified, level, seats, arrived)
         where = f"flowschema {classified.flow_schema}, priority level {level.name}"
         if queued.state is queueset.State.WAITING:
-            await self._wait(request, queued, classified, level)
+            await self._wait(impersonated, queued, classified, level)
         waited = round(self.clock() - arrived, 6)
         if queued.state is queueset.State.REJECTED:
             self.dropped.record(level.name, self.wall_clock())
             retry_after = self.dropped.retry_after(level.name)
             self._decision(
-                request,
+                impersonated,
                 "rejected",
                 classified,
                 level,
@@ -419,12 +424,10 @@ class PriorityAndFairness(FlowControl):
                 reason=queued.reason,
                 retry_after=retry_after,
             )
-            pipeline.stage(
-                "flowcontrol", "deny", f"{where}: rejected ({queued.reason}), Retry-After {retry_after}s"
-            )
+            report("flowcontrol", "deny", f"{where}: rejected ({queued.reason}), Retry-After {retry_after}s")
             raise too_many_requests(retry_after, headers)
 
-        self._decision(request, "dispatched", classified, level, queued, waited)
+        self._decision(impersonated, "dispatched", classified, level, queued, waited)
         detail = (
             f"{where}: exempt"
             if classified.exempt
@@ -433,26 +436,33 @@ class PriorityAndFairness(FlowControl):
                 + (f", waited {waited:.3f}s" if waited else "")
             )
         )
-        pipeline.stage("flowcontrol", "pass", detail)
+        report("flowcontrol", "pass", detail)
 
         admission.headers = headers
         admission.seat = (level, queued)
         # A watch gives its seat back once it is set up: when its response headers go out.
-        return adding_encoded_headers(
-            send, self._extra_headers(classified), admission.release if info.verb == "watch" else None
+        return impersonated.dispatched(
+            adding_encoded_headers(
+                send, self._extra_headers(classified), admission.release if info.verb == "watch" else None
+            )
         )
 
     async def _wait(
-        self, request: Request, queued: queueset.Request, classified: Classification, level: PriorityLevel
+        self,
+        impersonated: Impersonated,
+        queued: queueset.Request,
+        classified: Classification,
+        level: PriorityLevel,
     ) -> None:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         queued.ticket = _Waiter(future, classified, level)
         if self.trace.enabled:
-            self._decision(request, "queued", classified, level, queued, 0.0)
+            self._decision(impersonated, "queued", classified, level, queued, 0.0)
         # The wait limit fails the future itself (a dispatch that came first has resolved it, and
         # then wins): cheaper than ``asyncio.timeout``, which cancels and un-cancels the task.
-        timer = loop.call_later(wait_limit(request.query.get("timeout")), _expire, future)
+        timeout = impersonated.request.query.get("timeout")
+        timer = loop.call_later(wait_limit(timeout), _expire, future)
         try:
             await future
         except TimeoutError:
@@ -471,7 +481,7 @@ class PriorityAndFairness(FlowControl):
 
     def _decision(
         self,
-        request: Request,
+        impersonated: Impersonated,
         outcome: str,
         classified: Classification,
         level: PriorityLevel,
@@ -496,7 +506,7 @@ class PriorityAndFairness(FlowControl):
         if queued.queue is not None:
             fields["queue"] = queued.queue.index
             fields["queue_length"] = len(queued.queue.waiting)
-        self._emit(request, **fields)
+        self._emit(impersonated, **fields)
 
     def snapshot(self) -> FlowControlSnapshot:
         levels, schemas = self.controller.snapshot()
@@ -512,17 +522,20 @@ class _Admission:
     generator costs a frame, an async generator and its finalizer hooks each time.)
     """
 
-    __slots__ = ("_flow_control", "headers", "request", "seat", "send")
+    __slots__ = ("_flow_control", "headers", "impersonated", "report", "seat", "send")
 
-    def __init__(self, flow_control: PriorityAndFairness, request: Request, send: Send) -> None:
+    def __init__(
+        self, flow_control: PriorityAndFairness, impersonated: Impersonated, send: Send, report: Reporter
+    ) -> None:
         self._flow_control = flow_control
-        self.request = request
+        self.impersonated = impersonated
         self.send = send
+        self.report = report
         #: Set once the request is dispatched: its FlowSchema's headers, and its level and seat.
         self.headers: dict[str, str] | None = None
         self.seat: tuple[PriorityLevel, queueset.Request] | None = None
 
-    async def __aenter__(self) -> Send:
+    async def __aenter__(self) -> Dispatched:
         return await self._flow_control._enter(self)
 
     async def __aexit__(
@@ -554,28 +567,30 @@ class MaxInFlightFilter(FlowControl):
         self.state = MaxInFlight.create(options.max_requests_inflight, options.max_mutating_requests_inflight)
 
     @contextlib.asynccontextmanager
-    async def admit(self, request: Request, send: Send) -> AsyncIterator[Send]:
+    async def admit(
+        self, impersonated: Impersonated, send: Send, report: Reporter
+    ) -> AsyncIterator[Dispatched]:
+        request = impersonated.request
         info = request.info
-        if not self.state.enabled or info is None or is_long_running(request):
-            pipeline.stage("flowcontrol", "pass", "max-in-flight: not limited")
-            yield send
+        if not self.state.enabled or is_long_running(request):
+            report("flowcontrol", "pass", "max-in-flight: not limited")
+            yield impersonated.dispatched(send)
             return
         mutating = info.verb not in READ_ONLY_VERBS
         kind = "mutating" if mutating else "readOnly"
         counter = self.state.limit_for(mutating)
         if not counter.try_acquire():
-            user = request.user
-            if user is not None and SYSTEM_MASTERS in user.groups:
+            if SYSTEM_MASTERS in impersonated.acting.groups:
                 # upstream lets system:masters through uncounted: a super-user always gets an answer
                 counter.rejected -= 1
                 self.state.privileged += 1
-                pipeline.stage(
+                report(
                     "flowcontrol", "pass", f"max-in-flight: {kind} limit reached, system:masters let through"
                 )
-                yield send
+                yield impersonated.dispatched(send)
                 return
             self._emit(
-                request,
+                impersonated,
                 outcome="rejected",
                 mode="max-inflight",
                 priority_level=kind,
@@ -584,27 +599,27 @@ class MaxInFlightFilter(FlowControl):
                 reason=queueset.CONCURRENCY_LIMIT,
                 retry_after=RETRY_AFTER,
             )
-            pipeline.stage(
+            report(
                 "flowcontrol",
                 "deny",
                 f"max-in-flight: {counter.in_flight}/{counter.limit} {kind} requests in flight",
             )
             raise too_many_requests(RETRY_AFTER)
         self._emit(
-            request,
+            impersonated,
             outcome="dispatched",
             mode="max-inflight",
             priority_level=kind,
             seats_in_use=counter.in_flight,
             concurrency_limit=counter.limit,
         )
-        pipeline.stage(
+        report(
             "flowcontrol",
             "pass",
             f"max-in-flight: {counter.in_flight}/{counter.limit or 'unlimited'} {kind} requests in flight",
         )
         try:
-            yield send
+            yield impersonated.dispatched(send)
         finally:
             counter.release()
 

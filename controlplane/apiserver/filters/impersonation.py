@@ -9,7 +9,8 @@ A request may carry ``Impersonate-User``, ``Impersonate-Group`` (repeatable), ``
 - ``uids`` named the uid and ``userextras/<key>`` named each value, in ``authentication.k8s.io``.
 
 If all are allowed, the rest of the pipeline (flow control, authorization, admission, audit) sees the
-impersonated user: ``system:authenticated`` is added to its groups (unless it asked for
+impersonated user (the stage's value, ``Impersonated``, names it ``acting``, beside the ``user``
+authentication found): ``system:authenticated`` is added to its groups (unless it asked for
 ``system:authenticated`` or ``system:unauthenticated`` itself), and a ServiceAccount impersonated
 without groups gets its own groups. A refusal is upstream's 403, e.g.::
 
@@ -28,11 +29,12 @@ from __future__ import annotations
 
 from urllib.parse import unquote
 
-from controlplane.apiserver import errors, pipeline
+from controlplane.apiserver import errors
 from controlplane.apiserver.authz.authorizer import Attributes
 from controlplane.apiserver.authz.policy import Authorization
 from controlplane.apiserver.filters.authorization import forbidden
 from controlplane.apiserver.http import Request
+from controlplane.apiserver.pipeline import Authenticated, Impersonated, Reporter
 from controlplane.identity import (
     ANONYMOUS,
     AUTHENTICATED,
@@ -68,36 +70,40 @@ def _headers(request: Request) -> tuple[str, list[str], str, dict[str, list[str]
     groups = [g.strip() for g in request.header_values(GROUP)]
     uid = request.headers.get(UID, "").strip()
     extra: dict[str, list[str]] = {}
-    for name, value in request.raw_headers or list(request.headers.items()):
+    for name, value in request.raw_headers:
         if name.startswith(EXTRA_PREFIX):
             key = unquote(name[len(EXTRA_PREFIX) :])  # upstream unescapes the percent-encoded key
             extra.setdefault(key, []).append(value.strip())
     return username, groups, uid, extra
 
 
-async def _check(requester: UserInfo, authorizer: Authorization, attrs: Attributes, what: str) -> None:
+async def _check(
+    requester: UserInfo, authorizer: Authorization, attrs: Attributes, what: str, report: Reporter
+) -> None:
     decision = await authorizer.authorize_consistently(attrs)
     if not decision.allowed:
         error = forbidden(attrs, decision.reason)
-        pipeline.stage("impersonation", "deny", f"{requester.username} may not impersonate {what}")
+        report("impersonation", "deny", f"{requester.username} may not impersonate {what}")
         raise error
 
 
-async def impersonate(request: Request, authorizer: Authorization) -> None:
-    """Replace ``request.user`` by the impersonated user, if asked and allowed; 403 if not allowed."""
-    if not any(name.startswith(_ANY) for name, _ in request.raw_headers or request.headers.items()):
-        pipeline.stage("impersonation", "pass", "no impersonation requested")  # most requests
-        return
+async def impersonate(
+    authenticated: Authenticated, authorizer: Authorization, report: Reporter
+) -> Impersonated:
+    """The impersonation stage: whom the request acts as. Its sender, unless it asks to impersonate
+    someone and may; 403 if it may not."""
+    request, requester = authenticated.request, authenticated.user
+    if not any(name.startswith(_ANY) for name, _ in request.raw_headers):
+        report("impersonation", "pass", "no impersonation requested")  # most requests
+        return authenticated.acting_as(requester)
     username, groups, uid, extra = _headers(request)
     if not (username or groups or uid or extra):
-        pipeline.stage("impersonation", "pass", "no impersonation requested")
-        return
+        report("impersonation", "pass", "no impersonation requested")
+        return authenticated.acting_as(requester)
     if not username:
         asked = ", ".join(["groups"] * bool(groups) + ["uid"] * bool(uid) + ["extra"] * bool(extra))
-        pipeline.stage("impersonation", "deny", f"{asked} without a user")
+        report("impersonation", "deny", f"{asked} without a user")
         raise errors.bad_request(f"requested {asked} without impersonating a user")
-    requester = request.user
-    assert requester is not None
 
     def attrs(resource: str, name: str, *, group: str = "", namespace: str = "", sub: str = "") -> Attributes:
         return Attributes(
@@ -113,15 +119,19 @@ async def impersonate(request: Request, authorizer: Authorization) -> None:
     service_account = _service_account(username)
     if service_account is not None:
         namespace, name = service_account
-        await _check(requester, authorizer, attrs("serviceaccounts", name, namespace=namespace), username)
+        await _check(
+            requester, authorizer, attrs("serviceaccounts", name, namespace=namespace), username, report
+        )
     else:
-        await _check(requester, authorizer, attrs("users", username), username)
+        await _check(requester, authorizer, attrs("users", username), username, report)
     for group in groups:
-        await _check(requester, authorizer, attrs("groups", group), f"group {group}")
+        await _check(requester, authorizer, attrs("groups", group), f"group {group}", report)
     if service_account is not None and not groups:  # a ServiceAccount's groups: a fixed mapping
         groups = [SERVICE_ACCOUNTS, f"{SERVICE_ACCOUNTS}:{service_account[0]}"]
     if uid:
-        await _check(requester, authorizer, attrs("uids", uid, group=AUTHENTICATION_GROUP), f"uid {uid}")
+        await _check(
+            requester, authorizer, attrs("uids", uid, group=AUTHENTICATION_GROUP), f"uid {uid}", report
+        )
     for key, values in extra.items():
         for value in values:
             await _check(
@@ -129,11 +139,12 @@ async def impersonate(request: Request, authorizer: Authorization) -> None:
                 authorizer,
                 attrs("userextras", value, group=AUTHENTICATION_GROUP, sub=key),
                 f"extra {key}={value}",
+                report,
             )
     if username != ANONYMOUS:
         if AUTHENTICATED not in groups and UNAUTHENTICATED not in groups:
             groups.append(AUTHENTICATED)
     elif UNAUTHENTICATED not in groups:
         groups.append(UNAUTHENTICATED)
-    request.user = UserInfo.create(username, uid=uid, groups=groups, extra=extra)
-    pipeline.stage("impersonation", "pass", f"{requester.username} acts as {username}")
+    report("impersonation", "pass", f"{requester.username} acts as {username}")
+    return authenticated.acting_as(UserInfo.create(username, uid=uid, groups=groups, extra=extra))

@@ -29,6 +29,7 @@ from typing import Any
 from controlplane.apiserver import errors
 from controlplane.apiserver.flowcontrol import bootstrap
 from controlplane.apiserver.registry import Registry
+from controlplane.apiserver.requestscope import RequestScope
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +67,12 @@ def dangling_condition(level: str, exists: bool, now: datetime) -> Object:
     }
 
 
+#: The ensurer's writes: the API server's own bootstrap configuration, not a request's.
+ENSURER_SCOPE = RequestScope.unadmitted(
+    reason="apiserver/bootstrap-system-flowcontrol-configuration: the server's own flow-control objects"
+)
+
+
 class Ensurer:
     """Keeps one API server's flow-control objects as described above."""
 
@@ -93,7 +100,7 @@ class Ensurer:
                     and str(annotations.get(bootstrap.AUTO_UPDATE_ANNOTATION)).lower() == "true"
                 ):
                     with contextlib.suppress(errors.StatusError):  # gone already
-                        await registry.delete("", name)
+                        await registry.delete("", name, scope=ENSURER_SCOPE)
 
     async def _ensure_one(
         self, registry: Registry, wanted: Object, current: Object | None, mandatory: bool
@@ -101,7 +108,7 @@ class Ensurer:
         name = wanted["metadata"]["name"]
         if current is None:
             with contextlib.suppress(errors.StatusError):  # created meanwhile: next pass looks again
-                await registry.create(wanted, "")
+                await registry.create(wanted, "", scope=ENSURER_SCOPE)
             return
         annotations = (current.get("metadata") or {}).get("annotations") or {}
         marked = bootstrap.AUTO_UPDATE_ANNOTATION in annotations
@@ -118,7 +125,7 @@ class Ensurer:
             return obj
 
         try:
-            await registry.update("", name, mutate)
+            await registry.update("", name, mutate, scope=ENSURER_SCOPE)
         except errors.StatusError as error:
             logger.info("flow control: could not restore %s %r: %s", registry.rtype.kind, name, error.message)
 
@@ -150,7 +157,7 @@ class Ensurer:
                 return obj
 
             try:
-                await self.flow_schemas.update("", name, mutate, subresource="status")
+                await self.flow_schemas.update("", name, mutate, scope=ENSURER_SCOPE, subresource="status")
             except errors.StatusError as error:
                 logger.info(
                     "flow control: could not write the status of FlowSchema %r: %s", name, error.message

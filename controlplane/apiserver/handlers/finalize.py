@@ -18,8 +18,7 @@ Hooks (in the files that dispatch requests):
 
 - ``server.py``, where registries are built: ``finalize.registry_for(store, t, clock)`` instead of
   ``Registry(store, t, clock)``;
-- ``subresources.handle``: ``if ctx.subresource == "finalize" and verb == "update": return await
-  finalize.finalize(ctx)``.
+- ``routing.py``'s table: ``PUT namespaces/{name}/finalize`` is served by ``finalize.finalize``.
 
 Upstream: ``pkg/registry/core/namespace/storage/storage.go`` (``Delete``,
 ``ShouldDeleteNamespaceDuringUpdate``, ``FinalizeREST``), ``pkg/registry/core/namespace/strategy.go``
@@ -34,10 +33,11 @@ from typing import Any
 
 from controlplane.api.resources import ResourceType
 from controlplane.api.strategies.namespaces import NamespaceFinalizeStrategy
-from controlplane.apiserver import admission, errors, pipeline
+from controlplane.apiserver import errors, patching
 from controlplane.apiserver.handlers.resources import Context, Reply, check_body_object
 from controlplane.apiserver.http import decode_body, dumps
 from controlplane.apiserver.registry import GUARANTEED_UPDATE_ATTEMPTS, Registry, timestamp
+from controlplane.apiserver.requestscope import RequestScope, required
 from controlplane.clock import Clock
 from controlplane.store import Compare, Put, Store, Txn
 
@@ -75,6 +75,7 @@ class NamespaceRegistry(Registry):
         namespace: str,
         name: str,
         *,
+        scope: RequestScope,
         preconditions: dict[str, str] | None = None,
         grace_period: int | None = None,
         dry_run: bool = False,
@@ -82,6 +83,7 @@ class NamespaceRegistry(Registry):
         foreground: bool = False,
     ) -> tuple[Object, bool]:
         """Upstream ``REST.Delete`` for namespaces."""
+        scope = required(scope, "NamespaceRegistry.delete")
         key = self.key("", name)
         for _ in range(GUARANTEED_UPDATE_ATTEMPTS):
             kv = await self.store.get(key)
@@ -91,7 +93,7 @@ class NamespaceRegistry(Registry):
             meta = current["metadata"]
             self._check_preconditions(name, meta, kv.mod_revision, preconditions)
             if not meta.get("deletionTimestamp"):
-                await admission.admit_delete(current)  # (a namespace already terminating: in ``super``)
+                await scope.admit_delete(current)  # (a namespace already terminating: in ``super``)
             if meta.get("deletionTimestamp"):
                 # Already terminating: gone only once every finalizer is.
                 if spec_finalizers(current):
@@ -99,6 +101,7 @@ class NamespaceRegistry(Registry):
                 return await super().delete(
                     namespace,
                     name,
+                    scope=scope,
                     preconditions=preconditions,
                     grace_period=grace_period,
                     dry_run=dry_run,
@@ -125,10 +128,11 @@ class NamespaceRegistry(Registry):
                 Txn(
                     compares=(Compare.unchanged(key, kv.mod_revision),),
                     success=(Put(key, self.encode(marked)),),
-                )
+                ),
+                request_id=scope.audit_id,
             )
             if result.succeeded:
-                pipeline.stored("terminate", key, result.revision)
+                scope.stored("terminate", key, result.revision)
                 mmeta["resourceVersion"] = str(result.revision)
                 return marked, False
         raise errors.conflict(self.rtype.plural, self.rtype.group, name, errors.OBJECT_MODIFIED)
@@ -159,8 +163,6 @@ class NamespaceRegistry(Registry):
 
 async def finalize(ctx: Context) -> Reply:
     """``PUT namespaces/<name>/finalize``: only ``spec.finalizers`` changes (``FinalizeREST.Update``)."""
-    from controlplane.apiserver import patching  # managed fields, as resources.update records them
-
     body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
     obj = check_body_object(ctx, body)
     name_in_body = obj["metadata"].get("name")
@@ -176,6 +178,7 @@ async def finalize(ctx: Context) -> Reply:
         "",
         ctx.name,
         lambda current: copy.deepcopy(obj),
+        scope=ctx.scope,
         dry_run=ctx.dry_run,
         track=patching.tracker(ctx.rtype, ctx.request, "finalize", ctx.registry.clock),
     )

@@ -5,6 +5,10 @@ in small: decode the body, check it against the URL (kind, apiVersion, namespace
 change through the generic registry, and encode the answer. Reads go to the **watch cache** when it is
 fresh enough for the request's resourceVersion, and to the store otherwise, exactly the choice
 kube-apiserver makes.
+
+Every handler takes one ``Context`` (which ``routing.py`` chose it for) and returns a ``Reply``. A write
+passes ``ctx.scope``, the request's ``RequestScope``, to the registry: that is how the registry admits
+the object as this request, and reports the request's stages.
 """
 
 from __future__ import annotations
@@ -17,11 +21,16 @@ from typing import Any
 from controlplane.api import gotypes, selectors
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.resources import ResourceType
-from controlplane.apiserver import errors, pagination, tables
-from controlplane.apiserver.http import Accept, Request, decode_body, dumps
+from controlplane.api.validation import not_supported
+from controlplane.apiserver import errors, pagination, patching, tables
+from controlplane.apiserver.http import Accept, Request, Send, decode_body, dumps
+from controlplane.apiserver.kubeletclient import KubeletConnections
 from controlplane.apiserver.registry import Registry
+from controlplane.apiserver.requestscope import RequestScope
 from controlplane.apiserver.watchcache import WatchCache
+from controlplane.serviceaccount import TokenIssuer
 from controlplane.store import Compacted, FutureRevision, Store
+from controlplane.trace import TraceSink
 
 Object = dict[str, Any]
 
@@ -31,16 +40,41 @@ CACHE_WAIT = 3.0
 
 @dataclass
 class Reply:
-    """A handler's answer: status code and body bytes."""
+    """A handler's answer: status code and body bytes (the server sends them).
+
+    A handler that streams its answer (a watch, a pod's log) has sent it already: its reply is
+    ``Reply.streamed(status)``, and the server only records the status.
+    """
 
     status: int
     body: bytes
     headers: dict[str, str] | None = None
+    #: The handler sent the response itself.
+    sent: bool = False
+
+    @classmethod
+    def streamed(cls, status: int) -> Reply:
+        return cls(status, b"", sent=True)
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
+class Backends:
+    """What a handler may reach beyond its own resource: the server's other parts."""
+
+    #: Every stored resource's registry, by (group, version, plural).
+    registries: Mapping[tuple[str, str, str], Registry]
+    #: How ``pods/log`` reaches the kubelets.
+    kubelets: KubeletConnections
+    #: Signs TokenRequests (None: this server issues no ServiceAccount tokens).
+    issuer: TokenIssuer | None
+    #: The cluster's trace (a watch reports the events it sends).
+    trace: TraceSink
+
+
+@dataclass(slots=True)
 class Context:
-    """What a resource handler needs: the resource, its registry and cache, the request."""
+    """What a resource handler needs: the resource, its registry and cache, the request, and for whom
+    it writes. Made by the server for one request; handlers read it."""
 
     rtype: ResourceType
     registry: Registry
@@ -51,6 +85,14 @@ class Context:
     name: str
     subresource: str
     accept: Accept
+    #: Who the request acts as, its admission, its trace and the revisions it writes: every registry
+    #: write takes it.
+    scope: RequestScope
+    #: Where the response goes (a handler that streams sends through it).
+    send: Send
+    #: The requester's node on the topology diagram (a watch's events go to it).
+    source: str
+    backends: Backends
 
     @property
     def dry_run(self) -> bool:
@@ -287,8 +329,6 @@ def check_body_object(ctx: Context, obj: Any, *, kind: str | None = None) -> Obj
 
 
 async def create(ctx: Context) -> Reply:
-    from controlplane.apiserver import patching  # field validation and managed fields
-
     raw = await ctx.request.read_body()
     body, unique = patching.decode_body_once(raw, ctx.request.content_type)
     obj = check_body_object(ctx, body)
@@ -298,13 +338,11 @@ async def create(ctx: Context) -> Reply:
     track = patching.tracker(
         ctx.rtype, ctx.request, ctx.subresource, ctx.registry.clock, options=patching.CREATE_OPTIONS
     )
-    created = await ctx.registry.create(obj, ctx.namespace, dry_run=ctx.dry_run, track=track)
+    created = await ctx.registry.create(obj, ctx.namespace, scope=ctx.scope, dry_run=ctx.dry_run, track=track)
     return Reply(201, _render_one(ctx, created), patching.warning_headers(warnings))
 
 
 async def update(ctx: Context) -> Reply:
-    from controlplane.apiserver import patching  # field validation and managed fields
-
     raw = await ctx.request.read_body()
     body, unique = patching.decode_body_once(raw, ctx.request.content_type)
     obj = check_body_object(ctx, body)
@@ -321,6 +359,7 @@ async def update(ctx: Context) -> Reply:
         ctx.namespace,
         ctx.name,
         lambda current: deep_copy(obj),
+        scope=ctx.scope,
         subresource=ctx.subresource,
         dry_run=ctx.dry_run,
         track=patching.tracker(ctx.rtype, ctx.request, ctx.subresource, ctx.registry.clock),
@@ -339,8 +378,6 @@ PATCH_TYPES = {
 
 
 async def patch(ctx: Context) -> Reply:
-    from controlplane.apiserver import patching  # the patch strategies (pure) and server-side apply
-
     content_type = ctx.request.content_type
     kind = PATCH_TYPES.get(content_type)
     if kind is None:
@@ -369,6 +406,7 @@ async def patch(ctx: Context) -> Reply:
         ctx.namespace,
         ctx.name,
         mutate,
+        scope=ctx.scope,
         subresource=ctx.subresource,
         dry_run=ctx.dry_run,
         create_if_missing=kind == "apply",
@@ -405,8 +443,6 @@ def delete_options(ctx: Context, body: bytes) -> dict[str, Any]:
         options["orphanDependents"] = query["orphanDependents"].lower() == "true"
     policy = options.get("propagationPolicy")
     if policy not in (None, "Foreground", "Background", "Orphan"):
-        from controlplane.api.validation import not_supported
-
         raise errors.invalid(
             "DeleteOptions",
             "meta.k8s.io",
@@ -422,6 +458,7 @@ async def delete(ctx: Context) -> Reply:
     obj, gone = await ctx.registry.delete(
         ctx.namespace,
         ctx.name,
+        scope=ctx.scope,
         preconditions=options.get("preconditions"),
         grace_period=options.get("gracePeriodSeconds"),
         dry_run=ctx.dry_run or options.get("dryRun") == ["All"],
@@ -449,6 +486,7 @@ async def delete_collection(ctx: Context) -> Reply:
             gone_obj, _ = await ctx.registry.delete(
                 meta.get("namespace", ""),
                 meta["name"],
+                scope=ctx.scope,
                 grace_period=options.get("gracePeriodSeconds"),
                 dry_run=ctx.dry_run,
                 orphan=options.get("propagationPolicy") == "Orphan",
@@ -463,6 +501,7 @@ async def delete_collection(ctx: Context) -> Reply:
 
 
 __all__ = [
+    "Backends",
     "Context",
     "Reply",
     "create",

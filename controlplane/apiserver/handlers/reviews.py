@@ -164,7 +164,8 @@ def rules_review_status(server: APIServer, user: UserInfo, namespace: str) -> di
     return status
 
 
-async def handle(server: APIServer, request: Request, rtype: ResourceType) -> Reply:
+async def handle(server: APIServer, request: Request, user: UserInfo, rtype: ResourceType) -> Reply:
+    """Answer a review of kind ``rtype`` that ``user`` (whom the request acts as) asks for."""
     body: Any = decode_body(await request.read_body(), request.content_type)  # JSON, YAML or protobuf
     if not isinstance(body, dict):
         raise errors.bad_request(f"the body of the request must be a {rtype.kind} object")
@@ -175,9 +176,7 @@ async def handle(server: APIServer, request: Request, rtype: ResourceType) -> Re
     if not isinstance(body.get("spec"), dict):
         body["spec"] = {}
     spec: dict[str, Any] = body["spec"]
-    namespace = request.info.namespace if request.info is not None else ""
-    user = request.user
-    assert user is not None
+    namespace = request.info.namespace
     if rtype.kind in ACCESS_REVIEWS:
         if rtype.kind == "LocalSubjectAccessReview":
             if body["metadata"].get("namespace") not in (None, "", namespace):

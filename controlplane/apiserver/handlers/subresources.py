@@ -1,4 +1,4 @@
-"""Subresources other than ``status``: ``scale`` of workloads and ``binding`` of pods.
+"""Subresources other than ``status``: ``scale`` of workloads; ``binding``, ``log`` and ``eviction`` of pods.
 
 - ``deployments/scale`` and ``replicasets/scale`` read and write ``spec.replicas`` through an
   ``autoscaling/v1`` ``Scale`` object; this is what ``kubectl scale`` and autoscalers use, so they need
@@ -23,17 +23,17 @@ import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from controlplane.api import gotypes
 from controlplane.api.resources import ResourceType
-from controlplane.api.validation import invalid
-from controlplane.apiserver import admission, errors
-from controlplane.apiserver.handlers import finalize
-from controlplane.apiserver.handlers.resources import Context, Reply
+from controlplane.api.validation import forbidden, invalid, not_supported, required
+from controlplane.apiserver import admission, errors, patching
+from controlplane.apiserver.handlers.resources import PATCH_TYPES, Context, Reply
 from controlplane.apiserver.http import Receive, Send, decode_body, dumps
-from controlplane.apiserver.kubeletclient import KubeletConnections, KubeletUnavailable, container_logs_path
-from controlplane.apiserver.registry import Registry
+from controlplane.apiserver.kubeletclient import KubeletUnavailable, container_logs_path
+from controlplane.apiserver.requestscope import RequestScope
 
 Object = dict[str, Any]
 
@@ -76,22 +76,15 @@ def _scale(obj: Object) -> Object:
     }
 
 
-async def handle(ctx: Context, verb: str) -> Reply:
-    if ctx.subresource == "scale":
-        return await _handle_scale(ctx, verb)
-    if ctx.subresource == "binding" and verb == "create":
-        return await _bind(ctx)
-    if ctx.subresource == "eviction" and verb == "create":
-        return await _evict(ctx)
-    if ctx.subresource == "finalize" and verb == "update":
-        return await finalize.finalize(ctx)
-    raise errors.method_not_supported(f"{ctx.rtype.plural}/{ctx.subresource}", ctx.rtype.group, verb)
+async def get_scale(ctx: Context) -> Reply:
+    """``GET .../scale``: the object seen as a Scale."""
+    obj, _ = await ctx.registry.read(ctx.namespace, ctx.name)
+    return Reply(200, dumps(_scale(obj)))
 
 
-async def _handle_scale(ctx: Context, verb: str) -> Reply:
-    if verb == "get":
-        obj, _ = await ctx.registry.read(ctx.namespace, ctx.name)
-        return Reply(200, dumps(_scale(obj)))
+async def write_scale(ctx: Context) -> Reply:
+    """``PUT`` or ``PATCH .../scale``: ``spec.replicas`` set through the Scale view."""
+    verb = ctx.request.info.verb
     if verb == "patch":
         # kubectl scale sends a merge patch of the Scale: apply it to the Scale view of the object,
         # inside the read-modify-write, so that a race with another writer (the deployment
@@ -99,9 +92,6 @@ async def _handle_scale(ctx: Context, verb: str) -> Reply:
         # Upstream's patcher does the same: its patch is applied in GuaranteedUpdate's tryUpdate
         # (apiserver pkg/endpoints/handlers/patch.go, pkg/registry/apps/deployment/storage
         # scaleUpdatedObjectInfo), so only a resourceVersion the patch itself sets is a precondition.
-        from controlplane.apiserver import patching
-        from controlplane.apiserver.handlers.resources import PATCH_TYPES
-
         kind = PATCH_TYPES.get(ctx.request.content_type)
         if kind is None or kind == "apply":
             raise errors.unsupported_media_type()
@@ -125,17 +115,18 @@ async def _handle_scale(ctx: Context, verb: str) -> Reply:
         raise errors.method_not_supported(f"{ctx.rtype.plural}/scale", ctx.rtype.group, verb)
 
     def mutate(current: Object) -> Object:
-        scale = scale_of(current)
-        sent_rv = (scale.get("metadata") or {}).get("resourceVersion")
+        wanted = scale_of(current)
+        sent_rv = (wanted.get("metadata") or {}).get("resourceVersion")
         if sent_rv:
             current["metadata"]["resourceVersion"] = sent_rv
-        current.setdefault("spec", {})["replicas"] = scale["spec"]["replicas"]
+        current.setdefault("spec", {})["replicas"] = wanted["spec"]["replicas"]
         return current
 
-    from controlplane.apiserver import patching  # managedFields: the write is the manager's, via "scale"
-
+    # managedFields: the write is the manager's, via "scale"
     track = patching.tracker(ctx.rtype, ctx.request, "scale", ctx.registry.clock)
-    written = await ctx.registry.update(ctx.namespace, ctx.name, mutate, dry_run=ctx.dry_run, track=track)
+    written = await ctx.registry.update(
+        ctx.namespace, ctx.name, mutate, scope=ctx.scope, dry_run=ctx.dry_run, track=track
+    )
     return Reply(200, dumps(_scale(written.obj)))
 
 
@@ -150,7 +141,8 @@ def _checked_scale(ctx: Context, body: Any) -> Object:
     return body
 
 
-async def _bind(ctx: Context) -> Reply:
+async def bind(ctx: Context) -> Reply:
+    """``POST pods/<name>/binding``: the scheduler assigns the pod to a node (see the module docstring)."""
     body = _typed_body(
         decode_body(await ctx.request.read_body(), ctx.request.content_type),
         "io.k8s.api.core.v1.Binding",
@@ -160,8 +152,6 @@ async def _bind(ctx: Context) -> Reply:
     target = body.get("target") or {}
     node = target.get("name")
     if not node:
-        from controlplane.api.validation import required
-
         raise errors.invalid("Binding", "", ctx.name, [required("target.name")])
 
     def mutate(current: Object) -> Object:
@@ -189,11 +179,18 @@ async def _bind(ctx: Context) -> Reply:
         current["status"]["conditions"] = conditions
         return current
 
-    # Admission sees the Binding (pods/binding, CREATE), as upstream's BindingREST is a create.
-    body = await admission.mutate(admission.CREATE, body, None)
-    await admission.validate(admission.CREATE, body, None)
-    with admission.suspended():
-        await ctx.registry.update(ctx.namespace, ctx.name, mutate, subresource="binding", dry_run=ctx.dry_run)
+    # Admission sees the Binding (pods/binding, CREATE), as upstream's BindingREST is a create; the
+    # pod update it makes is the binding's storage, not another request to admit.
+    body = await ctx.scope.mutate(admission.CREATE, body, None)
+    await ctx.scope.validate(admission.CREATE, body, None)
+    await ctx.registry.update(
+        ctx.namespace,
+        ctx.name,
+        mutate,
+        scope=ctx.scope.already_admitted("the pod update is the pods/binding create, admitted as such"),
+        subresource="binding",
+        dry_run=ctx.dry_run,
+    )
     return Reply(
         201, dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
     )
@@ -262,8 +259,6 @@ def parse_log_options(query: Mapping[str, str], name: str) -> PodLogOptions:
 
     since_time = query.get("sinceTime") or None
     if since_time is not None:
-        from datetime import datetime
-
         try:
             datetime.fromisoformat(since_time.replace("Z", "+00:00"))
         except ValueError:
@@ -280,8 +275,6 @@ def parse_log_options(query: Mapping[str, str], name: str) -> PodLogOptions:
         tail_lines=number("tailLines"),
         limit_bytes=number("limitBytes"),
     )
-    from controlplane.api.validation import forbidden, invalid
-
     problems = []
     if options.tail_lines is not None and options.tail_lines < 0:
         problems.append(invalid("tailLines", options.tail_lines, "must be greater than or equal to 0"))
@@ -351,8 +344,10 @@ def _kubelet_error(code: int, body: bytes, name: str) -> errors.StatusError:
     )
 
 
-async def stream_log(ctx: Context, send: Send, kubelets: KubeletConnections, nodes: Registry | None) -> int:
-    """GET ``pods/<name>/log``: relay the kubelet's answer; returns the status code sent."""
+async def stream_log(ctx: Context) -> Reply:
+    """GET ``pods/<name>/log``: relay the kubelet's answer as it comes."""
+    send, kubelets = ctx.send, ctx.backends.kubelets
+    nodes = ctx.backends.registries.get(("", "v1", "nodes"))
     options = parse_log_options(ctx.request.query, ctx.name)
     pod, _ = await ctx.registry.read(ctx.namespace, ctx.name)
     container = log_container(pod, options.container)
@@ -362,7 +357,7 @@ async def stream_log(ctx: Context, send: Send, kubelets: KubeletConnections, nod
         # LogLocation: a pod not yet assigned a host has no log location; the answer is empty.
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
-        return 200
+        return Reply.streamed(200)
     node_object = None
     if nodes is not None and node not in kubelets:
         node_object, _ = await nodes.read("", node)  # GetConnectionInfo: 404 'nodes "x" not found'
@@ -379,7 +374,7 @@ async def stream_log(ctx: Context, send: Send, kubelets: KubeletConnections, nod
         await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         await response.aclose()
-    return 200
+    return Reply.streamed(200)
 
 
 async def _relay(chunks: Any, send: Send, receive: Receive) -> None:
@@ -412,7 +407,7 @@ _EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
 EVICTION_RETRIES = 20
 
 
-async def _evict(ctx: Context) -> Reply:
+async def evict(ctx: Context) -> Reply:
     """``EvictionREST.Create``: with no PodDisruptionBudgets, an eviction is a delete."""
     body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
     if not isinstance(body, dict):
@@ -453,8 +448,6 @@ async def _evict(ctx: Context) -> Reply:
         raise errors.bad_request("deleteOptions.gracePeriodSeconds must be an integer")
     policy = options.get("propagationPolicy")
     if policy not in (None, "Foreground", "Background", "Orphan"):
-        from controlplane.api.validation import not_supported
-
         raise errors.invalid(
             "DeleteOptions",
             "meta.k8s.io",
@@ -466,8 +459,11 @@ async def _evict(ctx: Context) -> Reply:
         raise errors.bad_request("deleteOptions.preconditions must be an object")
     user_pinned_version = bool(preconditions.get("resourceVersion"))
     # Admission sees the Eviction (pods/eviction, CREATE); the delete it causes is not admitted again.
-    body = await admission.mutate(admission.CREATE, body, None)
-    await admission.validate(admission.CREATE, body, None)
+    body = await ctx.scope.mutate(admission.CREATE, body, None)
+    await ctx.scope.validate(admission.CREATE, body, None)
+    delete_scope = ctx.scope.already_admitted(
+        "the pod's delete is the pods/eviction create, admitted as such"
+    )
     for _ in range(1 if user_pinned_version else EVICTION_RETRIES):
         pod, revision = await ctx.registry.read(ctx.namespace, ctx.name)
         phase = (pod.get("status") or {}).get("phase")
@@ -477,8 +473,7 @@ async def _evict(ctx: Context) -> Reply:
         if phase == "Pending" and not deleting and not user_pinned_version:
             wanted["resourceVersion"] = str(revision)
         try:
-            with admission.suspended():
-                await _delete_evicted(ctx, wanted, grace, dry_run, policy, options)
+            await _delete_evicted(ctx, delete_scope, wanted, grace, dry_run, policy, options)
         except errors.StatusError as error:
             if not user_pinned_version and "ResourceVersion in precondition" in error.message:
                 continue  # the Pending pod changed since we read it: read it again
@@ -491,11 +486,18 @@ async def _evict(ctx: Context) -> Reply:
 
 
 async def _delete_evicted(
-    ctx: Context, wanted: dict[str, Any], grace: Any, dry_run: bool, policy: Any, options: dict[str, Any]
+    ctx: Context,
+    scope: RequestScope,
+    wanted: dict[str, Any],
+    grace: Any,
+    dry_run: bool,
+    policy: Any,
+    options: dict[str, Any],
 ) -> None:
     await ctx.registry.delete(
         ctx.namespace,
         ctx.name,
+        scope=scope,
         preconditions=wanted or None,
         grace_period=grace,
         dry_run=dry_run,

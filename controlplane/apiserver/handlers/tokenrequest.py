@@ -33,7 +33,6 @@ from controlplane.serviceaccount import (
     DEFAULT_EXPIRATION_SECONDS,
     MAX_EXPIRATION_SECONDS,
     MIN_EXPIRATION_SECONDS,
-    TokenIssuer,
     new_claims,
 )
 
@@ -163,10 +162,9 @@ async def _bound_object(
     return kind, obj
 
 
-async def create(
-    ctx: Context, issuer: TokenIssuer | None, registries: Mapping[tuple[str, str, str], Registry]
-) -> Reply:
+async def create(ctx: Context) -> Reply:
     """``TokenREST.Create``: check the request, read the ServiceAccount and bound object, sign."""
+    issuer, registries = ctx.backends.issuer, ctx.backends.registries
     if issuer is None:  # an API server without a ServiceAccount key serves no tokens
         raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
     request = parse(decode_body(await ctx.request.read_body(), ctx.request.content_type), ctx)

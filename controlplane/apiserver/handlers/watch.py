@@ -37,10 +37,10 @@ from typing import Any
 
 from controlplane.api import selectors
 from controlplane.apiserver import errors, pagination, tables
-from controlplane.apiserver.handlers.resources import CACHE_WAIT, Context, build_filter
+from controlplane.apiserver.handlers.resources import CACHE_WAIT, Context, Reply, build_filter
 from controlplane.apiserver.http import Send, dumps
 from controlplane.apiserver.watchcache import CacheEvent, TooOldResourceVersion
-from controlplane.trace import NULL_SINK, TraceSink, nodes
+from controlplane.trace import TraceSink, nodes
 
 #: How often a watch with bookmarks gets one (upstream: about once a minute).
 BOOKMARK_INTERVAL = 60.0
@@ -48,10 +48,9 @@ BOOKMARK_INTERVAL = 60.0
 DEFAULT_TIMEOUT = 1800.0
 
 
-async def watch(
-    ctx: Context, send: Send, *, bookmark_interval: float = BOOKMARK_INTERVAL, trace: TraceSink = NULL_SINK
-) -> None:
+async def watch(ctx: Context, *, bookmark_interval: float = BOOKMARK_INTERVAL) -> Reply:
     """Stream events until the client leaves, the timeout passes or the watcher is closed."""
+    send, trace = ctx.send, ctx.backends.trace
     query = ctx.request.query
     send_initial = query.get("sendInitialEvents")
     bookmarks = ctx.request.flag("allowWatchBookmarks")
@@ -86,7 +85,7 @@ async def watch(
         await _chunk(send, {"type": "ERROR", "object": status})
         await send({"type": "http.response.body", "body": b""})
         tracer.closed(str(error))
-        return
+        return Reply.streamed(200)
     tracer = _Tracer(ctx, trace, None if initial else rv)
     # While it is open, the watch is part of the cluster's state a topology page starts from
     # (controlplane/diagram.py), whether or not anyone traced its opening.
@@ -150,6 +149,7 @@ async def watch(
         tracer.closed(watcher.closed_reason or reason)
         with contextlib.suppress(Exception):
             await send({"type": "http.response.body", "body": b""})
+    return Reply.streamed(200)
 
 
 class _Tracer:
@@ -163,7 +163,7 @@ class _Tracer:
         self.common: dict[str, Any] = {
             "id": request.audit_id,
             "from": nodes.APISERVER,
-            "to": request.source or nodes.ANONYMOUS,
+            "to": ctx.source,
             "source": "apiserver",
             "watch": request.audit_id,
         }

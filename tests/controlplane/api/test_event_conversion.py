@@ -18,6 +18,7 @@ from controlplane.api.conversion.events import core_to_events_v1, events_v1_to_c
 from controlplane.api.kinds import builtin_types
 from controlplane.api.meta import Object
 from controlplane.apiserver.registry import Registry
+from controlplane.apiserver.requestscope import RequestScope
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK
 from controlplane.store.sqlite import SqliteStore
@@ -28,6 +29,8 @@ CORE = TYPES.lookup("", "v1", "events")
 EVENTS_V1 = TYPES.lookup("events.k8s.io", "v1", "events")
 CORE_EVENTS = "/api/v1/namespaces/default/events"
 V1_EVENTS = "/apis/events.k8s.io/v1/namespaces/default/events"
+#: The registry writes these tests make directly, as no request (nothing to admit them as).
+DIRECT = RequestScope.unadmitted(reason="the test writes through the registry itself")
 REGARDING = {"kind": "Pod", "namespace": "default", "name": "web", "uid": "u-1", "apiVersion": "v1"}
 RELATED = {"kind": "Node", "name": "node-1", "apiVersion": "v1"}
 SERIES = {"count": 2, "lastObservedTime": "2026-01-01T00:00:05.000000Z"}
@@ -167,7 +170,7 @@ async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
 async def test_the_registry_stores_core_and_serves_each_version(store: SqliteStore) -> None:
     assert CORE is not None and EVENTS_V1 is not None
     core, v1 = Registry(store, CORE, SYSTEM_CLOCK), Registry(store, EVENTS_V1, SYSTEM_CLOCK)
-    created = await v1.create(v1_event(), "default")
+    created = await v1.create(v1_event(), "default", scope=DIRECT)
     assert created["apiVersion"] == "events.k8s.io/v1" and created["note"].startswith("Successfully")
     raw = await store.get("/registry/events/default/web.2")
     assert raw is not None
@@ -178,7 +181,7 @@ async def test_the_registry_stores_core_and_serves_each_version(store: SqliteSto
     as_core, _ = await core.read("default", "web.2")
     assert as_core["message"] == created["note"] and as_core["metadata"]["uid"] == created["metadata"]["uid"]
 
-    await core.create(core_event(), "default")
+    await core.create(core_event(), "default", scope=DIRECT)
     as_v1, _ = await v1.read("default", "web.1")
     assert as_v1["regarding"] == REGARDING and as_v1["deprecatedCount"] == 3 and as_v1["eventTime"] is None
 
@@ -188,13 +191,13 @@ async def test_an_update_through_events_v1_validates_that_versions_rules_and_sto
 ) -> None:
     assert EVENTS_V1 is not None
     v1 = Registry(store, EVENTS_V1, SYSTEM_CLOCK)
-    await v1.create(v1_event(), "default")
+    await v1.create(v1_event(), "default", scope=DIRECT)
 
     def next_in_series(event: Object) -> Object:
         event["series"] = {"count": 3, "lastObservedTime": "2026-01-01T00:00:09.000000Z"}
         return event
 
-    written = await v1.update("default", "web.2", next_in_series)
+    written = await v1.update("default", "web.2", next_in_series, scope=DIRECT)
     assert written.obj["series"]["count"] == 3
     raw = await store.get("/registry/events/default/web.2")
     assert raw is not None and json.loads(raw.value)["series"]["count"] == 3
@@ -204,21 +207,21 @@ async def test_an_update_through_events_v1_validates_that_versions_rules_and_sto
         return event
 
     with pytest.raises(Exception) as caught:
-        await v1.update("default", "web.2", change_note)
+        await v1.update("default", "web.2", change_note, scope=DIRECT)
     assert "message: Invalid value" in str(caught.value)  # upstream validates the internal (core) names
 
 
 async def test_the_watch_cache_of_events_v1_holds_events_v1(store: SqliteStore) -> None:
     assert CORE is not None and EVENTS_V1 is not None
     core = Registry(store, CORE, SYSTEM_CLOCK)
-    await core.create(core_event("before"), "default")
+    await core.create(core_event("before"), "default", scope=DIRECT)
     cache = WatchCache(store, EVENTS_V1)
     await cache.start()
     try:
         (listed,) = cache.list("default", None)
         assert listed.obj["apiVersion"] == "events.k8s.io/v1" and listed.obj["regarding"] == REGARDING
         watcher = cache.watch("default", None, cache.revision)
-        created = await core.create(core_event("after"), "default")
+        created = await core.create(core_event("after"), "default", scope=DIRECT)
         assert await cache.wait_for(int(created["metadata"]["resourceVersion"]), 5)
         (event,) = await watcher.take()
         line = json.loads(event.json_line)

@@ -15,8 +15,8 @@ async def _receive() -> dict[str, Any]:
 
 
 def request_with(headers: list[tuple[bytes, bytes]]) -> Request:
-    scope = {"type": "http", "method": "GET", "query_string": b"", "headers": headers}
-    return Request.from_scope(scope, _receive, "/api/v1/pods")
+    scope = {"type": "http", "method": "GET", "path": "/api/v1/pods", "query_string": b"", "headers": headers}
+    return Request.from_scope(scope, _receive)
 
 
 def test_a_clients_audit_id_is_the_requests() -> None:

@@ -122,7 +122,7 @@ async def _no_body() -> dict[str, Any]:
 def test_a_merge_patch_run_again_after_a_concurrent_write_applies_the_same_patch() -> None:
     """The first run gives the decoded patch away to the object; a rerun decodes the body again."""
     raw = b'{"data":{"b":"2","gone":null},"metadata":{"labels":{"x":"y"}}}'
-    request = Request("PATCH", "/", {}, {}, receive=_no_body)
+    request = Request.from_scope({"type": "http", "method": "PATCH", "path": "/"}, _no_body)
     rtype = builtin_types().lookup("", "v1", "configmaps")
     assert rtype is not None
     document, clock = json.loads(raw), ManualClock()

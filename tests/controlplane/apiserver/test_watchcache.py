@@ -12,12 +12,15 @@ import pytest
 from controlplane.api import selectors
 from controlplane.apiserver import watchcache
 from controlplane.apiserver.handlers.resources import SelectorFilter
+from controlplane.apiserver.requestscope import RequestScope
 from controlplane.apiserver.watchcache import Cached, CacheEvent, CacheWatcher, WatchCache
 from tests.controlplane.apiserver.conftest import API
 
 PODS = "/api/v1/namespaces/default/pods"
 #: How long a test waits for something the cache should do at once (a guard, not a pause).
 PATIENCE = 5.0
+#: The scope of the pods these tests write straight through the registry, as no request.
+SETUP = RequestScope.unadmitted(reason="the test's own writes")
 
 
 def pod(name: str, **labels: str) -> dict[str, Any]:
@@ -84,7 +87,7 @@ async def test_events_waiting_behind_a_fan_out_reach_each_watcher_together_in_or
     watchers = [cache.watch("default", None, cache.revision) for _ in range(3)]
     registry = api.server.registries[("", "v1", "pods")]
     # Three creates in one turn: one group commit, three store events waiting for the cache at once.
-    await asyncio.gather(*(registry.create(pod(name), "default") for name in "abc"))
+    await asyncio.gather(*(registry.create(pod(name), "default", scope=SETUP) for name in "abc"))
     for watcher in watchers:
         async with asyncio.timeout(PATIENCE):
             events = await watcher.take()  # one wake-up for the three
@@ -217,7 +220,10 @@ async def test_a_batch_of_changes_on_many_nodes_offers_each_pinned_watcher_only_
     registry = api.server.registries[("", "v1", "pods")]
     # Created in one turn: one group commit, so the cache fans the four out as one batch.
     await asyncio.gather(
-        *(registry.create(placed(n, f"node-{n[0]}"), "default") for n in ("a1", "b1", "a2", "b2"))
+        *(
+            registry.create(placed(n, f"node-{n[0]}"), "default", scope=SETUP)
+            for n in ("a1", "b1", "a2", "b2")
+        )
     )
     assert names(await collect(everyone, 4)) == ["a1", "b1", "a2", "b2"]
     assert names(await collect(node_a, 2)) == ["a1", "a2"]
@@ -233,7 +239,7 @@ async def test_replaced_versions_keep_only_their_bytes_yet_a_resumed_watch_gets_
     start = cache.revision
     everyone = cache.watch("default", None, start)
     registry = api.server.registries[("", "v1", "pods")]
-    await registry.create(pod("web", tier="a"), "default")
+    await registry.create(pod("web", tier="a"), "default", scope=SETUP)
     first = (await collect(everyone, 1))[0]
     relabelled = dict(first.object.obj, metadata=dict(first.object.obj["metadata"], labels={"tier": "b"}))
     await api.client.put(f"{PODS}/web", json=relabelled)
@@ -288,7 +294,7 @@ async def test_old_events_drop_their_encoded_line_but_a_resumed_watch_still_gets
     registry = api.server.registries[("", "v1", "pods")]
     events = []
     for name in "abcd":
-        await registry.create(pod(name), "default")
+        await registry.create(pod(name), "default", scope=SETUP)
         (event,) = await collect(everyone, 1)
         assert event.json_line  # the watcher writes it, so it is encoded
         events.append(event)
@@ -328,7 +334,7 @@ async def test_pods_are_kept_as_bytes_with_the_labels_and_fields_selectors_read(
     tier_b = cache.watch("default", on_b, start)
     everyone = cache.watch("default", None, start)
     registry = api.server.registries[("", "v1", "pods")]
-    await registry.create(pod("web", tier="a"), "default")
+    await registry.create(pod("web", tier="a"), "default", scope=SETUP)
     (created,) = await collect(everyone, 1)
     current = cache.get(created.key)
     assert current is not None and current.released, "the current pod stayed decoded"

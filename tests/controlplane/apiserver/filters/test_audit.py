@@ -236,31 +236,35 @@ async def test_level_none_and_omitted_stages_record_nothing(tmp_path: Path) -> N
         assert "audit" not in done
 
 
-async def test_an_impersonated_user_would_be_recorded_beside_the_real_one(everything: Audited) -> None:
-    """The impersonation stage replaces ``request.user``; until it exists, act as it would."""
-    from controlplane.apiserver.filters import audit
-    from controlplane.apiserver.http import Request
-
-    request = Request("GET", CMS, {}, {}, receive=None)  # type: ignore[arg-type]
-    request.user = ADMIN
-    audit.record_received(request, everything.server.auditor)
-    request.user = UserInfo.create("bob", groups=["system:authenticated"])
-    assert audit.record_completed(request, 200) == "RequestResponse"
-    (received, complete) = [e for e in await everything.events() if e["auditID"] == request.audit_id]
+async def test_an_impersonated_user_is_recorded_beside_the_real_one(everything: Audited) -> None:
+    """``kubectl --as``: the event's ``user`` is who authenticated, ``impersonatedUser`` whom it acted as."""
+    acting_as_bob = {"Impersonate-User": "bob", "Impersonate-Group": SYSTEM_MASTERS}
+    response = await everything.client.get(CMS, headers=acting_as_bob)
+    assert response.status_code == 200
+    (received, complete) = await everything.events_of(response)
     assert "impersonatedUser" not in received
     assert complete["user"]["username"] == "admin"
-    assert complete["impersonatedUser"] == {"username": "bob", "groups": ["system:authenticated"]}
+    assert complete["impersonatedUser"] == {
+        "username": "bob",
+        "groups": [SYSTEM_MASTERS, "system:authenticated"],
+    }
+    (plain,) = [
+        e
+        for e in await everything.events_of(await everything.client.get(CMS))
+        if e["stage"] != "RequestReceived"
+    ]
+    assert "impersonatedUser" not in plain
 
 
 async def test_a_request_the_server_fails_on_is_recorded_as_a_panic(
     everything: Audited, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from controlplane.apiserver.handlers import resources
+    from controlplane.apiserver import routing
 
     async def broken(ctx: Any) -> Any:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(resources, "get", broken)
+    monkeypatch.setattr(routing, "ROUTES", {**routing.ROUTES, (routing.OBJECT, "get"): broken})
     response = await everything.client.get(CMS + "/anything")
     assert response.status_code == 500
     (received, panic) = await everything.events_of(response)

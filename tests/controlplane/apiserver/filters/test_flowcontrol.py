@@ -22,7 +22,8 @@ from controlplane.apiserver.filters.flowcontrol import (
     FlowControlOptions,
 )
 from controlplane.apiserver.flowcontrol.shufflesharding import Dealer, hash_flow
-from controlplane.apiserver.http import Request, Send, respond
+from controlplane.apiserver.http import respond
+from controlplane.apiserver.pipeline import Authorized
 from controlplane.apiserver.server import APIServer
 from controlplane.identity import AUTHENTICATED, SYSTEM_MASTERS, UserInfo
 from controlplane.store.sqlite import SqliteStore
@@ -105,16 +106,17 @@ async def api(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[S
     )
     await server.start()
     held = Held(asyncio.Event())
-    original: Callable[[Request, Send], Awaitable[int]] = server._non_resource
+    original: Callable[[Authorized], Awaitable[int]] = server._non_resource
 
-    async def hold(request: Request, send: Send) -> int:
+    async def hold(authorized: Authorized) -> int:
+        request = authorized.request
         if request.path != "/api":
-            return await original(request, send)
+            return await original(authorized)
         held.entered += 1
-        held.order.append(request.user.username if request.user else "")
+        held.order.append(authorized.acting.username)
         await held.release.wait()
         held.entered -= 1
-        await respond(send, 200, b"{}", audit_id=request.audit_id)
+        await respond(authorized.send, 200, b"{}", audit_id=request.audit_id)
         return 200
 
     server._non_resource = hold  # type: ignore[method-assign]
