@@ -17,8 +17,9 @@ import pytest
 from controlplane.client.config import Config
 from controlplane.client.rest import RESTClient
 from controlplane.identity import SYSTEM_MASTERS
-from controlplane.runtime import Lab, LabConfig, activate
+from controlplane.runtime import Lab, LabConfig
 from tests.support.inprocess import wait_for
+from tests.support.lab import active_lab
 from tests.support.tracestream import close, open_socket, receive, staff, trace_router, trace_socket
 
 router = trace_router(max_frame_events=500)
@@ -35,14 +36,8 @@ POD = {
 async def lab(tmp_path: Path) -> AsyncIterator[Lab]:
     """A lab with every component on one node, its trace not recorded while nobody watches (as
     ``runlab`` runs it)."""
-    running = Lab(LabConfig(data_dir=tmp_path, nodes=1, trace_recording=False))
-    await running.start()
-    activate(running)
-    try:
+    async with active_lab(LabConfig(data_dir=tmp_path, nodes=1, trace_recording=False)) as running:
         yield running
-    finally:
-        activate(None)
-        await running.stop()
 
 
 @pytest.fixture

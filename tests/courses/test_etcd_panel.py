@@ -23,11 +23,12 @@ from django.test import AsyncClient, AsyncRequestFactory
 from pytest_django import Settings
 
 from controlplane.diagram import node_summary, pod_summary
-from controlplane.runtime import Lab, LabConfig, activate
+from controlplane.runtime import Lab, LabConfig
 from controlplane.store.kv import KeyValue
 from courses.lab.etcdpanel import CIPHERTEXT_PREVIEW, describe_value
 from courses.lab.views import etcd_keys
 from tests.support.classrooms import committed_classrooms
+from tests.support.lab import active_lab
 
 #: A Secret's value: random, so that finding it anywhere in an answer cannot be a coincidence.
 PASSWORD = "s3cret-" + base64.b32encode(os.urandom(10)).decode()
@@ -37,14 +38,8 @@ PASSWORD = "s3cret-" + base64.b32encode(os.urandom(10)).decode()
 async def lab(tmp_path: Path, settings: Settings) -> AsyncIterator[Lab]:
     settings.KUBELAB_DATA_DIR = tmp_path
     settings.KUBELAB_DEMO_ANONYMOUS = False
-    running = Lab(LabConfig(data_dir=tmp_path, components=(), nodes=0))
-    await running.start()
-    activate(running)
-    try:
+    async with active_lab(LabConfig(data_dir=tmp_path, components=(), nodes=0)) as running:
         yield running
-    finally:
-        activate(None)
-        await running.stop()
 
 
 async def api(lab: Lab, method: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:

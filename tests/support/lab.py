@@ -12,10 +12,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from controlplane.runtime import Lab, LabConfig, activate
 from tests.support.services import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,3 +112,17 @@ class LiveLab:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+@asynccontextmanager
+async def active_lab(config: LabConfig) -> AsyncIterator[Lab]:
+    """A started in-process lab, made the active one (what the web side and the trace socket ask),
+    stopped and deactivated afterwards: what ``manage.py runlab`` does, without its ports."""
+    running = Lab(config)
+    await running.start()
+    activate(running)
+    try:
+        yield running
+    finally:
+        activate(None)
+        await running.stop()
