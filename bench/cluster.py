@@ -37,7 +37,7 @@ from typing import Any
 
 from bench.report import Reporter
 from bench.stats import percentile
-from controlplane.apiserver.filters.flowcontrol import FlowControlOptions
+from controlplane.apiserver.filters.priority_and_fairness import FlowControlOptions
 from controlplane.client.config import Config
 from controlplane.client.rest import ResourceClient, RESTClient
 from controlplane.components.kubelet.simulation import PullTiming

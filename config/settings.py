@@ -292,7 +292,8 @@ KUBELAB_STORE_RETAIN_SECONDS: float | None = _env_float("KUBELAB_STORE_RETAIN_SE
 KUBELAB_WATCH_CACHE_WINDOW: int = _env_int("KUBELAB_WATCH_CACHE_WINDOW") or 10_000
 #: Flow control of each cluster's API server (kube-apiserver's flags of the same names): API Priority
 #: and Fairness, or the older max-in-flight limits when off. Their sum is APF's total concurrency
-#: limit; the lab's is a tenth of upstream's 400 + 200 (controlplane/apiserver/filters/flowcontrol.py).
+#: limit; the lab's is a tenth of upstream's 400 + 200
+#: (controlplane/apiserver/filters/priority_and_fairness.py).
 KUBELAB_ENABLE_PRIORITY_AND_FAIRNESS = _env_bool("KUBELAB_ENABLE_PRIORITY_AND_FAIRNESS", True)
 KUBELAB_MAX_REQUESTS_INFLIGHT: int = _env_count("KUBELAB_MAX_REQUESTS_INFLIGHT", 40)
 KUBELAB_MAX_MUTATING_REQUESTS_INFLIGHT: int = _env_count("KUBELAB_MAX_MUTATING_REQUESTS_INFLIGHT", 20)

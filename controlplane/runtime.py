@@ -59,12 +59,12 @@ from controlplane.apiserver.audit.log import AuditLog
 from controlplane.apiserver.encryption import config as encryption_config
 from controlplane.apiserver.encryption.clusterfile import DEFAULT_PROVIDER, EncryptionConfigFile
 from controlplane.apiserver.filters.audit import Auditor
-from controlplane.apiserver.filters.flowcontrol import FlowControlOptions
+from controlplane.apiserver.filters.priority_and_fairness import FlowControlOptions
 from controlplane.apiserver.filters.x509 import X509Authenticator
 from controlplane.apiserver.kubernetesservice import KubernetesServiceOptions
 from controlplane.apiserver.server import APIServer
+from controlplane.client.clientmetrics import reporting_workqueues
 from controlplane.client.config import Config
-from controlplane.client.metrics import reporting_workqueues
 from controlplane.client.rest import RESTClient
 from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.componentcerts import ComponentCertificate
@@ -75,7 +75,7 @@ from controlplane.components.launch import Component, LaunchOptions, build_compo
 from controlplane.metrics import MetricsRegistry, RestClientMetrics, WorkqueueMetrics
 from controlplane.pki import ClusterPKI
 from controlplane.revocation import RevocationList
-from controlplane.serviceaccount import TokenIssuer
+from controlplane.serviceaccounttokens import TokenIssuer
 from controlplane.store.compaction import RetentionPolicy
 from controlplane.store.errors import UnknownCluster
 from controlplane.store.factory import open_store, store_path

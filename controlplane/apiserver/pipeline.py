@@ -113,7 +113,7 @@ class Impersonated(Authenticated):
 
 @dataclass(frozen=True, slots=True)
 class Dispatched(Impersonated):
-    """Flow control found the request a seat (``filters/flowcontrol.py``); it holds it until answered."""
+    """Flow control (``filters/priority_and_fairness.py``) found the request a seat, held until answered."""
 
     #: Where the response goes: the client's, with flow control's headers added (and, for a watch,
     #: the seat given back when the headers go out).

@@ -38,12 +38,19 @@ from controlplane.api.strategies.common import UndecodableObject
 from controlplane.apiserver import admission, errors, health, routing
 from controlplane.apiserver.admission.setup import AdmissionOptions
 from controlplane.apiserver.admission.setup import build as build_admission
+from controlplane.apiserver.apiservermetrics import APIServerMetrics
 from controlplane.apiserver.authz.authorizer import Attributes
 from controlplane.apiserver.authz.policy import Authorization
 from controlplane.apiserver.encryption.config import ResourceTransformers
-from controlplane.apiserver.filters import audit, authentication, authorization, flowcontrol, impersonation
+from controlplane.apiserver.filters import (
+    audit,
+    authentication,
+    authorization,
+    impersonation,
+    priority_and_fairness,
+)
 from controlplane.apiserver.filters.x509 import X509Authenticator
-from controlplane.apiserver.flowcontrol.metrics import FlowControlMetrics
+from controlplane.apiserver.flowcontrol.flowcontrolmetrics import FlowControlMetrics
 from controlplane.apiserver.handlers import discovery, finalize, openapi, reviews
 from controlplane.apiserver.handlers.resources import Backends, Context
 from controlplane.apiserver.http import (
@@ -59,7 +66,6 @@ from controlplane.apiserver.http import (
 )
 from controlplane.apiserver.kubeletclient import KubeletConnections
 from controlplane.apiserver.kubernetesservice import KubernetesServiceController, KubernetesServiceOptions
-from controlplane.apiserver.metrics import APIServerMetrics
 from controlplane.apiserver.pipeline import (
     NO_REPORT,
     Authenticated,
@@ -74,7 +80,7 @@ from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.identity import UserInfo
 from controlplane.metrics import MetricsRegistry
-from controlplane.serviceaccount import TokenIssuer
+from controlplane.serviceaccounttokens import TokenIssuer
 from controlplane.store import Store
 from controlplane.trace import NULL_SINK, TraceSink, nodes, request_context
 
@@ -133,7 +139,7 @@ class APIServer:
         service_account_issuer: TokenIssuer | None = None,
         client_certificates: X509Authenticator | None = None,
         anonymous: bool = False,
-        flow_control: flowcontrol.FlowControlOptions | None = None,
+        flow_control: priority_and_fairness.FlowControlOptions | None = None,
         metrics_registry: MetricsRegistry | None = None,
         auditor: audit.Auditor | None = None,
         encryption: ResourceTransformers | None = None,
@@ -173,9 +179,9 @@ class APIServer:
         self.authorization = Authorization(resource_types, self.caches, self.registries)
         #: How ``pods/log`` reaches the kubelets (the runtime registers the in-process ones).
         self.kubelets = kubelets if kubelets is not None else KubeletConnections()
-        #: API Priority and Fairness, or max-in-flight (``filters/flowcontrol.py``).
-        self.flow_control = flowcontrol.build(
-            flow_control or flowcontrol.FlowControlOptions(),
+        #: API Priority and Fairness, or max-in-flight (``filters/priority_and_fairness.py``).
+        self.flow_control = priority_and_fairness.build(
+            flow_control or priority_and_fairness.FlowControlOptions(),
             caches=self.caches,
             registries=self.registries,
             types=resource_types,

@@ -9,7 +9,7 @@ named like its client-go counterpart:
   user agent, QPS/burst; ``Config.from_kubeconfig``;
 - ``transport``: HTTPS, or ``InProcessTransport`` calling the ASGI app directly with streaming;
 - ``errors``: the Status reasons as exception classes (``NotFound``, ``Conflict``, ``Expired`` ...);
-- ``ratelimit``, ``backoff``: the token bucket in front of every request; exponential backoff;
+- ``tokenbucket``, ``backoff``: the token bucket in front of every request; exponential backoff;
 - ``rest``: ``RESTClient`` and ``ResourceClient`` (get, list, create, update, patch, delete, watch),
   with client-go's retries on ``Retry-After``;
 - ``watch``: watch events, ``WatchInterface`` and a ``FakeWatcher`` for tests;
@@ -19,8 +19,8 @@ named like its client-go counterpart:
 - ``reflector``: list, then watch from the list's resourceVersion, relist on 410, backoff;
 - ``informer``: ``SharedIndexInformer`` and ``SharedInformerFactory``: cache + event handlers.
 
-The workqueue, rate limiters for it, leader election, event recorder and the controller-runtime style
-manager and reconciler live in their own modules of this package.
+The workqueue, its rate limiters (``workqueue_ratelimiters``), leader election, event recorder and
+the controller-runtime style manager and reconciler live in their own modules of this package.
 """
 
 from __future__ import annotations
@@ -78,9 +78,9 @@ from controlplane.client.informer import (
     wait_for_cache_sync,
 )
 from controlplane.client.pager import ListPager, ListResult
-from controlplane.client.ratelimit import RateLimiter, TokenBucketRateLimiter
 from controlplane.client.reflector import ListerWatcher, ListWatch, Reflector
 from controlplane.client.rest import ListOptions, PatchType, ResourceClient, RESTClient, Watch
+from controlplane.client.tokenbucket import TokenBucket, TokenBucketRateLimiter
 from controlplane.client.transport import InProcessTransport, build_http_client
 from controlplane.client.watch import EventType, FakeWatcher, WatchEvent, WatchInterface
 
@@ -119,7 +119,6 @@ __all__ = [
     "NotFound",
     "PatchType",
     "RESTClient",
-    "RateLimiter",
     "Reflector",
     "ResourceClient",
     "ResourceEventHandler",
@@ -131,6 +130,7 @@ __all__ = [
     "SharedInformer",
     "SharedInformerFactory",
     "StatusCause",
+    "TokenBucket",
     "TokenBucketRateLimiter",
     "TooManyRequests",
     "TransportError",

@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from controlplane.client.metrics import RequestMetrics
+from controlplane.client.clientmetrics import RequestMetrics
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
 Message = MutableMapping[str, Any]

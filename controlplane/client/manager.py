@@ -50,10 +50,10 @@ from controlplane.client.leaderelection import (
     default_identity,
     run_leader_elected,
 )
-from controlplane.client.ratelimiters import RateLimiter
 from controlplane.client.reconciler import Controller, Reconciler, enqueue_owner, request_for_object
 from controlplane.client.record import EventBroadcaster, EventRecorder, EventSinkImpl
 from controlplane.client.rest import RESTClient
+from controlplane.client.workqueue_ratelimiters import WorkqueueRateLimiter
 from controlplane.clock import Clock
 from controlplane.trace import NULL_SINK, TraceSink, nodes
 
@@ -152,7 +152,7 @@ class Manager:
         for_: Kind,
         owns: Sequence[Kind] = (),
         workers: int = 1,
-        rate_limiter: RateLimiter | None = None,
+        rate_limiter: WorkqueueRateLimiter | None = None,
     ) -> Controller:
         """A controller reconciling ``for_`` objects, also woken by changes to the objects it ``owns``.
 

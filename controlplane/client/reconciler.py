@@ -50,8 +50,8 @@ from typing import Any, Protocol
 
 from controlplane.client.cache import DeletedFinalStateUnknown
 from controlplane.client.informer import HandlerRegistration, ResourceEventHandlerFuncs, SharedIndexInformer
-from controlplane.client.ratelimiters import RateLimiter
 from controlplane.client.workqueue import QueueShutDown, RateLimitingQueue
+from controlplane.client.workqueue_ratelimiters import WorkqueueRateLimiter
 from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.trace import NULL_SINK, TraceSink, recording_requests
 
@@ -177,7 +177,7 @@ class Controller:
         reconciler: Reconciler,
         *,
         workers: int = 1,
-        rate_limiter: RateLimiter | None = None,
+        rate_limiter: WorkqueueRateLimiter | None = None,
         clock: Clock = SYSTEM_CLOCK,
         trace: TraceSink = NULL_SINK,
         trace_fields: Mapping[str, Any] | None = None,

@@ -44,8 +44,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from controlplane.api.meta import format_time
 from controlplane.client.errors import APIError, NotFound
-from controlplane.client.ratelimit import TokenBucketRateLimiter
 from controlplane.client.rest import PatchType, ResourceClient, RESTClient
+from controlplane.client.tokenbucket import TokenBucketRateLimiter
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
 logger = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ dynamic client); ``RESTClient.request`` reaches anything else (subresources: bin
 What it does on every call, as client-go's ``rest/request.go`` does:
 
 - **Client-side rate limit.** Each request first takes a token from the client's token bucket
-  (``ratelimit.py``; QPS 5, burst 10 by default). Watches are long-running and are not throttled on
+  (``tokenbucket.py``; QPS 5, burst 10 by default). Watches are long-running and are not throttled on
   their first attempt (client-go's ``Watch`` has no ``tryThrottle`` before its first try); every retry is.
 - **Retries the server asked for.** A 429 or 5xx answer with a ``Retry-After`` header is sent again
   after that many seconds, up to 10 times (``withRetry.IsNextRetry`` and ``checkWait`` in
@@ -31,7 +31,7 @@ What it does on every call, as client-go's ``rest/request.go`` does:
   ``ERROR`` event raises its error (410 ``Expired``: the resourceVersion is too old, list again).
 - **Metrics.** Every attempt's result is reported to the config's ``request_metrics``
   (``rest_client_requests_total{code, method, host}``; ``<error>`` when no answer came), as
-  client-go's ``updateURLMetrics`` reports to ``tools/metrics`` (``metrics.py``).
+  client-go's ``updateURLMetrics`` reports to ``tools/metrics`` (``clientmetrics.py``).
 - **An Audit-ID of its own.** Each call gets a new UUID (unless the caller's ``headers`` name one),
   sent as the ``Audit-ID`` header, which the API server adopts as the request's Audit-ID (retries of
   the call send the same one). The client reports it with ``trace.note_request`` before sending, so a
@@ -56,10 +56,10 @@ import httpx
 
 from controlplane.api import serializer
 from controlplane.api.meta import Object
-from controlplane.client import ratelimit
+from controlplane.client import tokenbucket
 from controlplane.client.config import Config
 from controlplane.client.errors import ConnectError, TransportError, from_response, parse_retry_after
-from controlplane.client.ratelimit import RateLimiter
+from controlplane.client.tokenbucket import TokenBucket
 from controlplane.client.transport import (
     InProcessTransport,
     Target,
@@ -208,7 +208,7 @@ class RESTClient:
         config: Config,
         *,
         http_client: httpx.AsyncClient | None = None,
-        rate_limiter: RateLimiter | None = None,
+        rate_limiter: TokenBucket | None = None,
     ) -> None:
         self.config = config
         self.clock = config.clock
@@ -225,10 +225,10 @@ class RESTClient:
         self._owns_http = http_client is None
         #: The server's ``host:port``, the ``host`` label of ``rest_client_requests_total``.
         self._host = urlsplit(config.host).netloc
-        self.rate_limiter: RateLimiter | None = (
+        self.rate_limiter: TokenBucket | None = (
             rate_limiter
             if rate_limiter is not None
-            else ratelimit.for_config(config.qps, config.burst, clock=config.clock)
+            else tokenbucket.for_config(config.qps, config.burst, clock=config.clock)
         )
 
     async def aclose(self) -> None:

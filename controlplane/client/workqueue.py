@@ -25,7 +25,7 @@ a heap of ``(ready_at, key)`` and one timer sleeping until the earliest, which a
 its time comes (a key waiting twice keeps the earlier time).
 
 ``RateLimitingQueue.add_rate_limited(key)`` is ``add_after`` with the delay a rate limiter
-(``ratelimiters.py``) chooses; ``forget(key)`` resets the key's backoff after success, and
+(``workqueue_ratelimiters.py``) chooses; ``forget(key)`` resets the key's backoff after success, and
 ``num_requeues(key)`` says how often it failed in a row. The usual worker::
 
     while True:
@@ -46,7 +46,7 @@ its time comes (a key waiting twice keeps the earlier time).
 ``workqueue_queue_duration_seconds``, ``workqueue_work_duration_seconds``,
 ``workqueue_unfinished_work_seconds``, ``workqueue_longest_running_processor_seconds`` and
 ``workqueue_retries_total``, read from the cluster clock. A named queue also reports them to a
-metrics provider (``metrics.py``): the one it is given, or the one of the context it is made in, so
+metrics provider (``clientmetrics.py``): the one it is given, or the one of the context it is made in, so
 that ``/metrics`` of its cluster shows them.
 
 Upstream: client-go ``util/workqueue/queue.go``, ``delaying_queue.go``, ``rate_limiting_queue.go``,
@@ -64,8 +64,12 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from controlplane.client.metrics import QueueObserver, WorkqueueMetricsProvider, workqueue_metrics_provider
-from controlplane.client.ratelimiters import RateLimiter, default_controller_rate_limiter
+from controlplane.client.clientmetrics import (
+    QueueObserver,
+    WorkqueueMetricsProvider,
+    workqueue_metrics_provider,
+)
+from controlplane.client.workqueue_ratelimiters import WorkqueueRateLimiter, default_controller_rate_limiter
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
 T = TypeVar("T", bound=Hashable)
@@ -349,7 +353,7 @@ class RateLimitingQueue(DelayingQueue[T]):
 
     def __init__(
         self,
-        rate_limiter: RateLimiter | None = None,
+        rate_limiter: WorkqueueRateLimiter | None = None,
         name: str = "",
         *,
         clock: Clock = SYSTEM_CLOCK,

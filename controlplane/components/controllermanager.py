@@ -35,7 +35,7 @@ from controlplane.components.controllers import (
     nodelifecycle,
     replicaset,
     rootcacertpublisher,
-    serviceaccount,
+    serviceaccount_controller,
     tainteviction,
 )
 from controlplane.timing import CLASSROOM, TimingProfile
@@ -72,7 +72,7 @@ CONTROLLERS: dict[str, Adder] = {
     "endpointslice-controller": lambda m, c: endpointslice.add_to_manager(m),
     "garbage-collector-controller": lambda m, c: garbagecollector.add_to_manager(m),
     "namespace-controller": lambda m, c: namespace.add_to_manager(m),
-    "serviceaccount-controller": lambda m, c: serviceaccount.add_to_manager(m),
+    "serviceaccount-controller": lambda m, c: serviceaccount_controller.add_to_manager(m),
     # Upstream's name; its alias (the --controllers name before 1.30) is ``root-ca-cert-publisher``.
     "root-ca-certificate-publisher-controller": lambda m, c: rootcacertpublisher.add_to_manager(
         m, root_ca=c.root_ca.decode()

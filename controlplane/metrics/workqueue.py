@@ -2,7 +2,7 @@
 
 The Prometheus side of client-go's workqueue metrics (``k8s.io/component-base/metrics/prometheus/
 workqueue/metrics.go``), as a provider the queues of one cluster report to
-(``controlplane.client.metrics.WorkqueueMetricsProvider``). Every series has one label, ``name``: the
+(``controlplane.client.clientmetrics.WorkqueueMetricsProvider``). Every series has one label, ``name``: the
 queue's name, which is its controller's (``replicaset``, ``deployment`` ...).
 
 - ``workqueue_adds_total``, ``workqueue_retries_total``: counters, kept here per name, so they keep

@@ -35,6 +35,7 @@ from urllib.parse import urlencode
 
 from prometheus_client.metrics_core import Metric
 
+from controlplane.apiserver.apiservermetrics import request_kind
 from controlplane.apiserver.audit.event import (
     DECISION_ANNOTATION,
     REASON_ANNOTATION,
@@ -48,7 +49,6 @@ from controlplane.apiserver.audit.event import (
 from controlplane.apiserver.audit.log import AuditLog
 from controlplane.apiserver.audit.policy import Attributes, Level, Policy, RequestAuditConfig, Stage
 from controlplane.apiserver.http import Message, Request, Send
-from controlplane.apiserver.metrics import request_kind
 from controlplane.apiserver.pipeline import Authenticated, Reporter
 from controlplane.identity import UserInfo
 from controlplane.metrics.vectors import CounterVec

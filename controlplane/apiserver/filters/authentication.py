@@ -14,7 +14,7 @@ order ``pkg/kubeapiserver/authenticator/config.go`` builds them); the first that
    revoked;
 2. the bearer token (``Authorization: Bearer <token>``), first as one of the cluster's tokens for
    people (``controlplane.tokens``): an opaque string looked up by its hash;
-3. then as a ServiceAccount token (``controlplane.serviceaccount``): a signed JWT, accepted if its
+3. then as a ServiceAccount token (``controlplane.serviceaccounttokens``): a signed JWT, accepted if its
    issuer is ours, its signature verifies, its audiences meet the API server's, it has not expired,
    and the ServiceAccount (and the pod, secret or node it is bound to) still exists with the uid it
    names.
@@ -62,7 +62,13 @@ from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import Clock
 from controlplane.identity import ANONYMOUS, AUTHENTICATED, UNAUTHENTICATED, UserInfo
-from controlplane.serviceaccount import InvalidToken, TokenIssuer, check_bound_objects, check_times, intersect
+from controlplane.serviceaccounttokens import (
+    InvalidToken,
+    TokenIssuer,
+    check_bound_objects,
+    check_times,
+    intersect,
+)
 from controlplane.trace import nodes
 
 #: The people's token registry: a token to its user, or None.

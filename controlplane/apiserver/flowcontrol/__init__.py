@@ -23,6 +23,6 @@ The objects that configure it are made by the API server itself at start (``boot
 watch caches, so an edit applies to the next request.
 
 Every module here but ``ensurer.py`` is pure (no I/O, no clock of its own: callers pass ``now``); the
-API server's filter (``controlplane/apiserver/filters/flowcontrol.py``) is the thin async adapter
+API server's filter (``controlplane/apiserver/filters/priority_and_fairness.py``) is the thin async adapter
 that waits on them.
 """

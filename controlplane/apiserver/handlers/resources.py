@@ -28,7 +28,7 @@ from controlplane.apiserver.kubeletclient import KubeletConnections
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.requestscope import RequestScope
 from controlplane.apiserver.watchcache import WatchCache
-from controlplane.serviceaccount import TokenIssuer
+from controlplane.serviceaccounttokens import TokenIssuer
 from controlplane.store import Compacted, FutureRevision, Store
 from controlplane.trace import TraceSink
 

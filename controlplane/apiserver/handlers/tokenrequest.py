@@ -11,7 +11,7 @@ every pod's projected token volume). The request is an ``authentication.k8s.io/v
   object was deleted and made again since the caller looked.
 
 The answer (201) is the same object with ``status.token`` (the signed JWT, see
-``controlplane.serviceaccount``) and ``status.expirationTimestamp``. Nothing is stored: the API server
+``controlplane.serviceaccounttokens``) and ``status.expirationTimestamp``. Nothing is stored: the API server
 can check the token later from its signature and the objects it names, so there is nothing to keep.
 
 Upstream: kubernetes ``pkg/registry/core/serviceaccount/storage/token.go`` (``TokenREST.Create``),
@@ -29,7 +29,7 @@ from controlplane.apiserver import errors
 from controlplane.apiserver.handlers.resources import Context, Reply
 from controlplane.apiserver.http import decode_body, dumps
 from controlplane.apiserver.registry import Registry
-from controlplane.serviceaccount import (
+from controlplane.serviceaccounttokens import (
     DEFAULT_EXPIRATION_SECONDS,
     MAX_EXPIRATION_SECONDS,
     MIN_EXPIRATION_SECONDS,

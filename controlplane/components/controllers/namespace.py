@@ -45,13 +45,13 @@ from typing import Any
 from controlplane.api.meta import Object, format_time
 from controlplane.client.errors import APIError, Conflict, MethodNotAllowed, NotFound, TransportError
 from controlplane.client.manager import Manager
-from controlplane.client.ratelimiters import (
+from controlplane.client.reconciler import Controller, Request, Result
+from controlplane.client.rest import ResourceClient, RESTClient
+from controlplane.client.workqueue_ratelimiters import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
     MaxOfRateLimiter,
 )
-from controlplane.client.reconciler import Controller, Request, Result
-from controlplane.client.rest import ResourceClient, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.controllers.discovery import APIResource, discover
 from controlplane.components.controllers.kinds import NAMESPACES

@@ -21,7 +21,7 @@ deletes alike; the few extra looks find nothing to do.)
 ``reconcile`` (upstream's ``syncNamespace``) reads the namespace and the ConfigMap from the shared
 caches:
 
-- a namespace that is gone or not ``Active`` is left alone, as ``serviceaccount.py`` does: a
+- a namespace that is gone or not ``Active`` is left alone, as ``serviceaccount_controller.py`` does: a
   ``Terminating`` namespace is being emptied by the namespace controller, and creating in it would
   fight that. (Upstream tries the create and lets the API server refuse it; Kubelab saves the doomed
   request, and keeps upstream's handling for when the cache is behind, below.)

@@ -48,7 +48,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
 from controlplane.apiserver.audit.config import AuditSettings
-from controlplane.apiserver.filters.flowcontrol import FlowControlOptions
+from controlplane.apiserver.filters.priority_and_fairness import FlowControlOptions
 from controlplane.consumers.relay import TraceRelay, start_relay
 from controlplane.management import labcommand
 from controlplane.pki import WILDCARD_HOSTS, PKIError, ServingPKI

@@ -22,7 +22,7 @@ from controlplane.api.kinds import builtin_types
 from controlplane.apiserver.server import APIServer
 from controlplane.clock import ManualClock
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
-from controlplane.serviceaccount import DEFAULT_ISSUER, LEEWAY, TokenIssuer, key_id, new_claims
+from controlplane.serviceaccounttokens import DEFAULT_ISSUER, LEEWAY, TokenIssuer, key_id, new_claims
 from controlplane.store.sqlite import SqliteStore
 from tests.support.admission import WITHOUT_CONTROLLERS
 

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from controlplane.client.manager import Kind, Manager
-from controlplane.client.ratelimiters import ItemExponentialFailureRateLimiter
 from controlplane.client.reconciler import (
     Controller,
     ReconcilerFunc,
@@ -24,6 +23,7 @@ from controlplane.client.reconciler import (
     owner_requests,
 )
 from controlplane.client.rest import RESTClient
+from controlplane.client.workqueue_ratelimiters import ItemExponentialFailureRateLimiter
 from controlplane.clock import Clock, ManualClock, ScaledClock
 from controlplane.trace import ListSink
 from docs.examples import configmap_labeler as labeler

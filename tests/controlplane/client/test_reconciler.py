@@ -11,8 +11,8 @@ import pytest
 
 from controlplane.client.cache import DeletedFinalStateUnknown
 from controlplane.client.informer import ResourceEventHandler
-from controlplane.client.ratelimiters import ItemExponentialFailureRateLimiter
 from controlplane.client.reconciler import Controller, Request, Result, resource_version
+from controlplane.client.workqueue_ratelimiters import ItemExponentialFailureRateLimiter
 from controlplane.clock import ManualClock
 from controlplane.trace import ListSink, note_request
 from controlplane.trace.schema import validate

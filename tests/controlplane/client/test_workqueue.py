@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from controlplane.client.ratelimiters import ItemExponentialFailureRateLimiter
 from controlplane.client.workqueue import DelayingQueue, Queue, QueueShutDown, RateLimitingQueue
+from controlplane.client.workqueue_ratelimiters import ItemExponentialFailureRateLimiter
 from controlplane.clock import ManualClock
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 
-from controlplane.client.metrics import reporting_workqueues
+from controlplane.client.clientmetrics import reporting_workqueues
 from controlplane.client.workqueue import Queue, RateLimitingQueue
 from controlplane.clock import ManualClock
 from controlplane.metrics import WorkqueueMetrics

@@ -13,7 +13,7 @@ from controlplane.clock import ManualClock
 from controlplane.components.kubelet.kubelet import Kubelet
 from controlplane.identity import NODES, UserInfo, node_user
 from controlplane.pki import new_service_account_key
-from controlplane.serviceaccount import TokenIssuer
+from controlplane.serviceaccounttokens import TokenIssuer
 from tests.support.inprocess import CLUSTER, in_process_cluster, wait_for
 
 NODE = "node-1"

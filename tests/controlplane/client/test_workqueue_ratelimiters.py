@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controlplane.client.ratelimiters import (
+from controlplane.client.workqueue_ratelimiters import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
     ItemFastSlowRateLimiter,

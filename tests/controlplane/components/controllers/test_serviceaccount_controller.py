@@ -9,8 +9,8 @@ from pathlib import Path
 from controlplane.api.meta import Object
 from controlplane.client.informer import ResourceEventHandlerFuncs
 from controlplane.client.reconciler import Request
-from controlplane.components.controllers import serviceaccount
-from controlplane.components.controllers.serviceaccount import (
+from controlplane.components.controllers import serviceaccount_controller
+from controlplane.components.controllers.serviceaccount_controller import (
     SERVICEACCOUNTS,
     ServiceAccountsController,
     missing_service_accounts,
@@ -42,7 +42,7 @@ def _has_default(items: list[Object]) -> bool:
 async def test_every_namespace_gets_a_default_service_account_back_when_deleted(tmp_path: Path) -> None:
     async with (
         in_process_cluster(tmp_path) as cluster,
-        controller_manager(cluster, serviceaccount.add_to_manager),
+        controller_manager(cluster, serviceaccount_controller.add_to_manager),
     ):
         for system in ("default", "kube-system", "kube-public", "kube-node-lease"):
             await wait_for(cluster.resource("", "v1", "serviceaccounts", system), _has_default)
@@ -64,7 +64,7 @@ async def test_no_service_account_is_created_in_a_terminating_namespace(tmp_path
         namespaces = cluster.resource("", "v1", "namespaces")
         await namespaces.create({"metadata": {"name": "closing"}})
         accounts = cluster.resource("", "v1", "serviceaccounts", "closing")
-        async with controller_manager(cluster, serviceaccount.add_to_manager) as manager:
+        async with controller_manager(cluster, serviceaccount_controller.add_to_manager) as manager:
             await wait_for(accounts, _has_default)
             terminating = asyncio.Event()
             sa_deleted = asyncio.Event()
@@ -76,7 +76,7 @@ async def test_no_service_account_is_created_in_a_terminating_namespace(tmp_path
             def on_sa_deleted(obj: object) -> None:
                 sa_deleted.set()
 
-            manager.informer_for(serviceaccount.NAMESPACES).add_event_handler(
+            manager.informer_for(serviceaccount_controller.NAMESPACES).add_event_handler(
                 ResourceEventHandlerFuncs(update_func=on_namespace)
             )
             manager.informer_for(SERVICEACCOUNTS).add_event_handler(

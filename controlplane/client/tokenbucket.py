@@ -26,7 +26,7 @@ from controlplane.client.config import DEFAULT_BURST, DEFAULT_QPS
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
 
-class RateLimiter(Protocol):
+class TokenBucket(Protocol):
     """client-go's ``flowcontrol.RateLimiter``: what the REST client asks before each request."""
 
     def try_accept(self) -> bool:
@@ -104,4 +104,4 @@ def for_config(qps: float, burst: int, *, clock: Clock = SYSTEM_CLOCK) -> TokenB
     return TokenBucketRateLimiter(qps or DEFAULT_QPS, burst or DEFAULT_BURST, clock=clock)
 
 
-__all__ = ["RateLimiter", "TokenBucketRateLimiter", "for_config"]
+__all__ = ["TokenBucket", "TokenBucketRateLimiter", "for_config"]

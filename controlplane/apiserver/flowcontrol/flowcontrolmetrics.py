@@ -16,7 +16,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 if TYPE_CHECKING:  # the filter imports this package: only the annotation needs its snapshot type
-    from controlplane.apiserver.filters.flowcontrol import FlowControlSnapshot
+    from controlplane.apiserver.filters.priority_and_fairness import FlowControlSnapshot
 
 
 class FlowControlMetrics:

@@ -11,7 +11,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from controlplane.serviceaccount import (
+from controlplane.serviceaccounttokens import (
     DEFAULT_ISSUER,
     LEEWAY,
     InvalidToken,

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from controlplane.client.ratelimit import TokenBucketRateLimiter, for_config
+from controlplane.client.tokenbucket import TokenBucketRateLimiter, for_config
 from controlplane.clock import ManualClock
 
 

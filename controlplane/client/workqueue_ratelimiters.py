@@ -34,11 +34,11 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Protocol
 
-from controlplane.client.ratelimit import TokenBucketRateLimiter
+from controlplane.client.tokenbucket import TokenBucketRateLimiter
 from controlplane.clock import SYSTEM_CLOCK, Clock
 
 
-class RateLimiter(Protocol):
+class WorkqueueRateLimiter(Protocol):
     """client-go's ``workqueue.RateLimiter``."""
 
     def when(self, item: Hashable) -> float:
@@ -103,7 +103,7 @@ class ItemFastSlowRateLimiter:
 class BucketRateLimiter:
     """One token bucket for all items (``qps`` refill, ``burst`` size): an overall retry budget.
 
-    The bucket is the REST client's (``ratelimit.TokenBucketRateLimiter``), used by reservation.
+    The bucket is the REST client's (``tokenbucket.TokenBucketRateLimiter``), used by reservation.
     """
 
     def __init__(self, qps: float = 10.0, burst: int = 100, *, clock: Clock = SYSTEM_CLOCK) -> None:
@@ -122,7 +122,7 @@ class BucketRateLimiter:
 class MaxOfRateLimiter:
     """Asks every limiter (each counts the failure) and answers the longest delay."""
 
-    def __init__(self, *limiters: RateLimiter) -> None:
+    def __init__(self, *limiters: WorkqueueRateLimiter) -> None:
         if not limiters:
             raise ValueError("MaxOfRateLimiter needs at least one limiter")
         self.limiters = limiters
@@ -151,6 +151,6 @@ __all__ = [
     "ItemExponentialFailureRateLimiter",
     "ItemFastSlowRateLimiter",
     "MaxOfRateLimiter",
-    "RateLimiter",
+    "WorkqueueRateLimiter",
     "default_controller_rate_limiter",
 ]

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from controlplane.apiserver.metrics import REQUEST_DURATION_BUCKETS, clean_scope, reported_verb
+from controlplane.apiserver.apiservermetrics import REQUEST_DURATION_BUCKETS, clean_scope, reported_verb
 from controlplane.apiserver.requestinfo import parse
 from tests.controlplane.apiserver.conftest import API
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from controlplane.api.kinds import builtin_types
-from controlplane.apiserver.filters.flowcontrol import (
+from controlplane.apiserver.filters.priority_and_fairness import (
     FLOW_SCHEMA_UID_HEADER,
     PRIORITY_LEVEL_UID_HEADER,
     FlowControlOptions,

@@ -1,4 +1,4 @@
-"""Flow control: whether the server has room for this request now, and if not, whether it may wait.
+"""Priority-and-fairness filter: whether the server has room for this request now, or it may wait.
 
 The stage between impersonation and authorization (upstream ``DefaultBuildHandlerChain``). It is an
 async context manager around the rest of the pipeline: a request enters once it holds its seat(s),
