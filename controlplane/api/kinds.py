@@ -30,7 +30,7 @@ from controlplane.api.strategies import (
     ServiceAccountStrategy,
     ServiceStrategy,
 )
-from controlplane.api.strategy import Strategy
+from controlplane.api.strategies.base import Strategy
 from controlplane.trace.objects import NODES_PREFIX
 
 RW = ("get", "patch", "update")

@@ -14,7 +14,7 @@ under ``/registry/minions`` and Services under ``/registry/services/specs``. So 
 lab shows the same keys a real cluster's etcd holds.
 
 The per-kind behaviour (defaulting, validation, what an update may change) is each type's
-``Strategy``, as in upstream's ``rest.RESTCreateStrategy``; see ``strategy.py``.
+``Strategy``, as in upstream's ``rest.RESTCreateStrategy``; see ``strategies/base.py``.
 
 Two types may share one storage prefix: ``events`` in core ``v1`` and in ``events.k8s.io/v1`` are the
 same objects. The store then holds one form, and the type whose version differs carries a
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from controlplane.api.meta import Object
-from controlplane.api.strategy import Strategy
+from controlplane.api.strategies.base import Strategy
 
 READ = ("get", "list", "watch")
 WRITE = ("create", "update", "patch", "delete", "deletecollection")

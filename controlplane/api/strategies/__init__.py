@@ -14,7 +14,9 @@ are what they are:
 - ``rbac``: Roles, ClusterRoles and their bindings;
 - ``events``: core ``v1`` and ``events.k8s.io/v1`` Events.
 
-``common`` holds what they share: the base class (defaults before prepare), field paths, and values
+``base`` holds ``Strategy``, the hooks the registry calls and the behaviour of a kind without special
+rules (upstream's ``k8s.io/apiserver/pkg/registry/rest`` strategy interfaces). ``common`` holds what
+the kinds here share: the base class (defaults before prepare), field paths, and values
 rendered the way upstream's field errors print them, so that a 422 reads exactly like kube-apiserver's.
 """
 

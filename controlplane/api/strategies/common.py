@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeGuard
 
 from controlplane.api.meta import Object
-from controlplane.api.strategy import Strategy
+from controlplane.api.strategies.base import Strategy
 from controlplane.api.validation import (
     FieldError,
     forbidden,

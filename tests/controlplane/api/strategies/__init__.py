@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 
 from controlplane.api.meta import Object
-from controlplane.api.strategy import Strategy
+from controlplane.api.strategies.base import Strategy
 
 CREATED = "2025-01-01T00:00:00Z"
 

@@ -13,7 +13,13 @@ differs per kind it asks a **strategy** (``pkg/registry/<group>/<kind>/strategy.
 - ``metadata.generation`` is bumped when the *spec* changes, so controllers can report
   ``status.observedGeneration`` and ``kubectl rollout status`` knows whether they have caught up.
 
-The base class here is the behaviour of a plain kind (a ConfigMap). Kinds override what they need.
+``Strategy`` below is the lab's form of upstream's strategy interfaces in
+``k8s.io/apiserver/pkg/registry/rest``: ``RESTCreateStrategy`` (``create.go``), ``RESTUpdateStrategy``
+(``update.go``) and ``RESTGracefulDeleteStrategy`` (``delete.go``). Upstream declares them as Go
+interfaces that every kind implements in full; here one base class carries the behaviour of a plain
+kind (a ConfigMap), and the kinds in this package (``common.CoreKindStrategy`` and the modules beside
+it) override what they need.
+The registry (``controlplane.apiserver.registry``) calls these hooks for every request that writes.
 """
 
 from __future__ import annotations

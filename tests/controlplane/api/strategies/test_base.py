@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from controlplane.api.strategy import Strategy
+from controlplane.api.strategies.base import Strategy
 
 
 def stored() -> dict[str, Any]:
