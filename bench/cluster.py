@@ -37,6 +37,7 @@ from typing import Any
 
 from bench.report import Reporter
 from bench.stats import percentile
+from controlplane.api.meta import Object
 from controlplane.apiserver.filters.priority_and_fairness import FlowControlOptions
 from controlplane.client.config import Config
 from controlplane.client.rest import ResourceClient, RESTClient
@@ -47,7 +48,6 @@ from controlplane.store.sqlite import SqliteStore
 from controlplane.timing import CLASSROOM, UPSTREAM, TimingProfile
 from controlplane.trace import TraceBus
 
-Object = dict[str, Any]
 NAMESPACE = "default"
 #: The pods' image, as upstream's density and scheduler_perf tests use: a pinned tag, so the pull
 #: policy is IfNotPresent and each node pulls it once (``nginx``, i.e. ``:latest``, would be pulled

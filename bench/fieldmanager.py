@@ -31,7 +31,6 @@ import argparse
 import copy
 import json
 from collections.abc import Callable
-from typing import Any
 
 from bench.report import Reporter
 from bench.timing import rate_for
@@ -39,8 +38,8 @@ from controlplane.api import strict
 from controlplane.api.fieldmanager import typed
 from controlplane.api.fieldmanager.fieldpath import Set, make_path
 from controlplane.api.fieldmanager.managedfields import FieldManager
+from controlplane.api.meta import Object
 
-Object = dict[str, Any]
 NOW = "2025-01-01T10:00:00Z"
 
 

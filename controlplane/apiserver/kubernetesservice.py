@@ -79,6 +79,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
+from controlplane.api.meta import Object
 from controlplane.api.strategies.services import SERVICE_CIDR
 from controlplane.apiserver import errors
 from controlplane.apiserver.registry import Registry
@@ -89,7 +90,6 @@ from controlplane.store import KeyNotFound, LeaseNotFound, Put, Store, StoreErro
 
 logger = logging.getLogger(__name__)
 
-Object = dict[str, Any]
 
 #: ``KubernetesServiceName`` and ``KubernetesServiceNamespace`` (``metav1.NamespaceDefault``).
 NAME: Final = "kubernetes"

@@ -40,6 +40,7 @@ from controlplane.api.fieldmanager import (
     typed,
 )
 from controlplane.api.fieldmanager.fieldpath import Set, make_path
+from controlplane.api.meta import Object
 from controlplane.api.resources import ResourceType
 from controlplane.api.strategies.common import UndecodableObject
 from controlplane.api.validation import FieldError, forbidden, invalid, not_supported, required, too_long
@@ -48,7 +49,6 @@ from controlplane.apiserver.http import JSON, Request, decode_body
 from controlplane.apiserver.registry import timestamp
 from controlplane.clock import Clock
 
-Object = dict[str, Any]
 Track = Callable[[Object | None, Object], Object]
 
 CREATE_OPTIONS: Final = "CreateOptions"

@@ -54,6 +54,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from controlplane.api import serializer
 from controlplane.api.deepcopy import deep_copy
+from controlplane.api.meta import Object
 from controlplane.api.resources import ResourceType
 from controlplane.api.validation import FieldError
 from controlplane.apiserver import errors
@@ -73,7 +74,6 @@ from controlplane.store import (
 )
 from controlplane.uids import new_uid, random_string
 
-Object = dict[str, Any]
 #: Records a write in ``metadata.managedFields``: (live object or None on create, new object) -> new object.
 Track = Callable[[Object | None, Object], Object]
 

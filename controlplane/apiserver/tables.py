@@ -13,10 +13,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.api.resources import ResourceType
 from controlplane.apiserver.http import Accept
-
-Object = dict[str, Any]
 
 
 def _embedded(obj: Object, policy: str) -> Object | None:

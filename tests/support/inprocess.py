@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from controlplane.api.kinds import builtin_types
+from controlplane.api.meta import Object
 from controlplane.apiserver.server import APIServer
 from controlplane.client.config import Config
 from controlplane.client.rest import ResourceClient, RESTClient
@@ -27,8 +28,6 @@ ADMIN_TOKEN = "admin-test-token"
 ADMIN = UserInfo.create("admin", groups=[SYSTEM_MASTERS])
 #: Seconds of wall time a test waits for the API to show what it expects.
 WAIT_TIMEOUT = 10.0
-
-Object = dict[str, Any]
 
 
 @dataclass

@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.apiserver import errors
 from controlplane.identity import UserInfo
 
-Object = dict[str, Any]
 #: One RFC 6902 operation (``{"op": "add", "path": "/spec/serviceAccountName", "value": "default"}``).
 PatchOp = dict[str, Any]
 

@@ -40,11 +40,10 @@ from typing import Any
 import yaml
 
 from controlplane.api import serializer
+from controlplane.api.meta import Object
 from controlplane.apiserver import protobuf
 from controlplane.identity import UserInfo
 from controlplane.trace.redaction import redact
-
-Object = dict[str, Any]
 
 API_VERSION = "audit.k8s.io/v1"
 

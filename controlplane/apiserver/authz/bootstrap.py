@@ -42,6 +42,7 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from controlplane.api.meta import Object
 from controlplane.identity import (
     AUTHENTICATED,
     KUBE_CONTROLLER_MANAGER,
@@ -51,8 +52,6 @@ from controlplane.identity import (
     SYSTEM_MASTERS,
     UNAUTHENTICATED,
 )
-
-Object = dict[str, Any]
 
 GROUP: Final = "rbac.authorization.k8s.io"
 API_VERSION: Final = f"{GROUP}/v1"

@@ -54,6 +54,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from controlplane.api.meta import Object
 from controlplane.apiserver import errors
 from controlplane.apiserver.filters.x509 import X509Authenticator, describe
 from controlplane.apiserver.http import Request
@@ -74,7 +75,6 @@ from controlplane.trace import nodes
 #: The people's token registry: a token to its user, or None.
 TokenAuthenticator = Callable[[str], UserInfo | None]
 
-Object = dict[str, Any]
 
 #: ``bearertoken``'s error when no token authenticator knew the token (``invalidToken``).
 INVALID_BEARER_TOKEN = "invalid bearer token"

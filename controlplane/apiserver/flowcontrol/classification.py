@@ -23,9 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.identity import SERVICE_ACCOUNT_USER_PREFIX, UserInfo
-
-Object = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

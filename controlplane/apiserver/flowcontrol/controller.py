@@ -30,11 +30,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.apiserver.flowcontrol import bootstrap, classification, shufflesharding
 from controlplane.apiserver.flowcontrol.classification import RequestDigest
 from controlplane.apiserver.flowcontrol.queueset import QueueSet, QueuingConfig, Request
-
-Object = dict[str, Any]
 
 #: Upstream's defaults for fields a PriorityLevelConfiguration leaves out (v1 defaulting).
 DEFAULT_SHARES = 30

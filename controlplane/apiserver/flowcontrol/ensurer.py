@@ -24,16 +24,14 @@ import copy
 import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.apiserver import errors
 from controlplane.apiserver.flowcontrol import bootstrap
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.requestscope import RequestScope
 
 logger = logging.getLogger(__name__)
-
-Object = dict[str, Any]
 
 
 def should_update_spec(current: Object, mandatory: bool) -> bool:

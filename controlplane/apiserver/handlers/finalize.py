@@ -31,6 +31,7 @@ import copy
 import dataclasses
 from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.api.resources import ResourceType
 from controlplane.api.strategies.namespaces import NamespaceFinalizeStrategy
 from controlplane.apiserver import errors, patching
@@ -40,8 +41,6 @@ from controlplane.apiserver.registry import GUARANTEED_UPDATE_ATTEMPTS, Registry
 from controlplane.apiserver.requestscope import RequestScope, required
 from controlplane.clock import Clock
 from controlplane.store import Compare, Put, Store, Txn
-
-Object = dict[str, Any]
 
 TERMINATING = "Terminating"
 ORPHAN_FINALIZER = "orphan"

@@ -20,6 +20,7 @@ from typing import Any
 
 from controlplane.api import gotypes, selectors
 from controlplane.api.deepcopy import deep_copy
+from controlplane.api.meta import Object
 from controlplane.api.resources import ResourceType
 from controlplane.api.validation import not_supported
 from controlplane.apiserver import errors, pagination, patching, tables
@@ -31,8 +32,6 @@ from controlplane.apiserver.watchcache import WatchCache
 from controlplane.serviceaccounttokens import TokenIssuer
 from controlplane.store import Compacted, FutureRevision, Store
 from controlplane.trace import TraceSink
-
-Object = dict[str, Any]
 
 #: How long a read waits for the watch cache to catch up before going to the store.
 CACHE_WAIT = 3.0

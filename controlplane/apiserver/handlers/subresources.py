@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from controlplane.api import gotypes
+from controlplane.api.meta import Object
 from controlplane.api.resources import ResourceType
 from controlplane.api.validation import forbidden, invalid, not_supported, required
 from controlplane.apiserver import admission, errors, patching
@@ -34,8 +35,6 @@ from controlplane.apiserver.handlers.resources import PATCH_TYPES, Context, Repl
 from controlplane.apiserver.http import Receive, Send, decode_body, dumps
 from controlplane.apiserver.kubeletclient import KubeletUnavailable, container_logs_path
 from controlplane.apiserver.requestscope import RequestScope
-
-Object = dict[str, Any]
 
 #: The autoscaling/v1 Scale kind, for patching the scale view (its schema drives strategic merge).
 SCALE_TYPE = ResourceType("autoscaling", "v1", "Scale", "scale", "scale", True)

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from controlplane.api.meta import Object
 from controlplane.api.validation import FieldError, invalid
 from controlplane.apiserver import errors
 from controlplane.apiserver.handlers.resources import Context, Reply
@@ -35,8 +36,6 @@ from controlplane.serviceaccounttokens import (
     MIN_EXPIRATION_SECONDS,
     new_claims,
 )
-
-Object = dict[str, Any]
 
 API_VERSION = "authentication.k8s.io/v1"
 KIND = "TokenRequest"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from controlplane.api.meta import Object
 from tests.controlplane.apiserver.conftest import API
 
 PODS = "/api/v1/namespaces/default/pods"
-Object = dict[str, Any]
 
 
 def eviction(name: str, **delete_options: Any) -> Object:

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from controlplane.api.meta import Object
 from controlplane.apiserver.kubeletclient import KubeletConnections, KubeletUnavailable, node_address
 from controlplane.client.errors import BadRequest, Invalid, NotFound
 from controlplane.client.rest import ResourceClient
@@ -26,7 +27,6 @@ from controlplane.identity import NODES, UserInfo, node_user
 from tests.support.inprocess import CLUSTER, InProcessCluster, in_process_cluster, wait_for
 
 NODE = "node-1"
-Object = dict[str, Any]
 
 
 @pytest.fixture

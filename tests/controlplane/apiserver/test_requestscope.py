@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from controlplane.api.kinds import builtin_types
+from controlplane.api.meta import Object
 from controlplane.api.resources import ResourceType
 from controlplane.apiserver.admission import Admission, Attributes, Chain, Scope
 from controlplane.apiserver.admission.chain import ClusterView, Plugin, Tracer
@@ -27,7 +28,6 @@ from controlplane.identity import AUTHENTICATED, UserInfo
 from controlplane.store.sqlite import SqliteStore
 from controlplane.trace import NULL_SINK, ListSink
 
-Object = dict[str, Any]
 ALICE = UserInfo.create("alice", groups=[AUTHENTICATED])
 
 

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from controlplane.api.kinds import builtin_types
+from controlplane.api.meta import Object
 from controlplane.apiserver.admission.setup import AdmissionOptions
 from controlplane.apiserver.server import APIServer
 from controlplane.identity import NODES, SYSTEM_MASTERS, UserInfo, node_user
@@ -24,8 +25,6 @@ USERS = {
     "node-1": UserInfo.create(node_user("node-1"), groups=[NODES, "system:authenticated"]),
     "node-2": UserInfo.create(node_user("node-2"), groups=[NODES, "system:authenticated"]),
 }
-
-Object = dict[str, Any]
 
 
 @dataclass
