@@ -23,11 +23,10 @@ import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from controlplane.api import gotypes
-from controlplane.api.meta import Object
+from controlplane.api.meta import Object, parse_time
 from controlplane.api.resources import ResourceType
 from controlplane.api.validation import forbidden, invalid, not_supported, required
 from controlplane.apiserver import admission, errors, patching
@@ -257,13 +256,8 @@ def parse_log_options(query: Mapping[str, str], name: str) -> PodLogOptions:
             raise errors.bad_request(f'strconv.ParseInt: parsing "{text}": invalid syntax') from None
 
     since_time = query.get("sinceTime") or None
-    if since_time is not None:
-        try:
-            datetime.fromisoformat(since_time.replace("Z", "+00:00"))
-        except ValueError:
-            raise errors.bad_request(
-                f'parsing time "{since_time}" as "2006-01-02T15:04:05Z07:00": cannot parse'
-            ) from None
+    if since_time is not None and parse_time(since_time) is None:
+        raise errors.bad_request(f'parsing time "{since_time}" as "2006-01-02T15:04:05Z07:00": cannot parse')
     options = PodLogOptions(
         container=query.get("container", ""),
         follow=flag("follow"),
