@@ -161,7 +161,7 @@ class APIServer:
             self.registries[(t.group, t.version, t.plural)] = finalize.registry_for(store, t, clock)
             cache_key = t.cache_key or t.storage_prefix
             if cache_key not in self.caches:
-                self.caches[cache_key] = WatchCache(store, t, window=watch_cache_window)
+                self.caches[cache_key] = WatchCache(store, t, window=watch_cache_window, clock=clock)
         self.set_encryption(encryption or ResourceTransformers({}))
         #: Signs TokenRequests and checks ServiceAccount tokens (None: this server has neither).
         self.service_account_issuer = service_account_issuer
@@ -204,6 +204,7 @@ class APIServer:
             trace=trace,
             cluster=cluster,
             authorize=self._may,  # SecretsPolicy asks RBAC whether a ServiceAccount may get a Secret
+            clock=clock,
         )
         #: What handlers may reach beyond their own resource.
         self.backends = Backends(self.registries, self.kubelets, service_account_issuer, trace)

@@ -8,6 +8,7 @@ only for a cluster that configures it.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from controlplane.apiserver.admission.secretspolicy import SecretsPolicy, Secret
 from controlplane.apiserver.admission.serviceaccount import ServiceAccount
 from controlplane.apiserver.admission.validatingwebhook import ValidatingWebhooks
 from controlplane.apiserver.admission.webhookclient import Configurations, WebhookClient
+from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.trace import TraceSink
 
 if TYPE_CHECKING:
@@ -86,6 +88,7 @@ def build(
     trace: TraceSink,
     cluster: str,
     authorize: Authorize = allow_everything,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> tuple[Chain, WebhookClient]:
     """The chain for ``options`` over one API server's registries and caches, and its HTTP client."""
     enabled = set(options.plugins)
@@ -95,7 +98,13 @@ def build(
     makers: dict[str, Any] = {
         "NamespaceLifecycle": NamespaceLifecycle,
         "LimitRanger": LimitRanger,
-        "ServiceAccount": lambda: ServiceAccount(retry_interval=options.service_account_retry_interval),
+        # Its waits on the cluster clock, its jitter from randomness seeded by the cluster's name, so
+        # a scenario replays the same way (controlplane/clock.py).
+        "ServiceAccount": lambda: ServiceAccount(
+            retry_interval=options.service_account_retry_interval,
+            clock=clock,
+            rng=random.Random(f"{cluster}/admission/ServiceAccount"),
+        ),
         "NodeRestriction": NodeRestriction,
         "PodSecurity": PodSecurity,
         "DefaultTolerationSeconds": lambda: DefaultTolerationSeconds(
