@@ -22,7 +22,7 @@
 import { Controls, readHash, selectionKey, writeHash } from "./controls.js";
 import { eventSection, requestSections } from "./details.js";
 import { EtcdPanel } from "./etcd.js";
-import { Background, duration } from "./background.js";
+import { Background } from "./background.js";
 import { STAGES, TopologyModel, requestTitle, setBounded, setStages } from "./model.js";
 import { Narration, backgroundSentence, describe, nodeName, summariseBurst } from "./narration.js";
 import { podListSection } from "./pods.js";
@@ -60,7 +60,8 @@ function quietLabel(activity) {
       resync: "resync",
       "proxy-resync": "re-sync",
     }[activity.kind] || activity.kind;
-  return activity.every ? `${what} ${duration(activity.every)}` : what;
+  // Seconds, one decimal: the line is short (the inspector has the sentence).
+  return activity.every ? `${what} ${Number(activity.every.toFixed(1))} s` : what;
 }
 
 function renderInspector(root, model, selection, { showRevision } = {}) {

@@ -26,7 +26,7 @@ const BASE_HEIGHT = 640;
 const API = { x: 250, y: 230, w: 400, h: 180 };
 const STRIP = { x: 262, y: 262, cell: 42, h: 132 };
 const ETCD = { x: 700, y: 270, w: 96, h: 96 };
-const SCHEDULER = { x: 375, y: 40, w: 150, h: 56 };
+const SCHEDULER = { x: 350, y: 40, w: 200, h: 56 };
 const CONTROLLERS = { x: 300, y: 480, w: 300, h: 120 };
 const USERS = { x: 24, y: 40, w: 150, h: 40, gap: 52 };
 const NODES = { x: 840, y: 24, w: 200, h: 96, gap: 108 };
@@ -292,11 +292,12 @@ export class TopologyView {
     if (kind === "controller-manager") group.controllerLayer = el("g", { class: "controllers" }, group);
     group.stateText = text(group, box.x + box.w - 10, box.y + box.h - 8, "", { class: "small state", "text-anchor": "end" });
     // The part's background traffic, folded (background.js): a short line; the sentence in its title.
-    // Kubelets and the controller manager have their pods and controllers below: the title line then.
+    // The title line, where there is room: kubelets and the controller manager have pods and
+    // controllers below, and the scheduler's bottom line says its state.
     const quiet =
       kind === "kubelet"
         ? [box.x + box.w - 62, box.y + 18, "end"]
-        : kind === "controller-manager"
+        : kind === "controller-manager" || kind === "scheduler"
           ? [box.x + box.w - 10, box.y + 18, "end"]
           : [box.x + 10, box.y + box.h - 8, "start"];
     group.quietText = text(group, quiet[0], quiet[1], "", { class: "small quiet", "text-anchor": quiet[2] });
@@ -336,7 +337,8 @@ export class TopologyView {
     if (!group || !node || !group.stateText) return;
     const faults = node.faults?.size ? ` ⚠ ${[...node.faults].join(", ")}` : "";
     const stored = storedNodeWords(node.stored);
-    const leads = node.leader === undefined ? "" : node.leader ? "leader Lease held" : "no leader";
+    // Short: it shares the box's bottom line with nothing else (the Lease's holder is in the inspector).
+    const leads = node.leader === undefined ? "" : node.leader ? "leader" : "no leader";
     const words = [node.state, stored, leads].filter(Boolean).join(" · ");
     group.stateText.textContent = `${words}${faults}`;
     const quiet = node.quiet ? `. ${node.quiet}` : "";

@@ -559,7 +559,7 @@ def test_the_page_draws_the_state_then_only_what_the_store_wrote_after_it(
     ]
     assert pods_drawn(page, "node-2") == [f"pod default/{made}p9rtz (scheduled)"]
     assert page.locator("svg.topology .unscheduled").text_content() == "1 pod to schedule"
-    assert "leader Lease held" in page.locator("g.node[data-node=scheduler]").text_content()
+    assert "running · leader" in page.locator("g.node[data-node=scheduler]").text_content()
     assert page.locator("g.watch[data-watch='apiserver->kubelet:node-1']").count() == 1
     assert "revision 50" in page.locator("g.node[data-node=etcd]").text_content()
 
