@@ -4,7 +4,8 @@
 application routed beside Django: it is the Kubernetes API, and a Django request cycle per call would
 cost more than the work. Everything else over HTTP goes to Django; websockets go to Channels, behind
 the origin check and session authentication: ``/ws/lab/<cluster>/trace/`` streams a cluster's trace
-(``controlplane.consumers``).
+(``controlplane.consumers``); the course's own sockets (a chapter's checks, the kubectl console) are
+``courses.routing``'s.
 
 Importing this module starts nothing: the clusters are started by ``manage.py runlab`` once daphne's
 event loop runs (daphne has no ASGI lifespan). Static files are served by the same application, from
@@ -30,10 +31,13 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 from controlplane.apiserver.mount import ClusterAPIRouter  # noqa: E402
 from controlplane.consumers.routing import websocket_urlpatterns  # noqa: E402
 from controlplane.runtime import active_lab  # noqa: E402
+from courses.routing import websocket_urlpatterns as course_websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": ClusterAPIRouter(active_lab, ASGIStaticFilesHandler(django_application)),
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(URLRouter([*websocket_urlpatterns, *course_websocket_urlpatterns]))
+        ),
     }
 )

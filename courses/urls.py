@@ -1,5 +1,6 @@
 """The web application's URL routes, the ``courses`` namespace: the landing page here, each area's
-routes included from its own ``urls`` module (today the cluster pages', ``courses.lab.urls``).
+routes included from its own ``urls`` module (the accounts', the chapters', the sandboxes', the
+manifest form's, the kubectl console's and the cluster pages').
 
 Python code builds paths with ``reverse("courses:<name>")`` and templates with ``{% url %}``, never by
 hand.
@@ -15,5 +16,10 @@ app_name = "courses"
 
 urlpatterns = [
     path("", views.landing, name="landing"),
+    path("", include("courses.accounts.urls")),
+    path("", include("courses.chapters.urls")),
+    path("", include("courses.sandboxes.urls")),
+    path("", include("courses.manifests.urls")),
+    path("", include("courses.console.urls")),
     path("", include("courses.lab.urls")),
 ]
