@@ -27,12 +27,15 @@ services and selectors); selectors and services call them, views call those.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 from django.urls import reverse
 
+from controlplane.client.transport import InProcessTransport
 from controlplane.consumers.routing import websocket_urlpatterns
 from controlplane.diagram import DiagramObjects, read_objects
 from controlplane.runtime import (
@@ -46,6 +49,7 @@ from controlplane.runtime import (
 from controlplane.runtime import check_cluster_name as _check_cluster_name
 from controlplane.store.errors import Compacted, FutureRevision, InvalidRequest, UnknownCluster
 from controlplane.store.kv import KeyValue
+from controlplane.trace.bus import Subscription
 
 # -- the lab and its clusters ------------------------------------------------------------------------
 
@@ -203,6 +207,49 @@ async def read_diagram(*, cluster: str, revision: int | None = None) -> DiagramO
     return await read_objects(_running(cluster).store, revision=revision)
 
 
+# -- acting on a cluster: its API server, its trace -----------------------------------------------------
+
+
+@asynccontextmanager
+async def api_client(
+    *, cluster: str, token: str, read_timeout: float = 30.0
+) -> AsyncIterator[httpx.AsyncClient]:
+    """An httpx client for the cluster's API server in this process, as the holder of ``token``.
+
+    Its requests go through the API server's whole pipeline (authentication, audit, flow control,
+    RBAC, admission, storage) and are traced like kubectl's: the in-process transport is the same one
+    the components use, without a socket. Paths are the API's own (``/api/v1/namespaces``), relative
+    to the client's base URL ``http://lab/clusters/<cluster>``. The web app never holds a credential
+    with more rights than the person it acts for; ``token`` is theirs.
+
+    Raises ``NotServedHere`` or ``NotRunning`` as ``read_range`` does.
+    """
+    server = _running(cluster).apiserver
+    if server is None:
+        raise NotRunning(cluster, state=STOPPED)
+    prefix = f"/clusters/{cluster}"
+    transport = InProcessTransport(server, mount_prefix=prefix)
+    client = httpx.AsyncClient(
+        transport=transport,
+        base_url=f"http://lab{prefix}",
+        headers={"Authorization": f"Bearer {token}", "User-Agent": "kubelab-web/1.0"},
+        timeout=read_timeout,
+    )
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+def subscribe_trace(*, cluster: str) -> Subscription:
+    """A subscription to every trace event of the cluster from now on (close it when done).
+
+    While it is open the cluster traces even when no page watches, which is what a step's check that
+    listens for events needs. Raises ``NotServedHere`` or ``NotRunning`` as ``read_range`` does.
+    """
+    return _running(cluster).trace.subscribe()
+
+
 # -- the control plane's own routes ------------------------------------------------------------------
 
 #: The control plane's websocket routes (controlplane/consumers/routing.py). Channels serves them,
@@ -232,6 +279,8 @@ __all__ = [
     "NotRunning",
     "NotServedHere",
     "StoreRead",
+    "Subscription",
+    "api_client",
     "check_cluster_name",
     "cluster_names",
     "read_diagram",
@@ -239,5 +288,6 @@ __all__ = [
     "read_range",
     "require_running",
     "running_lab",
+    "subscribe_trace",
     "trace_socket_path",
 ]
