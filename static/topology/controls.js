@@ -190,6 +190,18 @@ export class Controls {
     else this.target.timeline.setSpeed(speed);
   }
 
+  /** Set the speed to the nearest step of the slider (a chapter step slowing the animation). */
+  setSpeed(speed) {
+    const exp = Math.round(Math.log2(speed) * 2) / 2;
+    this.speedInput.value = String(Math.min(MAX_SPEED_EXP, Math.max(MIN_SPEED_EXP, exp)));
+    this._speed();
+  }
+
+  /** Pause (true) or play (false), as the pause button would. */
+  setPaused(paused) {
+    if (this.target.timeline.paused !== Boolean(paused)) this.togglePause();
+  }
+
   nudgeSpeed(delta) {
     const value = Math.min(MAX_SPEED_EXP, Math.max(MIN_SPEED_EXP, Number(this.speedInput.value) + delta));
     this.speedInput.value = String(value);

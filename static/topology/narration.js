@@ -247,6 +247,7 @@ export class Narration {
     this.slack = slack;
     this.onSelect = onSelect;
     this.chain = new Set();
+    this.types = null; // setFilter: the event types shown (null: all)
     this.pending = []; // lines made since the last batch: {seq, className, deny, text} or {note, kind}
     this.batching = false;
     this.scrolling = false;
@@ -259,9 +260,20 @@ export class Narration {
     });
   }
 
+  /**
+   * Show only events of these types (a chapter step's `narration`), or every event (null). Lines
+   * already written are hidden or shown again; notes always show.
+   */
+  setFilter(types) {
+    this.types = types && types.length ? new Set(types) : null;
+    for (const item of this.list.children) {
+      if (item.dataset.type) item.hidden = Boolean(this.types) && !this.types.has(item.dataset.type);
+    }
+  }
+
   add(event, model) {
     const className = `narration-${event.type.replace(".", "-")}`;
-    this._queue({ seq: event.seq, className, deny: isRefusal(event), text: describe(event, model) });
+    this._queue({ seq: event.seq, type: event.type, className, deny: isRefusal(event), text: describe(event, model) });
   }
 
   note(text, kind = "note") {
@@ -298,9 +310,11 @@ export class Narration {
     }
   }
 
-  _line({ seq, className, deny, text }) {
+  _line({ seq, type, className, deny, text }) {
     const item = document.createElement("li");
     item.dataset.seq = String(seq);
+    item.dataset.type = type;
+    if (this.types && !this.types.has(type)) item.hidden = true;
     item.className = className;
     if (deny) item.classList.add("deny");
     if (this.chain.has(seq)) item.classList.add("in-chain");

@@ -457,8 +457,13 @@ export function start(root) {
     rewind,
     shown,
     background,
-    // A chapter step may ask to see the background traffic (or fold it again).
+    // A chapter step may ask to see the background traffic (or fold it again), point at parts of the
+    // diagram, show only some event types in the narration, slow or pause the animation.
     showBackground: (show) => controls.setShowBackground(show),
+    spotlight: (parts) => view.spotlight(parts),
+    filterNarration: (types) => narration.setFilter(types),
+    setSpeed: (speed) => controls.setSpeed(speed),
+    setPaused: (paused) => controls.setPaused(paused),
   };
   return window.kubelabTopology;
 }

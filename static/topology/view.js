@@ -105,6 +105,10 @@ export class TopologyView {
       nodes: el("g", { class: "layer-nodes" }, svg),
       packets: el("g", { class: "layer-packets", "aria-label": "requests in flight" }, svg),
     };
+    // What a chapter's step points at (`spotlight`): drawn under the nodes, over nothing else.
+    this.spotlightLayer = el("g", { class: "layer-spotlight", "aria-hidden": "true" });
+    svg.insertBefore(this.spotlightLayer, this.layers.nodes);
+    this.spotlit = { nodes: [], edges: [] };
     this._drawSkeleton();
     this.pastText = text(svg, WIDTH / 2, 16, "", { class: "past-label", "text-anchor": "middle", "data-view": "past" });
   }
@@ -131,6 +135,7 @@ export class TopologyView {
     for (const watch of model.watches.keys()) this._watchEdge(watch);
     this._drawRevision();
     this.highlight(this.selected);
+    this.spotlight(this.spotlit);
   }
 
   /** Say in the diagram that it shows store revision `revision`, not now (null: live, say nothing). */
@@ -282,6 +287,7 @@ export class TopologyView {
     const box = this.place(id);
     this._grow(box.y + box.h);
     const group = this._item(id, `node ${kind}`, nodeName(id));
+    if (this.spotlit?.nodes.includes(id)) group.classList.add("spotlit");
     el("rect", { x: box.x, y: box.y, width: box.w, height: box.h, rx: 8, class: "box" }, group);
     const title = kind === "kubelet" ? name : kind === "user" ? `user ${name}` : kind === "webhook" ? `webhook ${name}` : id;
     text(group, box.x + 10, box.y + 18, title, { class: "title" });
@@ -731,6 +737,24 @@ export class TopologyView {
   }
 
   // -- selection ----------------------------------------------------------------------------------
+
+  /**
+   * Point at some parts of the diagram for a chapter's step: `nodes` (diagram ids) get an outline and
+   * a marker, each of `edges` ([from, to]) a dashed line between its two ends. Parts not drawn yet are
+   * outlined when they appear (drawNode calls this again). Empty lists point at nothing.
+   */
+  spotlight({ nodes = [], edges = [] } = {}) {
+    this.spotlit = { nodes: [...nodes], edges: edges.map(([a, b]) => [a, b]) };
+    const lit = new Set(this.spotlit.nodes);
+    for (const [id, group] of this.nodeElements) group.classList.toggle("spotlit", lit.has(id));
+    this.spotlightLayer.replaceChildren();
+    for (const [from, to] of this.spotlit.edges) {
+      const a = this._edgePoint(from);
+      const b = this._edgePoint(to);
+      el("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, class: "spotlight-edge", "data-edge": `${from}->${to}` }, this.spotlightLayer);
+    }
+    this.svg.classList.toggle("has-spotlight", lit.size > 0 || this.spotlit.edges.length > 0);
+  }
 
   /** Mark the selected chain: its nodes, packets and watch lines get a dashed outline and a marker. */
   highlight(chain) {
