@@ -1,0 +1,1 @@
+"""``manage.py`` commands of ``courses``; each module's docstring explains its command."""
