@@ -308,8 +308,12 @@ def _plain_text(tokens: Sequence[Token]) -> str:
 
 
 def _inline_text(token: Token) -> str:
+    # A line break inside a paragraph separates words: it reads as a space, or the linter would see
+    # the last word of one line fused with the first of the next.
     return "".join(
-        child.content for child in token.children or () if child.type in ("text", "code_inline", "kbd")
+        " " if child.type in ("softbreak", "hardbreak") else child.content
+        for child in token.children or ()
+        if child.type in ("text", "code_inline", "kbd", "softbreak", "hardbreak")
     )
 
 
