@@ -1,10 +1,12 @@
 # Kubelab's two commands: `make run` starts the lab, `make test` checks everything CI checks.
 #
-#   make run    create .venv (python3.11), install requirements.txt, migrate, start the lab
+#   make run    create .venv (python3.11), install requirements.txt, compile the translations, migrate,
+#               start the lab
 #   make test   install what the tests need (etcd-server, nodejs ...), then ruff, mypy, import-linter,
 #               the JavaScript unit tests (node --test) and pytest
 #   make lint   ruff, mypy and import-linter only
 #   make js-test  the front end's unit tests only (tests/js/*.test.mjs, Node 18 or later)
+#   make messages compile the interface's translations (locale/*/LC_MESSAGES/django.po -> .mo)
 #   make bench  the store benchmark, quick version
 #   make clean  remove caches (not .venv, not var/)
 #
@@ -20,7 +22,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 RUNLAB_ARGS ?=
 MYPY_TARGETS := controlplane config courses manage.py $(wildcard bench) tests
 
-.PHONY: run test lint js-test bench clean venv debian-packages
+.PHONY: run test lint js-test bench clean venv debian-packages messages gettext
 
 # -- the virtual environment ---------------------------------------------------------------------
 
@@ -57,14 +59,42 @@ $(VENV)/.requirements-dev.stamp: requirements.txt requirements-dev.txt | $(VENV)
 # -- run -----------------------------------------------------------------------------------------
 
 # runlab applies pending migrations itself, in the data directory it is given (RUNLAB_ARGS may move it).
-run: $(VENV)/.requirements.stamp
+run: $(VENV)/.requirements.stamp messages
 	$(PY) manage.py runlab $(RUNLAB_ARGS)
+
+# -- translations --------------------------------------------------------------------------------
+
+# The interface's catalogs: locale/<locale>/LC_MESSAGES/django.po are the sources (translated by hand;
+# `python tools/i18n_check.py --update` refreshes them from the templates and the code, and without
+# --update lists what is untranslated); Django reads the .mo files compiled from them, which are build
+# products (.gitignore). GNU gettext's msgfmt compiles them, as Django's compilemessages does, with
+# --check-format: a translation whose %(name)s placeholders differ from the English fails here, not on a
+# page. gettext is Debian's (its xgettext also extracts the messages for the catalog test).
+CATALOGS := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
+
+messages: $(CATALOGS)
+
+locale/%/LC_MESSAGES/django.mo: locale/%/LC_MESSAGES/django.po | gettext
+	msgfmt --check-format -o $@ $<
+
+gettext:
+	@if ! command -v msgfmt >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "Installing gettext (msgfmt compiles the translations) ..."; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gettext >/dev/null; \
+		else \
+			echo "msgfmt is missing: sudo apt-get install gettext (it compiles the translations)" >&2; \
+			exit 1; \
+		fi; \
+	fi
 
 # -- test ----------------------------------------------------------------------------------------
 
 # Debian packages the tests need: etcd-server, wrk (the load generator of `python -m bench api`, whose
-# smoke test runs it), chromium (the browser tests drive it with Playwright) and nodejs (`node --test`
-# runs the front end's unit tests). Installed when we are root; otherwise we say what to install (the
+# smoke test runs it), chromium (the browser tests drive it with Playwright), fonts-noto-cjk (Chinese
+# pages need a Han font: the screenshot test checks that Chromium draws them with it), gettext (msgfmt
+# and xgettext: the translations, `make messages`) and nodejs (`node --test` runs the front end's unit
+# tests). Installed when we are root; otherwise we say what to install (the
 # tests that need them are skipped locally and fail in CI).
 debian-packages:
 	@if [ ! -x /usr/bin/etcd ]; then \
@@ -94,6 +124,24 @@ debian-packages:
 			echo "chromium is missing: sudo apt-get install chromium (the browser tests need it)"; \
 		fi; \
 	fi
+	@if ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "Installing fonts-noto-cjk ..."; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null; } \
+				|| echo "Could not install fonts-noto-cjk; the Chinese screenshot test will fail in CI" >&2; \
+		else \
+			echo "fonts-noto-cjk is missing: sudo apt-get install fonts-noto-cjk (the Chinese screenshot test needs it)"; \
+		fi; \
+	fi
+	@if ! command -v xgettext >/dev/null || ! command -v msgfmt >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "Installing gettext ..."; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gettext >/dev/null; } \
+				|| echo "Could not install gettext; the translations cannot be compiled or checked" >&2; \
+		else \
+			echo "gettext is missing: sudo apt-get install gettext (the translations need msgfmt and xgettext)"; \
+		fi; \
+	fi
 	@if ! command -v node >/dev/null; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 			echo "Installing nodejs ..."; \
@@ -119,7 +167,7 @@ js-test:
 	node --test tests/js/*.test.mjs
 
 # pytest's exit status 5 means "no tests ran": that is a failure, not a pass.
-test: debian-packages lint js-test
+test: debian-packages messages lint js-test
 	@rc=0; $(PY) -m pytest -q -p no:cacheprovider || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest ran no tests: failing" >&2; exit 1; fi; \
 	exit $$rc

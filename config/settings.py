@@ -219,9 +219,14 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # accounts and languages: the language from the switch's cookie or Accept-Language (after the
+    # session, before anything that renders) ...
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # ... or, with no cookie, the signed-in user's saved choice (courses/accounts/middleware.py).
+    "courses.accounts.middleware.PreferredLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -239,6 +244,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # accounts: whether the header offers "Sign up" (KUBELAB_OPEN_SIGNUP)
+                "courses.accounts.context_processors.accounts",
             ],
         },
     },
@@ -261,6 +268,40 @@ LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+
+# -- accounts and languages (courses/accounts) -------------------------------------------------------
+
+#: The interface's languages, each named in itself (the switch in the header lists them so). Catalogs:
+#: locale/<locale>/LC_MESSAGES/django.po, compiled by `make messages`; ``python tools/i18n_check.py``
+#: lists what is untranslated. Which one a request gets: courses/accounts/middleware.py.
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+LOGIN_URL = "courses:sign-in"
+LOGIN_REDIRECT_URL = "courses:landing"
+LOGOUT_REDIRECT_URL = "courses:landing"
+#: Django's own accounts, with failed sign-ins rate-limited wherever a password is checked (the sign-in
+#: page and the admin's): courses/accounts/backends.py.
+AUTHENTICATION_BACKENDS = ["courses.accounts.backends.RateLimitedModelBackend"]
+#: Whether anyone may make an account at /accounts/sign-up/ (on by default); off, accounts come from
+#: the admin (or a classroom's join code).
+KUBELAB_OPEN_SIGNUP = _env_bool("KUBELAB_OPEN_SIGNUP", True)
+#: Failed sign-ins allowed per typed username, and per client IP address, within the window; past it,
+#: sign-in is refused until the window (opened by the first failure) closes. The address allows more:
+#: a whole classroom may share one address. A window of 0 turns the limit off. See
+#: courses/accounts/ratelimit.py.
+KUBELAB_SIGNIN_FAILURES: int = _env_count("KUBELAB_SIGNIN_FAILURES", 5)
+KUBELAB_SIGNIN_FAILURES_PER_IP: int = _env_count("KUBELAB_SIGNIN_FAILURES_PER_IP", 20)
+KUBELAB_SIGNIN_WINDOW: int = _env_count("KUBELAB_SIGNIN_WINDOW", 300)
+#: Where the failure counts live: Django's cache. ``memory`` (the default) is one process's memory;
+#: several web processes must share one, ``redis://host:port/db`` (Django's RedisCache), or each
+#: process would count only the failures it saw.
+_cache_url = os.environ.get("KUBELAB_CACHE", "").strip()
+if _cache_url in ("", "memory"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+elif _cache_url.startswith(("redis://", "rediss://", "unix://")):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}}
+else:
+    raise ValueError(f"KUBELAB_CACHE={_cache_url!r}: use memory or redis://host:port/db")
 
 # The lab serves its own static files (config/asgi.py), straight from the source tree: no build step.
 STATIC_URL = "static/"
@@ -349,3 +390,45 @@ KUBELAB_API_ADDRESS = _env_address("KUBELAB_API_ADDRESS", "127.0.0.1:6443")
 KUBELAB_ENCRYPTION_PROVIDER = _env_choice(
     "KUBELAB_ENCRYPTION_PROVIDER", "aescbc", ("aescbc", "aesgcm", "secretbox", "identity")
 )
+
+# -- the kubectl console: the real kubectl in the browser (courses/console) ---------------------------
+
+#: Seconds a console command may run before it is killed; a command that runs until stopped (``-w``,
+#: ``logs -f``, ``rollout status``, ``wait``, ``drain``) gets the second, longer limit.
+KUBELAB_CONSOLE_TIMEOUT: float = _env_float("KUBELAB_CONSOLE_TIMEOUT") or 30.0
+KUBELAB_CONSOLE_FOLLOW_TIMEOUT: float = _env_float("KUBELAB_CONSOLE_FOLLOW_TIMEOUT") or 600.0
+#: Bytes of output one command may write before it is stopped.
+KUBELAB_CONSOLE_OUTPUT_LIMIT: int = _env_count("KUBELAB_CONSOLE_OUTPUT_LIMIT", 1024 * 1024) or 1024 * 1024
+#: Commands one student may run at the same time (per web process); another is refused until one ends.
+KUBELAB_CONSOLE_CONCURRENCY: int = _env_count("KUBELAB_CONSOLE_CONCURRENCY", 2) or 2
+#: Resource limits of each kubectl process: CPU seconds, and address space in MiB (Go reserves about
+#: 900 MiB of address space at start, so less than 1024 stops kubectl before it runs).
+KUBELAB_CONSOLE_CPU_SECONDS: int = _env_count("KUBELAB_CONSOLE_CPU_SECONDS", 30) or 30
+KUBELAB_CONSOLE_ADDRESS_SPACE_MIB: int = _env_count("KUBELAB_CONSOLE_ADDRESS_SPACE_MIB", 4096) or 4096
+#: Where each console's private directory (kubeconfig, kubectl's cache) is made; empty: the system's
+#: temporary directory.
+KUBELAB_CONSOLE_TMP_DIR: str = os.environ.get("KUBELAB_CONSOLE_TMP_DIR", "").strip()
+#: The API server URL the console's kubectl uses (``https://127.0.0.1:6443``); empty: the one
+#: ``manage.py kubeconfig`` writes (``https://<KUBELAB_API_ADDRESS>``).
+KUBELAB_CONSOLE_SERVER: str = os.environ.get("KUBELAB_CONSOLE_SERVER", "").strip()
+
+# -- sandboxes: each student's own cluster (courses/sandboxes, controlplane/runtime.py) ---------------
+
+#: Objects of every kind together that one sandbox may hold; a create past it is refused with a
+#: message saying so (controlplane/apiserver/admission/sandboxguardrails.py).
+KUBELAB_SANDBOX_MAX_OBJECTS: int = _env_count("KUBELAB_SANDBOX_MAX_OBJECTS", 2000)
+if KUBELAB_SANDBOX_MAX_OBJECTS < 1:
+    raise ValueError(f"KUBELAB_SANDBOX_MAX_OBJECTS={KUBELAB_SANDBOX_MAX_OBJECTS}: expected at least 1")
+#: Seconds without a page, socket or API request after which a sandbox hibernates (its components
+#: stop, its store closes; the next request wakes it with every object intact). 0: never.
+_sandbox_idle = _env_float("KUBELAB_SANDBOX_IDLE_SECONDS")
+KUBELAB_SANDBOX_IDLE_SECONDS: float = 900.0 if _sandbox_idle is None else _sandbox_idle
+if KUBELAB_SANDBOX_IDLE_SECONDS < 0:
+    raise ValueError(f"KUBELAB_SANDBOX_IDLE_SECONDS={KUBELAB_SANDBOX_IDLE_SECONDS}: expected seconds >= 0")
+
+# -- the manifest form (courses/manifests) -------------------------------------------------------------
+
+#: A form post may carry a whole manifest: up to the API server's 3 MiB of YAML, which URL-encoding can
+#: make three times larger (each byte of non-ASCII text becomes %XX). With Django's default (2.5 MB),
+#: a large manifest would be refused as a bare 400 before the form could say why.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

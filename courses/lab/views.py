@@ -14,6 +14,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from courses import gateway
@@ -25,8 +26,11 @@ from courses.lab.etcdpanel import StoreSnapshot
 def cluster(request: HttpRequest, name: str) -> HttpResponse:
     """One cluster: its state and its live topology (static/topology/, fed by the trace websocket)."""
     if not user_may_view(request.user, name):
-        reason = "You may not watch" if request.user.is_authenticated else "Sign in to watch"
-        return render(request, "courses/refused.html", {"message": f"{reason} cluster {name!r}."}, status=403)
+        if request.user.is_authenticated:
+            message = _("You may not watch cluster %(name)s.") % {"name": repr(name)}
+        else:
+            message = _("Sign in to watch cluster %(name)s.") % {"name": repr(name)}
+        return render(request, "courses/refused.html", {"message": message}, status=403)
     summary = selectors.cluster_summary(
         name=name, data_dir=settings.KUBELAB_DATA_DIR, store_url=settings.KUBELAB_STORE
     )
@@ -51,13 +55,15 @@ async def etcd_keys(request: HttpRequest, name: str) -> JsonResponse:
     """
     user = await request.auser()
     if not await auser_may_view(user, name):
-        signed_in = user.is_authenticated
-        return _refusal(403, f"{'you may not' if signed_in else 'sign in to'} look into cluster {name!r}")
+        if user.is_authenticated:
+            return _refusal(403, _("you may not look into cluster %(name)s") % {"name": repr(name)})
+        return _refusal(403, _("sign in to look into cluster %(name)s") % {"name": repr(name)})
     try:
         gateway.require_running(cluster=name)
         revision_text = request.GET.get("revision", "")
         if revision_text and not (revision_text.isdigit() and int(revision_text) > 0):
-            return _refusal(400, f"revision must be a positive integer, not {revision_text!r}")
+            message = _("revision must be a positive integer, not %(text)s") % {"text": repr(revision_text)}
+            return _refusal(400, message)
         revision = int(revision_text) if revision_text else None
         keys = request.GET.getlist("key")
         snapshot: StoreSnapshot | gateway.DiagramObjects
@@ -69,19 +75,20 @@ async def etcd_keys(request: HttpRequest, name: str) -> JsonResponse:
             prefix = request.GET.get("prefix", "/registry/")
             snapshot = await selectors.etcd_keys(cluster=name, prefix=prefix, revision=revision)
     except gateway.NotServedHere:
-        return _refusal(404, f"cluster {name!r} is not running in this process")
+        return _refusal(404, _("cluster %(name)s is not running in this process") % {"name": repr(name)})
     except gateway.NotRunning as error:
-        return _refusal(503, f"cluster {name!r} is {error.state}")
+        return _refusal(503, _("cluster %(name)s is %(state)s") % {"name": repr(name), "state": error.state})
     except gateway.Compacted as error:
-        message = (
-            f"revision {error.revision} is compacted: the store keeps history from revision"
-            f" {error.compact_revision} on"
-        )
+        message = _(
+            "revision %(revision)d is compacted: the store keeps history from revision %(compacted)d on"
+        ) % {"revision": error.revision, "compacted": error.compact_revision}
         return _refusal(410, message, compacted=error.compact_revision)
     except gateway.FutureRevision as error:
-        return _refusal(
-            400, f"revision {error.revision} is not written yet (current is {error.current_revision})"
-        )
+        message = _("revision %(revision)d is not written yet (current is %(current)d)") % {
+            "revision": error.revision,
+            "current": error.current_revision,
+        }
+        return _refusal(400, message)
     except gateway.InvalidRequest as error:
         return _refusal(400, str(error))
     response = JsonResponse(snapshot.as_json(name))
