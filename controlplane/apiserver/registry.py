@@ -433,7 +433,15 @@ class Registry:
                 if not create_if_missing:
                     raise self.not_found(name)
                 desired = mutate({})
-                desired.setdefault("metadata", {})["name"] = name
+                meta = desired.setdefault("metadata", {})
+                # An apply that creates names its object twice, in the URL and in the body: they must
+                # agree, as for an update (upstream handlers/rest.go, checkName).
+                if isinstance(meta, dict) and meta.get("name", name) != name:
+                    sent = meta.get("name")
+                    raise errors.bad_request(
+                        f"the name of the object ({sent}) does not match the name on the URL ({name})"
+                    )
+                meta["name"] = name
                 created = await self.create(desired, namespace, scope=scope, dry_run=dry_run, track=track)
                 return Written(created, created=True)
             current = self.decode(kv)

@@ -309,3 +309,17 @@ async def test_apply_options_and_bodies_are_checked_like_upstream(api: API) -> N
     assert strict.status_code == 400
     assert strict.json()["message"].startswith("error strict decoding YAML: error converting YAML to JSON:")
     assert 'key "paused" already set in map' in strict.json()["message"]
+
+
+async def test_an_apply_that_creates_must_name_the_object_as_its_url_does(api: API) -> None:
+    # upstream handlers/rest.go checkName: the body's name and the URL's must agree, or nothing is made.
+    response = await api.client.patch(
+        f"{DEPLOYMENTS}/other?fieldManager=alice", content=json.dumps(deployment("web")), headers=APPLY
+    )
+    assert response.status_code == 400
+    assert (
+        response.json()["message"]
+        == "the name of the object (web) does not match the name on the URL (other)"
+    )
+    assert (await api.client.get(f"{DEPLOYMENTS}/other")).status_code == 404
+    assert (await api.client.get(f"{DEPLOYMENTS}/web")).status_code == 404
