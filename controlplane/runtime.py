@@ -27,6 +27,22 @@ SQLite backend it also finds the clusters whose store files are under ``<data di
 On its very first start in a data directory it creates the demo cluster, so there is something to look
 at; on every later start it resumes the clusters it finds, with their data.
 
+A **sandbox** is a cluster of one student, made on demand and named ``sb-<account id>``
+(``SandboxProfile``): the same control plane as every other cluster, with three nodes, the classroom
+timing and the guardrails of ``apiserver/admission/sandboxguardrails.py``. A sandbox nobody uses
+**hibernates** (``Lab.hibernate``): its components and API server stop and its store closes, so it
+costs no CPU and next to no memory (the watch caches, the informers' caches, the store's key index and
+the trace recorder's events all go); only the ``Cluster`` object, its identities and its trace bus
+stay. ``Lab.wake`` starts it again from its store, with every object as it was; the API router wakes
+a hibernated cluster on any request (``apiserver/mount.py``), so kubectl sees only a slower first
+answer. What counts as use is told to the lab (``Lab.touch``, ``Lab.busy``: a page, a socket, a
+request), and ``Lab.hibernate_idle_sandboxes`` is what ``runlab``'s reaper calls. A lab resumes its
+sandboxes hibernated: they wake when their students come back, not all at once at start.
+
+Starting, waking, hibernating and remaking a cluster are its **transitions**: at most one runs per
+cluster, and whoever asks for one while another runs waits for it and then looks again, so two
+browser tabs waking the same sandbox share one start.
+
 Nothing here starts on import. ``manage.py runlab`` builds a ``Lab``, starts it on daphne's event loop
 and stops it on Ctrl-C; tests start and stop their own. ``activate`` makes a lab the process's lab, so
 the web UI (and later the API server) can find its clusters; ``active_lab`` returns it.
@@ -36,16 +52,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import dataclasses
 import enum
 import fcntl
 import gc
 import ipaddress
+import itertools
 import json
 import logging
 import os
 import re
-from collections.abc import Callable, Mapping
+import shutil
+import time
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -53,6 +74,7 @@ from types import MappingProxyType
 from typing import Any
 
 from controlplane.api.kinds import builtin_types
+from controlplane.apiserver.admission.sandboxguardrails import DEFAULT_MAX_OBJECTS, GuardrailsConfig
 from controlplane.apiserver.admission.setup import AdmissionOptions
 from controlplane.apiserver.audit.config import AuditSettings, load_policy, log_path_for, policy_file_for
 from controlplane.apiserver.audit.log import AuditLog
@@ -80,9 +102,10 @@ from controlplane.store.compaction import RetentionPolicy
 from controlplane.store.errors import UnknownCluster
 from controlplane.store.factory import open_store, store_path
 from controlplane.store.interface import Store
+from controlplane.store.kv import Delete, Txn
 from controlplane.timing import CLASSROOM, TimingProfile
 from controlplane.tokens import TokenRegistry
-from controlplane.trace import TraceBus, nodes
+from controlplane.trace import NULL_SINK, TraceBus, nodes
 
 logger = logging.getLogger(__name__)
 
@@ -216,6 +239,17 @@ class ClusterState(enum.Enum):
     STOPPING = "stopping"
     STOPPED = "stopped"
     FAILED = "failed"
+    #: Stopped to save its memory and CPU while nobody uses it; any request wakes it (``Lab.wake``).
+    HIBERNATED = "hibernated"
+
+
+#: Numbers every ``Cluster`` object this process makes, so a cluster made anew is told from the old one.
+_incarnations = itertools.count(1)
+
+#: The states in which a cluster runs nothing at all.
+_NOT_RUNNING = frozenset(
+    {ClusterState.NEW, ClusterState.STOPPED, ClusterState.FAILED, ClusterState.HIBERNATED}
+)
 
 
 def load_identities(cluster_dir: Path) -> tuple[ClusterPKI, TokenRegistry, RevocationList]:
@@ -265,6 +299,8 @@ class ClusterConfig:
     serving_ca: bytes | None = None
     #: Where the lab serves the API (``runlab --api``), None on no socket.
     api_address: tuple[str, int] | None = None
+    #: A sandbox's limits (``SandboxGuardrails``: objects, nodes, its guardrails' objects); None: none.
+    guardrails: GuardrailsConfig | None = None
 
 
 class Cluster:
@@ -287,11 +323,16 @@ class Cluster:
         config = config if config is not None else ClusterConfig()
         self.config = config
         self.name = check_cluster_name(name)
+        #: Unique in this process: a cluster made anew under the same name (``Lab.recreate_cluster``)
+        #: has another. What was set up in the old one (``courses.sandboxes``) must be set up again.
+        self.incarnation = next(_incarnations)
         #: Where the lab serves the API (``runlab --api``), None on no socket: what the ``kubernetes``
         #: Service's endpoints advertise (``apiserver/kubernetesservice.py``).
         self.api_address = config.api_address
         #: Its API server's admission plugins (None: upstream's default set, see ``admission_options``).
         self.admission = config.admission
+        #: A sandbox's limits, enforced by the SandboxGuardrails admission plugin (None: not a sandbox).
+        self.guardrails = config.guardrails
         #: Whether requests without credentials are ``system:anonymous`` (``--anonymous-auth``) rather
         #: than refused; a running cluster's ``apiserver.authenticator.anonymous`` switches it live.
         self.anonymous_auth = config.anonymous_auth
@@ -339,9 +380,23 @@ class Cluster:
         self.encryption_reload_seconds = config.encryption_reload_seconds
         self._encryption_task: asyncio.Task[None] | None = None
         self._serving_fd: int | None = None
+        #: Set while its API server serves (from before the components start until it stops), and
+        #: since when (``time.monotonic``).
+        self._serving = asyncio.Event()
+        self.serving_since = 0.0
 
     def __repr__(self) -> str:
         return f"<Cluster {self.name} {self.state.value} store={self.store.backend or '?'}>"
+
+    @property
+    def serving(self) -> bool:
+        """Whether its API server answers requests: from before its components start (they start as
+        its clients) until it begins to stop."""
+        return self._serving.is_set() and self.apiserver is not None and self.apiserver.started
+
+    async def wait_serving(self) -> None:
+        """Wait until its API server answers requests."""
+        await self._serving.wait()
 
     @property
     def pki(self) -> ClusterPKI:
@@ -407,12 +462,15 @@ class Cluster:
             self.metrics.register(auditor)  # apiserver_audit_*
             self.apiserver = apiserver  # before it starts: a start interrupted halfway stops it too
             await apiserver.start()
+            self.serving_since = time.monotonic()
+            self._serving.set()
             self._encryption_task = asyncio.create_task(
                 self._watch_encryption_config(), name=f"encryption-config-{self.name}"
             )
             await self._start_components(apiserver)
         except BaseException as error:
             self.state = ClusterState.FAILED
+            self._serving.clear()
             self.error = str(error) or type(error).__name__
             # Stopped (or failed) while starting: whatever had started stops, or its tasks would
             # outlive the cluster.
@@ -495,7 +553,7 @@ class Cluster:
         Upstream's default set, with DefaultTolerationSeconds following the timing profile (the
         classroom profile's 60 s is upstream's 300 s, five times faster). A cluster without a controller
         manager has no serviceaccount controller to create ``default`` ServiceAccounts, so it runs
-        without the ServiceAccount plugin, which would refuse every pod.
+        without the ServiceAccount plugin, which would refuse every pod. A sandbox adds its guardrails.
         """
         options = self.admission or AdmissionOptions()
         if self.admission is None:
@@ -504,6 +562,8 @@ class Cluster:
             )
         if "controller-manager" not in self.components:
             options = options.without("ServiceAccount")
+        if self.guardrails is not None:
+            options = options.with_guardrails(self.guardrails)
         return options
 
     @property
@@ -618,11 +678,12 @@ class Cluster:
 
     async def stop(self) -> None:
         """Stop everything the cluster runs, in reverse start order. Idempotent."""
-        if self.state in (ClusterState.NEW, ClusterState.STOPPED, ClusterState.FAILED):
-            if self.state is ClusterState.NEW:
-                self.state = ClusterState.STOPPED
+        if self.state in _NOT_RUNNING:
+            if self.state in (ClusterState.NEW, ClusterState.HIBERNATED):
+                self.state = ClusterState.STOPPED  # nothing runs: a hibernated cluster's store is not open
             return
         self.state = ClusterState.STOPPING
+        self._serving.clear()
         try:
             await self._stop_components()
             await self._stop_encryption_watch()
@@ -640,6 +701,30 @@ class Cluster:
 
 #: Opens the (not yet started) store of the named cluster.
 StoreOpener = Callable[[str], Store]
+
+#: What a sandbox's name starts with: ``sb-<account id>``, a name no classroom cluster is given.
+SANDBOX_PREFIX = "sb-"
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxProfile:
+    """How the lab runs sandboxes, the clusters of one student each (names starting ``sb-``).
+
+    The same control plane as every other cluster, whatever the lab's own node count and timing: the
+    course's chapters are written for three nodes and the classroom timing.
+    """
+
+    nodes: int = 3
+    timing: TimingProfile = CLASSROOM
+    #: The objects a sandbox may hold (``KUBELAB_SANDBOX_MAX_OBJECTS``, see ``SandboxGuardrails``).
+    max_objects: int = DEFAULT_MAX_OBJECTS
+    #: Seconds without a page, socket or API request before a sandbox hibernates
+    #: (``KUBELAB_SANDBOX_IDLE_SECONDS``); 0: never.
+    idle_seconds: float = 900.0
+
+    @staticmethod
+    def is_sandbox(name: str) -> bool:
+        return name.startswith(SANDBOX_PREFIX)
 
 
 @dataclass(frozen=True, slots=True)
@@ -676,10 +761,12 @@ class LabConfig:
     serving_ca: bytes | None = None
     #: Where ``runlab`` serves the API (``--api`` host and port); None when nothing is served.
     api_address: tuple[str, int] | None = None
+    #: How the students' sandboxes run (names ``sb-...``).
+    sandbox: SandboxProfile = field(default_factory=SandboxProfile)
 
-    def cluster_config(self) -> ClusterConfig:
-        """The options every cluster of the lab is made with."""
-        return ClusterConfig(
+    def cluster_config(self, name: str = "") -> ClusterConfig:
+        """The options the lab's cluster ``name`` is made with: the lab's, or a sandbox's for a sandbox."""
+        config = ClusterConfig(
             watch_cache_window=self.watch_cache_window,
             components=self.components,
             nodes=self.nodes,
@@ -690,6 +777,14 @@ class LabConfig:
             serving_ca=self.serving_ca,
             api_address=self.api_address,
         )
+        if not self.sandbox.is_sandbox(name):
+            return config
+        return dataclasses.replace(
+            config,
+            nodes=self.sandbox.nodes,
+            timing=self.sandbox.timing,
+            guardrails=GuardrailsConfig(max_objects=self.sandbox.max_objects),
+        )
 
 
 class LabState(enum.Enum):
@@ -698,6 +793,60 @@ class LabState(enum.Enum):
     RUNNING = "running"
     STOPPING = "stopping"
     STOPPED = "stopped"
+
+
+class ClusterUnavailable(Exception):
+    """A cluster that cannot be woken: it is stopped, or it failed to start (``error`` says why)."""
+
+    def __init__(self, name: str, state: ClusterState, error: str | None = None) -> None:
+        super().__init__(f"cluster {name!r} is {state.value}" + (f": {error}" if error else ""))
+        self.name = name
+        self.state = state
+        self.error = error
+
+
+class Activity:
+    """When each cluster was last used, and how many requests it serves now: what keeps it awake.
+
+    Cheap enough for every request: a monotonic timestamp and a counter in two dictionaries. Time here
+    is the machine's (``time.monotonic``), not the cluster clock: idleness is the student's, not the
+    simulation's.
+    """
+
+    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+        self._now = now
+        self._last: dict[str, float] = {}
+        self._inflight: dict[str, int] = {}
+
+    def touch(self, name: str) -> None:
+        """The cluster was used now."""
+        self._last[name] = self._now()
+
+    @contextlib.contextmanager
+    def busy(self, name: str) -> Iterator[None]:
+        """While the block runs (a request, a watch), the cluster is in use."""
+        self._inflight[name] = self._inflight.get(name, 0) + 1
+        self._last[name] = self._now()
+        try:
+            yield
+        finally:
+            left = self._inflight[name] - 1
+            if left:
+                self._inflight[name] = left
+            else:
+                del self._inflight[name]
+            self._last[name] = self._now()
+
+    def in_use(self, name: str) -> bool:
+        """Whether the cluster serves a request (a watch) now."""
+        return bool(self._inflight.get(name))
+
+    def idle_for(self, name: str) -> float:
+        """Seconds since the cluster was last used; 0 while it serves a request, inf if never used."""
+        if self._inflight.get(name):
+            return 0.0
+        last = self._last.get(name)
+        return float("inf") if last is None else max(0.0, self._now() - last)
 
 
 class Lab:
@@ -714,6 +863,12 @@ class Lab:
         self._clusters: Mapping[str, Cluster] = MappingProxyType({})
         #: One trace bus per cluster, kept across the cluster's restarts so ``seq`` carries on.
         self._buses: dict[str, TraceBus] = {}
+        #: The transition each cluster is going through (starting, waking, hibernating, remaking),
+        #: and those of them that stop its API server (hibernating, remaking).
+        self._transitions: dict[str, asyncio.Task[None]] = {}
+        self._stopping: set[asyncio.Task[None]] = set()
+        #: When each cluster was last used (pages, sockets, API requests).
+        self.activity = Activity()
 
     def __repr__(self) -> str:
         return f"<Lab {self.config.data_dir} {self.state.value} clusters={list(self._clusters)}>"
@@ -760,12 +915,50 @@ class Lab:
     def names(self) -> list[str]:
         return sorted(self._clusters)
 
+    def is_sandbox(self, name: str) -> bool:
+        return self.config.sandbox.is_sandbox(name)
+
+    def needs_waking(self, name: str) -> bool:
+        """Whether a request for ``name`` must wait for ``wake``: it hibernates, or is in a transition
+        that has not (or no longer) got its API server serving."""
+        cluster = self._clusters.get(name)
+        if cluster is None:
+            return False
+        return cluster.state is ClusterState.HIBERNATED or (
+            name in self._transitions and not self.serving(name)
+        )
+
+    # -- activity ------------------------------------------------------------------------------------
+
+    def touch(self, name: str) -> None:
+        """Someone used the cluster now (a page, a socket): it stays awake a while longer."""
+        if name in self._clusters:  # not a name someone made up: those would pile up
+            self.activity.touch(name)
+
+    async def use(self, name: str) -> None:
+        """Someone uses cluster ``name`` now (a page, a socket): touch it, and wake it if it hibernates.
+
+        Never raises: a cluster that does not exist or cannot wake is logged, and the caller finds it
+        not running, as it would have without this call.
+        """
+        self.touch(name)
+        if self.needs_waking(name):
+            try:
+                await self.wake(name)
+            except Exception as error:
+                logger.warning("cluster %r did not wake: %s", name, error)
+
+    def busy(self, name: str) -> contextlib.AbstractContextManager[None]:
+        """A context in which the cluster serves someone (a request, a watch): it does not hibernate."""
+        return self.activity.busy(name)
+
     # -- lifecycle -----------------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Resume every cluster found in the data directory, or create the demo cluster the first time.
 
-        A cluster that fails to start is logged and left ``FAILED``; the others still start.
+        Sandboxes are resumed hibernated: each wakes when its student comes back. A cluster that fails
+        to start is logged and left ``FAILED``; the others still start.
         """
         if self.state is not LabState.NEW:
             raise RuntimeError(f"a lab starts once; this one is {self.state.value}")
@@ -780,53 +973,289 @@ class Lab:
         for name in names:
             if self.state is not LabState.STARTING:  # stopped while starting
                 break
-            await self._start_cluster(name)
+            if self.is_sandbox(name):
+                self._add(self._new_cluster(name), state=ClusterState.HIBERNATED)
+            else:
+                await self._start_cluster(name)
         if self.state is LabState.STARTING:
             self.state = LabState.RUNNING
 
     async def create_cluster(self, name: str) -> Cluster:
-        """Add a new cluster to the running lab and start it."""
+        """Add a new cluster to the running lab and start it (its components too)."""
         check_cluster_name(name)
-        if name in self._clusters:
+        if name in self._clusters or name in self._transitions:
             raise ClusterExists(name)
-        write_cluster_list(self.data_dir, [*self._clusters, name])
-        cluster = await self._start_cluster(name)
-        if cluster.state is ClusterState.FAILED:
-            raise RuntimeError(f"cluster {name!r} failed to start: {cluster.error}")
-        return cluster
+        await asyncio.shield(self._begin_creating(name))
+        return self.cluster(name)
 
-    async def _start_cluster(self, name: str) -> Cluster:
-        cluster = Cluster(
-            name,
-            self.config.cluster_config(),
-            data_dir=cluster_dir(self.data_dir, name),
-            store=self._open_store(name),
-            clock=self.config.clock,
-            trace=self.trace_bus(name),
+    async def ensure_cluster(self, name: str) -> Cluster:
+        """The cluster ``name`` with its API server serving: created if the lab has none by that name,
+        woken if it hibernates (or failed to start: it is tried again). Returns once its API server
+        answers; its components may still be starting, as their clients. Concurrent callers share
+        one start."""
+        check_cluster_name(name)
+        if name not in self._clusters and name not in self._transitions:
+            self._begin_creating(name)
+        await self.wake(name, retry_failed=True)
+        return self.cluster(name)
+
+    async def wake(self, name: str, *, retry_failed: bool = False) -> None:
+        """Start hibernated cluster ``name`` again, with every object as it was; return once its API
+        server answers (its components go on starting, as its clients).
+
+        A serving cluster returns at once; one in another transition is waited for first; concurrent
+        wakes share one start. ``UnknownCluster`` if the lab has no such cluster, ``ClusterUnavailable``
+        if it is stopped or failed (unless ``retry_failed``: then it is started again) or failed to wake.
+        """
+        wakeable = (
+            {ClusterState.HIBERNATED, ClusterState.FAILED} if retry_failed else {ClusterState.HIBERNATED}
         )
-        self._clusters = MappingProxyType({**self._clusters, name: cluster})
-        try:
-            await cluster.start()
-        except Exception:
-            logger.exception("cluster %r failed to start", name)
-        else:
-            logger.info("cluster %r is running (store: %s)", name, cluster.store.backend or "?")
-        return cluster
+        while not self.serving(name):
+            cluster = self.cluster(name)
+            task = self._transitions.get(name)
+            if task is None:
+                if cluster.state is ClusterState.RUNNING:
+                    return  # running, its API server not (yet) started: nothing to wake
+                if cluster.state not in wakeable or self.state not in (LabState.STARTING, LabState.RUNNING):
+                    raise ClusterUnavailable(name, cluster.state, cluster.error)
+                task = self._begin(name, self._wake(cluster), stops=False)
+            await self._until_serving(cluster, task)
+
+    def serving(self, name: str) -> bool:
+        """Whether cluster ``name``'s API server answers, and will go on answering: not one about to
+        stop (a hibernation or a remake under way)."""
+        cluster = self._clusters.get(name)
+        if cluster is None or not cluster.serving:
+            return False
+        task = self._transitions.get(name)
+        return task is None or task not in self._stopping
+
+    async def hibernate(self, name: str, *, idle_for: float | None = None) -> bool:
+        """Stop running cluster ``name`` and release its memory, keeping its data; whether it did.
+
+        With ``idle_for``, only if nobody used it for that many seconds and it serves no request now
+        (checked without an await before the stop begins, so a request arriving later wakes it again).
+        """
+        cluster = self.cluster(name)
+        if name in self._transitions or cluster.state is not ClusterState.RUNNING:
+            return False
+        if idle_for is not None and (self.activity.in_use(name) or self.activity.idle_for(name) < idle_for):
+            return False
+        await asyncio.shield(self._begin(name, self._hibernate(cluster), stops=True))
+        return True
+
+    async def hibernate_idle_sandboxes(self, idle_seconds: float | None = None) -> list[str]:
+        """Hibernate every running sandbox idle for ``idle_seconds`` (default: the sandbox profile's);
+        the names of those hibernated. Never the demo cluster or a classroom's clusters."""
+        idle = self.config.sandbox.idle_seconds if idle_seconds is None else idle_seconds
+        hibernated = []
+        for cluster in self.clusters():
+            if self.is_sandbox(cluster.name) and await self.hibernate(cluster.name, idle_for=idle):
+                hibernated.append(cluster.name)
+        return hibernated
+
+    async def recreate_cluster(self, name: str) -> Cluster:
+        """Stop cluster ``name``, delete its data (its store and its identities) and start it anew,
+        empty: a new CA, new tokens, a store without the old objects. Its trace bus carries on."""
+        check_cluster_name(name)
+        while name in self._transitions:
+            await self.settled(name)
+        await asyncio.shield(self._begin(name, self._recreate(name), stops=True))
+        return self.cluster(name)
 
     async def stop(self) -> None:
         """Stop every cluster (newest first); the stores are closed when this returns. Idempotent.
 
-        Errors are logged, not raised, so that one cluster's failure never keeps the others open.
+        A transition under way (a wake, a hibernation) is cancelled first. Errors are logged, not
+        raised, so that one cluster's failure never keeps the others open.
         """
         if self.state is LabState.STOPPED:
             return
         self.state = LabState.STOPPING
+        pending = list(self._transitions.values())
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
         for cluster in reversed(list(self._clusters.values())):
             try:
                 await cluster.stop()
             except Exception:
                 logger.exception("cluster %r did not stop cleanly", cluster.name)
         self.state = LabState.STOPPED
+
+    # -- transitions ---------------------------------------------------------------------------------
+
+    def _begin(self, name: str, work: Coroutine[Any, Any, None], *, stops: bool) -> asyncio.Task[None]:
+        """Start ``work`` as cluster ``name``'s transition, in a task of its own (``stops``: one that
+        stops its API server). Callers await it shielded, so that one who gives up (a browser that
+        disconnects) does not cancel it for the others."""
+        if name in self._transitions:
+            work.close()
+            raise RuntimeError(f"cluster {name!r} is already in a transition")
+        task = asyncio.get_running_loop().create_task(work, name=f"cluster-{name}-transition")
+        self._transitions[name] = task
+        if stops:
+            self._stopping.add(task)
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._stopping.discard(finished)
+            if self._transitions.get(name) is finished:
+                del self._transitions[name]
+
+        task.add_done_callback(done)
+        return task
+
+    def _begin_creating(self, name: str) -> asyncio.Task[None]:
+        """Add a new cluster (state ``new``) to the lab and begin starting it."""
+        write_cluster_list(self.data_dir, [*self._clusters, name])
+        cluster = self._new_cluster(name)
+        self._add(cluster)
+        return self._begin(name, self._start_new(cluster), stops=False)
+
+    async def _until_serving(self, cluster: Cluster, task: asyncio.Task[None]) -> None:
+        """Wait until ``cluster``'s API server serves or ``task`` ends; ``ClusterUnavailable`` if the
+        task failed (or was cancelled: the lab is stopping)."""
+        if not cluster.serving:
+            serving = asyncio.ensure_future(cluster.wait_serving())
+            try:
+                await asyncio.wait({task, serving}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                serving.cancel()
+        if task.done() and not cluster.serving:
+            if task.cancelled():
+                raise ClusterUnavailable(cluster.name, cluster.state, "its start was cancelled")
+            error = task.exception()
+            if error is not None:
+                raise ClusterUnavailable(cluster.name, cluster.state, str(error)) from error
+
+    async def settled(self, name: str) -> None:
+        """Wait until cluster ``name`` is in no transition (whatever the transition's outcome)."""
+        while (task := self._transitions.get(name)) is not None:
+            await asyncio.wait([task])
+
+    def _new_cluster(self, name: str) -> Cluster:
+        return Cluster(
+            name,
+            self.config.cluster_config(name),
+            data_dir=cluster_dir(self.data_dir, name),
+            store=self._open_store(name),
+            clock=self.config.clock,
+            trace=self.trace_bus(name),
+        )
+
+    def _add(self, cluster: Cluster, *, state: ClusterState | None = None) -> None:
+        if state is not None:
+            cluster.state = state
+        self._clusters = MappingProxyType({**self._clusters, cluster.name: cluster})
+
+    async def _start_cluster(self, name: str) -> Cluster:
+        cluster = self._new_cluster(name)
+        self._add(cluster)
+        await self._run_start(cluster)
+        return cluster
+
+    @staticmethod
+    async def _run_start(cluster: Cluster) -> None:
+        try:
+            await cluster.start()
+        except Exception:
+            logger.exception("cluster %r failed to start", cluster.name)
+        else:
+            logger.info("cluster %r is running (store: %s)", cluster.name, cluster.store.backend or "?")
+
+    async def _start_new(self, cluster: Cluster) -> None:
+        self.activity.touch(cluster.name)
+        await self._run_start(cluster)
+        self.activity.touch(cluster.name)
+        if cluster.state is ClusterState.FAILED:
+            raise RuntimeError(f"cluster {cluster.name!r} failed to start: {cluster.error}")
+
+    async def _wake(self, cluster: Cluster) -> None:
+        if cluster.state is not ClusterState.HIBERNATED:
+            cluster.store = self._open_store(cluster.name)  # a failed start closed the old one
+        started = time.monotonic()
+        try:
+            await cluster.start()
+        except Exception:
+            logger.exception("cluster %r failed to wake", cluster.name)
+            raise
+        self.activity.touch(cluster.name)
+        logger.info(
+            "cluster %r woke: its API server answered after %.2f s, its components ran after %.2f s",
+            cluster.name,
+            cluster.serving_since - started,
+            time.monotonic() - started,
+        )
+
+    async def _hibernate(self, cluster: Cluster) -> None:
+        try:
+            await cluster.stop()  # its store is closed even if something else failed to stop
+        finally:
+            # What the stopped cluster still held goes: the closed store (its key index), the metrics
+            # (they name the API server, and so its watch caches), the recorded trace events. A fresh
+            # store object opens nothing until the cluster wakes.
+            cluster.store = self._open_store(cluster.name)
+            cluster.metrics = MetricsRegistry()
+            self.trace_bus(cluster.name).recorder.clear()
+            cluster.state = ClusterState.HIBERNATED
+        logger.info("cluster %r hibernated", cluster.name)
+
+    async def _recreate(self, name: str) -> None:
+        old = self._clusters.get(name)
+        if old is not None:
+            await old.stop()
+        await self._wipe(name)
+        self.trace_bus(name).recorder.clear()
+        write_cluster_list(self.data_dir, [*self._clusters, name])
+        cluster = self._new_cluster(name)
+        self._add(cluster)
+        await self._start_new(cluster)
+        logger.info("cluster %r was made anew, empty", name)
+
+    async def _wipe(self, name: str) -> None:
+        """Delete cluster ``name``'s data: its directory (identities, audit log, SQLite store) and,
+        on a shared backend (PostgreSQL, etcd), its keys."""
+        if not is_sqlite(self.config.store_url):
+            store = open_store(
+                name,
+                url=self.config.store_url,
+                data_dir=self.data_dir,
+                trace=NULL_SINK,
+                clock=self.config.clock,
+                retention=None,
+            )
+            await store.start()
+            try:
+                await delete_everything(store)
+            finally:
+                await store.close()
+        await asyncio.to_thread(shutil.rmtree, cluster_dir(self.data_dir, name), True)
+
+
+async def delete_everything(store: Store, *, batch: int = 100) -> int:
+    """Delete every key of ``store`` (the lab's own housekeeping, as ``etcdctl del --prefix``, not a
+    request: nothing is admitted or traced); how many keys it deleted."""
+    deleted = 0
+    while True:
+        page = await store.inspect(store.prefix, limit=batch)
+        if not page.kvs:
+            return deleted
+        await store.txn(Txn(success=tuple(Delete(kv.key) for kv in page.kvs)))
+        deleted += len(page.kvs)
+
+
+def release_memory() -> None:
+    """Give back to the operating system what hibernated clusters freed.
+
+    A hibernated cluster's objects are freed by reference counting as soon as it stops, except those
+    in reference cycles (tasks, futures, their callbacks), which wait for the cycle collector: one full
+    collection finds them. The allocator then keeps the freed pages for later allocations; glibc's
+    ``malloc_trim`` returns them, so the process's resident memory goes down with them.
+    """
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
 
 
 # -- the process ---------------------------------------------------------------------------------------

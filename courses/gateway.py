@@ -12,7 +12,14 @@ Today that is:
   traced nor measured, so the diagram never draws a read the API server did not make): a range of
   keys or some keys for the etcd panel (``read_range``, ``read_keys``), the Nodes, Pods and Leases the
   diagram draws (``read_diagram``);
-- the path of a cluster's trace socket (``trace_socket_path``), a route the control plane serves.
+- the path of a cluster's trace socket (``trace_socket_path``), a route the control plane serves;
+- acting on a cluster through its API server's whole pipeline, as the holder of a token
+  (``api_client``), and following its trace (``subscribe_trace``);
+- the students' sandboxes: a cluster made or woken on demand (``ensure_cluster``), hibernated
+  (``hibernate_cluster``), made anew (``recreate_cluster``), kept awake (``touch``); what it is
+  (``cluster_facts``); the tokens the lab keeps to act for people (``kept_token``); objects the lab
+  itself applies through the API server (``apply_as_lab``); where kubectl reaches it and which CA
+  to trust (``api_endpoint``).
 
 What comes back is plain data (frozen dataclasses, the store's ``KeyValue`` rows), never the ``Lab``,
 a ``Cluster`` or a ``Store``, so a caller cannot start, stop or write anything by accident. The errors
@@ -27,21 +34,31 @@ services and selectors); selectors and services call them, views call those.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 import httpx
 from django.urls import reverse
 
+from controlplane.apiserver.admission.sandboxguardrails import GUARDRAIL_LABEL
 from controlplane.client.transport import InProcessTransport
 from controlplane.consumers.routing import websocket_urlpatterns
 from controlplane.diagram import DiagramObjects, read_objects
+from controlplane.identity import SYSTEM_MASTERS
+from controlplane.pki import locked, write_atomic
 from controlplane.runtime import (
+    SANDBOX_PREFIX,
     Cluster,
     ClusterState,
+    ClusterUnavailable,
     InvalidClusterName,
+    Lab,
     LabState,
     active_lab,
     known_clusters,
@@ -53,9 +70,10 @@ from controlplane.trace.bus import Subscription
 
 # -- the lab and its clusters ------------------------------------------------------------------------
 
-#: A cluster's state while it starts, and once stopped.
+#: A cluster's state while it starts, once stopped, and while it hibernates.
 STARTING = ClusterState.STARTING.value
 STOPPED = ClusterState.STOPPED.value
+HIBERNATED = ClusterState.HIBERNATED.value
 #: The states of a lab still starting: the clusters it has not started yet are still to come.
 _LAB_STARTING = frozenset({LabState.NEW.value, LabState.STARTING.value})
 #: The states of a lab or a cluster that has not settled yet (a page showing it keeps polling).
@@ -137,7 +155,9 @@ def _running(cluster: str) -> Cluster:
         found = lab.cluster(cluster)
     except UnknownCluster:
         raise NotServedHere(cluster) from None
-    if found.state is not ClusterState.RUNNING:
+    # A cluster whose API server serves while its components still start (a sandbox waking) is
+    # running as far as its clients can tell.
+    if found.state is not ClusterState.RUNNING and not lab.serving(cluster):
         raise NotRunning(cluster, state=found.state.value)
     return found
 
@@ -222,11 +242,16 @@ async def api_client(
     to the client's base URL ``http://lab/clusters/<cluster>``. The web app never holds a credential
     with more rights than the person it acts for; ``token`` is theirs.
 
+    A hibernated cluster is woken first, and the cluster counts as in use while the client is open.
     Raises ``NotServedHere`` or ``NotRunning`` as ``read_range`` does.
     """
+    lab = active_lab()
+    if lab is not None:
+        await lab.use(cluster)
     server = _running(cluster).apiserver
     if server is None:
         raise NotRunning(cluster, state=STOPPED)
+    assert lab is not None  # _running found the cluster in it
     prefix = f"/clusters/{cluster}"
     transport = InProcessTransport(server, mount_prefix=prefix)
     client = httpx.AsyncClient(
@@ -236,7 +261,8 @@ async def api_client(
         timeout=read_timeout,
     )
     try:
-        yield client
+        with lab.busy(cluster):
+            yield client
     finally:
         await client.aclose()
 
@@ -248,6 +274,212 @@ def subscribe_trace(*, cluster: str) -> Subscription:
     listens for events needs. Raises ``NotServedHere`` or ``NotRunning`` as ``read_range`` does.
     """
     return _running(cluster).trace.subscribe()
+
+
+# -- sandboxes: clusters made, woken and remade on demand -----------------------------------------------
+
+#: The label of the objects that keep a sandbox's guardrails (its admission plugin protects them).
+SANDBOX_GUARDRAIL_LABEL = GUARDRAIL_LABEL
+#: The identity the lab itself acts as in a sandbox, to set it up through its API server: in
+#: ``system:masters``, as kubeadm's ``kubernetes-admin``, so admission's guardrails let it through.
+LAB_MANAGER = "kubelab:sandbox-manager"
+#: The field manager of what the lab applies (server-side apply): ``kubectl get -o yaml
+#: --show-managed-fields`` names it as the owner of the fields it set.
+LAB_FIELD_MANAGER = "kubelab-sandbox"
+#: The lab's kept tokens, in the cluster's directory (see ``kept_token``).
+KEPT_TOKENS_FILE = "kept-tokens.json"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterFacts:
+    """What a page says about one cluster of the lab running here."""
+
+    name: str
+    #: ``starting``, ``running``, ``hibernated``, ``stopped``, ``failed`` ...
+    state: str
+    #: The timing profile in force (``classroom``, ``upstream``) and the simulated nodes.
+    timing: str
+    nodes: int
+    #: Unique in this process per cluster made: a cluster made anew under the same name has another.
+    incarnation: int
+    error: str | None = None
+
+
+class ApplyFailed(Exception):
+    """The API server refused an object the lab applied (``status`` and ``message`` are its answer)."""
+
+    def __init__(self, cluster: str, what: str, status: int, message: str) -> None:
+        super().__init__(f"cluster {cluster!r} refused {what}: {status} {message}")
+        self.status = status
+        self.message = message
+
+
+def _lab_here(cluster: str) -> Lab:
+    lab = active_lab()
+    if lab is None:
+        raise NotServedHere(cluster)
+    return lab
+
+
+def _facts(cluster: Cluster) -> ClusterFacts:
+    return ClusterFacts(
+        cluster.name,
+        cluster.state.value,
+        cluster.timing.name,
+        cluster.nodes,
+        cluster.incarnation,
+        cluster.error,
+    )
+
+
+def cluster_facts(*, cluster: str) -> ClusterFacts:
+    """The cluster as it is now, started or not; ``NotServedHere`` if this process does not run it."""
+    try:
+        return _facts(_lab_here(cluster).cluster(cluster))
+    except UnknownCluster:
+        raise NotServedHere(cluster) from None
+
+
+async def ensure_cluster(*, cluster: str) -> ClusterFacts:
+    """The cluster, running: made if the lab has none by that name (a sandbox's name gives it a
+    sandbox's nodes, timing and guardrails), woken if it hibernates. Returns once its API server
+    serves; callers at the same time share one start. ``NotServedHere`` without a lab here,
+    ``NotRunning`` if it cannot start (``error`` in ``cluster_facts`` says why)."""
+    lab = _lab_here(cluster)
+    try:
+        return _facts(await lab.ensure_cluster(cluster))
+    except ClusterUnavailable as error:
+        raise NotRunning(cluster, state=error.state.value) from error
+    except RuntimeError as error:  # it failed to start
+        raise NotRunning(cluster, state=ClusterState.FAILED.value) from error
+
+
+async def recreate_cluster(*, cluster: str) -> ClusterFacts:
+    """Stop the cluster, delete its data (its store and identities: every token and certificate of it
+    stops working), and start it anew, empty. Raises as ``ensure_cluster`` does."""
+    lab = _lab_here(cluster)
+    try:
+        return _facts(await lab.recreate_cluster(cluster))
+    except RuntimeError as error:
+        raise NotRunning(cluster, state=ClusterState.FAILED.value) from error
+
+
+async def hibernate_cluster(*, cluster: str, idle_for: float | None = None) -> bool:
+    """Hibernate the running cluster (with ``idle_for``, only if unused that long); whether it did."""
+    try:
+        return await _lab_here(cluster).hibernate(cluster, idle_for=idle_for)
+    except UnknownCluster:
+        raise NotServedHere(cluster) from None
+
+
+def touch(*, cluster: str) -> None:
+    """Someone uses the cluster now (a page, a socket): it does not hibernate for a while. Cheap: a
+    timestamp in a dictionary. Nothing happens without a lab here."""
+    lab = active_lab()
+    if lab is not None:
+        lab.touch(cluster)
+
+
+def _read_kept(path: Path) -> dict[str, str]:
+    try:
+        document = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    tokens = document.get("tokens") if isinstance(document, dict) else None
+    if not isinstance(tokens, dict):
+        return {}
+    return {user: token for user, token in tokens.items() if isinstance(user, str) and isinstance(token, str)}
+
+
+def _kept_token(cluster: Cluster, user: str, groups: tuple[str, ...]) -> str:
+    """The kept token of ``user`` if the cluster still accepts it for them, else a new one, kept.
+    Blocking file I/O, under a lock: two callers at once get the same token."""
+    path = cluster.data_dir / KEPT_TOKENS_FILE
+    with locked(cluster.data_dir, f".{KEPT_TOKENS_FILE}.lock"):
+        kept = _read_kept(path)
+        token = kept.get(user)
+        if token is not None:
+            info = cluster.tokens.authenticate(token)
+            if info is not None and info.username == user and set(groups) <= set(info.groups):
+                return token
+        token = cluster.tokens.issue(user, groups)
+        kept[user] = token
+        document = {"version": 1, "tokens": kept}
+        write_atomic(path, json.dumps(document, indent=2).encode() + b"\n", mode=0o600)
+        return token
+
+
+async def kept_token(*, cluster: str, user: str, groups: Sequence[str] = ()) -> str:
+    """A bearer token of the running cluster for ``user`` (in ``groups``), which the lab keeps so that
+    the web app can act as them in later requests: the same one each time while the cluster accepts it.
+
+    The cluster's token registry keeps only hashes (``controlplane/tokens.py``), so a token the web
+    app must use again has to be kept somewhere: in ``<cluster dir>/kept-tokens.json`` (mode 0600),
+    beside the registry, rather than in the web app's database. It then lives and dies with the
+    cluster: a remade cluster (``recreate_cluster``) has no kept tokens, and nothing of the old one
+    works anywhere. Raises ``NotServedHere`` or ``NotRunning``.
+    """
+    found = _running(cluster)
+    return await asyncio.to_thread(_kept_token, found, user, tuple(groups))
+
+
+def _path_of(cluster: Cluster, obj: Mapping[str, Any]) -> tuple[str, str]:
+    """The URL path of ``obj`` in the cluster's API, and how to name it in an error."""
+    api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    assert isinstance(metadata, dict)
+    name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
+    group, _, version = api_version.rpartition("/")
+    server = cluster.apiserver
+    rtype = server.types.by_kind(group, version, kind) if server is not None else None
+    if rtype is None or not name:
+        raise ValueError(f"cannot apply {kind} {name!r} ({api_version}): not a resource of the cluster")
+    root = f"/apis/{group}/{version}" if group else f"/api/{version}"
+    where = f"/namespaces/{quote(namespace or 'default', safe='')}" if rtype.namespaced else ""
+    return f"{root}{where}/{rtype.plural}/{quote(name, safe='')}", f"{kind} {name!r}"
+
+
+async def apply_as_lab(*, cluster: str, objects: Sequence[Mapping[str, Any]]) -> None:
+    """Apply ``objects`` to the running cluster as the lab itself (``LAB_MANAGER``, in
+    ``system:masters``), through the API server's whole pipeline, by server-side apply: each is
+    created if missing and set back to what is given if changed. Idempotent.
+
+    Never written to the store directly: the writes are authenticated, audited, admitted and traced
+    like anyone's. Raises ``ApplyFailed`` if the API server refuses one, ``NotServedHere`` or
+    ``NotRunning``.
+    """
+    found = _running(cluster)
+    token = await asyncio.to_thread(_kept_token, found, LAB_MANAGER, (SYSTEM_MASTERS,))
+    params = {"fieldManager": LAB_FIELD_MANAGER, "force": "true"}
+    headers = {"Content-Type": "application/apply-patch+yaml"}
+    async with api_client(cluster=cluster, token=token) as client:
+        for obj in objects:
+            path, what = _path_of(found, obj)
+            response = await client.patch(path, params=params, headers=headers, content=json.dumps(obj))
+            if response.status_code not in (200, 201):
+                try:
+                    message = str(response.json().get("message", response.text))
+                except ValueError:
+                    message = response.text
+                raise ApplyFailed(cluster, what, response.status_code, message)
+
+
+@dataclass(frozen=True, slots=True)
+class ApiEndpoint:
+    """Where kubectl reaches a cluster of the lab here, and what it trusts there."""
+
+    #: The API port this lab serves (``runlab --api``) as ``(host, port)``; None when it serves none
+    #: (a test, the benchmark): then ``KUBELAB_API_ADDRESS`` is the best guess.
+    address: tuple[str, int] | None
+    #: The PEM of the CA that signed the API port's certificate (the cluster's own CA without one).
+    ca_pem: bytes
+
+
+def api_endpoint(*, cluster: str) -> ApiEndpoint:
+    """The API port and CA for a kubeconfig of the running cluster; ``NotServedHere``, ``NotRunning``."""
+    found = _running(cluster)
+    lab = active_lab()
+    return ApiEndpoint(lab.config.api_address if lab is not None else None, found.root_ca)
 
 
 # -- the control plane's own routes ------------------------------------------------------------------
@@ -265,9 +497,17 @@ def trace_socket_path(*, cluster: str) -> str:
 
 
 __all__ = [
+    "HIBERNATED",
+    "LAB_FIELD_MANAGER",
+    "LAB_MANAGER",
+    "SANDBOX_GUARDRAIL_LABEL",
+    "SANDBOX_PREFIX",
     "STARTING",
     "STOPPED",
     "UNSETTLED",
+    "ApiEndpoint",
+    "ApplyFailed",
+    "ClusterFacts",
     "ClusterStatus",
     "Compacted",
     "DiagramObjects",
@@ -281,13 +521,21 @@ __all__ = [
     "StoreRead",
     "Subscription",
     "api_client",
+    "api_endpoint",
+    "apply_as_lab",
     "check_cluster_name",
+    "cluster_facts",
     "cluster_names",
+    "ensure_cluster",
+    "hibernate_cluster",
+    "kept_token",
     "read_diagram",
     "read_keys",
     "read_range",
+    "recreate_cluster",
     "require_running",
     "running_lab",
     "subscribe_trace",
+    "touch",
     "trace_socket_path",
 ]

@@ -5,15 +5,26 @@ one process, so each API server is mounted under a path prefix and kubeconfigs p
 ``https://127.0.0.1:6443/clusters/<name>``; kubectl and the client libraries accept a server URL with
 a path and prepend it to every request. Requests for a cluster that does not exist (or has not
 started) are answered with a Status, not a Django 404 page.
+
+The router is also where a lab learns that a cluster is in use. A student's sandbox that nobody used
+for a while **hibernates** (``controlplane/runtime.py``): its API server is stopped. A request for it
+wakes it first (``Lab.wake``) and is then served as any other, so kubectl sees only a slower first
+answer, never an error. While a request is served (a watch for as long as it streams) the cluster
+counts as busy (``Lab.busy``) and does not hibernate under it. A lab that does neither (a test's
+stand-in with only ``cluster``) is served as before.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from controlplane.apiserver import errors
 from controlplane.apiserver.http import Receive, Scope, Send, respond_error
+
+logger = logging.getLogger(__name__)
 
 PREFIX = "/clusters/"
 
@@ -25,6 +36,17 @@ class _Cluster(Protocol):
 
 class _Lab(Protocol):
     def cluster(self, name: str) -> Any: ...
+
+
+@runtime_checkable
+class _HibernatingLab(_Lab, Protocol):
+    """A lab whose clusters may hibernate (``controlplane.runtime.Lab``)."""
+
+    def needs_waking(self, name: str) -> bool: ...
+
+    async def wake(self, name: str) -> None: ...
+
+    def busy(self, name: str) -> contextlib.AbstractContextManager[None]: ...
 
 
 ASGIApp = Callable[..., Any]
@@ -44,6 +66,26 @@ class ClusterAPIRouter:
             return
         name, _, rest = path[len(PREFIX) :].partition("/")
         lab = self.lab()
+        if isinstance(lab, _HibernatingLab) and _known(lab, name):
+            # Counted busy from here, before any await: the lab cannot hibernate it in between.
+            with lab.busy(name):
+                await self._wake(lab, name)
+                await self._route(lab, name, rest, scope, receive, send)
+            return
+        await self._route(lab, name, rest, scope, receive, send)
+
+    @staticmethod
+    async def _wake(lab: _HibernatingLab, name: str) -> None:
+        """Wake the cluster if it hibernates; a cluster that cannot wake is answered 503 below."""
+        if lab.needs_waking(name):
+            try:
+                await lab.wake(name)
+            except Exception as error:
+                logger.warning("cluster %r did not wake for a request: %s", name, error)
+
+    async def _route(
+        self, lab: _Lab | None, name: str, rest: str, scope: Scope, receive: Receive, send: Send
+    ) -> None:
         server = None
         if lab is not None:
             try:

@@ -109,6 +109,8 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
             reason = "you may not watch" if signed_in else "sign in to watch"
             await self._refuse(FORBIDDEN, f"{reason} cluster {name!r}")
             return
+        if (lab := active_lab()) is not None:
+            await lab.use(name)  # a hibernated sandbox wakes for whoever watches it
         try:
             self.bus, self._encoder, timing = await self._find_trace(name)
         except UnknownCluster:

@@ -10,6 +10,8 @@ admins of their classroom's clusters):
 - staff and superusers see every cluster;
 - an instructor sees the clusters of the classrooms they teach;
 - a student sees the clusters of the classrooms they belong to;
+- a student sees their own sandbox (``sb-<their account id>``, ``courses.sandboxes``) and nobody
+  else does but staff: a sandbox belongs to no classroom, whatever a classroom claims;
 - every signed-in user sees the demo cluster (``KUBELAB_DEMO_CLUSTER``);
 - an anonymous visitor sees the demo cluster only, and only while ``KUBELAB_DEMO_ANONYMOUS`` is on
   (the default, so that a local ``make run`` shows it at once; turn it off on a shared server);
@@ -18,9 +20,10 @@ admins of their classroom's clusters):
 ``may_view`` is that rule as a pure function: plain data in (a ``Viewer``, the slug of the classroom
 that owns the cluster), yes or no out, tested without a database. ``user_may_view`` is the thin
 adapter for a Django user: it reads the one row it needs (one query), and only when the answer
-depends on classrooms (``depends_on_classrooms``), never for staff, an anonymous visitor or the demo
-cluster. It is synchronous; asynchronous code awaits ``auser_may_view``, which runs it through
-``database_sync_to_async`` (the ORM must not run on the event loop).
+depends on classrooms (``depends_on_classrooms``), never for staff, an anonymous visitor, the demo
+cluster or a sandbox (whose owner is in its name). It is synchronous; asynchronous code awaits
+``auser_may_view``, which runs it through ``database_sync_to_async`` (the ORM must not run on the
+event loop).
 
 Who asks: the topology page and its etcd panel (``courses.lab.views``), the landing page's list of
 clusters (``clusters_visible_to``: every listed cluster in one query), and the trace socket. The socket's
@@ -42,6 +45,7 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef
 
 from courses.classrooms.models import Classroom, ClassroomCluster
+from courses.sandboxes.identities import sandbox_owner
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -60,6 +64,8 @@ class Viewer:
     #: fills in only the classroom that owns the cluster asked about, the only one that matters.
     teaches: frozenset[str] = frozenset()
     attends: frozenset[str] = frozenset()
+    #: Their account id (None: unknown): the sandbox ``sb-<id>`` is theirs.
+    user_id: int | None = None
 
 
 #: A visitor who has not signed in.
@@ -78,7 +84,12 @@ def may_view(viewer: Viewer, cluster: str, *, owner: str | None, demo: str, demo
     """
     if not viewer.signed_in:
         return demo_anonymous and _is_demo(cluster, demo)
-    if viewer.staff or _is_demo(cluster, demo):
+    if viewer.staff:
+        return True
+    student = sandbox_owner(cluster)
+    if student is not None:
+        return viewer.user_id == student
+    if _is_demo(cluster, demo):
         return True
     return owner is not None and (owner in viewer.teaches or owner in viewer.attends)
 
@@ -86,9 +97,14 @@ def may_view(viewer: Viewer, cluster: str, *, owner: str | None, demo: str, demo
 def depends_on_classrooms(viewer: Viewer, cluster: str, *, demo: str) -> bool:
     """Whether ``may_view``'s answer depends on classrooms (``owner``, ``teaches``, ``attends``) at all.
 
-    Not for anonymous visitors, staff or the demo cluster: for them nothing needs to be read.
+    Not for anonymous visitors, staff, the demo cluster or a sandbox: for them nothing needs to be read.
     """
-    return viewer.signed_in and not viewer.staff and not _is_demo(cluster, demo)
+    return (
+        viewer.signed_in
+        and not viewer.staff
+        and not _is_demo(cluster, demo)
+        and sandbox_owner(cluster) is None
+    )
 
 
 def viewer_of(user: AbstractBaseUser | AnonymousUser | None) -> Viewer:
@@ -96,7 +112,7 @@ def viewer_of(user: AbstractBaseUser | AnonymousUser | None) -> Viewer:
     if user is None or not user.is_authenticated:
         return ANONYMOUS
     staff = bool(getattr(user, "is_staff", False) or getattr(user, "is_superuser", False))
-    return Viewer(signed_in=True, staff=staff)
+    return Viewer(signed_in=True, staff=staff, user_id=None if user.pk is None else int(user.pk))
 
 
 def classrooms_of(clusters: Iterable[str], *, user_id: int | str) -> dict[str, tuple[str, bool, bool]]:

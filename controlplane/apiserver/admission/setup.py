@@ -2,15 +2,17 @@
 
 kube-apiserver has ``--enable-admission-plugins`` and ``--disable-admission-plugins`` over a default
 set; ``AdmissionOptions`` is the same choice for a Kubelab cluster. The default is upstream's default
-set restricted to the plugins Kubelab has, plus the webhooks; SecretsPolicy (Kubelab's own) is on
-only for a cluster that configures it.
+set restricted to the plugins Kubelab has, plus the webhooks; SecretsPolicy and SandboxGuardrails
+(Kubelab's own) are on only for a cluster that configures them (a student's sandbox has the latter).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from controlplane.apiserver.admission.chain import Chain, Plugin, Tracer
@@ -25,6 +27,7 @@ from controlplane.apiserver.admission.namespacelifecycle import NamespaceLifecyc
 from controlplane.apiserver.admission.noderestriction import NodeRestriction
 from controlplane.apiserver.admission.podsecurity import PodSecurity
 from controlplane.apiserver.admission.resourcequota import ResourceQuota
+from controlplane.apiserver.admission.sandboxguardrails import GuardrailsConfig, SandboxGuardrails
 from controlplane.apiserver.admission.secretspolicy import SecretsPolicy, SecretsPolicyConfig
 from controlplane.apiserver.admission.serviceaccount import ServiceAccount
 from controlplane.apiserver.admission.validatingwebhook import ValidatingWebhooks
@@ -45,12 +48,14 @@ ORDER = (
     "PodSecurity",
     "DefaultTolerationSeconds",
     "SecretsPolicy",
+    "SandboxGuardrails",
     "MutatingAdmissionWebhook",
     "ValidatingAdmissionWebhook",
     "ResourceQuota",
 )
-#: What a cluster runs unless told otherwise (SecretsPolicy also needs a ``SecretsPolicyConfig``).
-DEFAULT_PLUGINS = tuple(name for name in ORDER if name != "SecretsPolicy")
+#: What a cluster runs unless told otherwise (SecretsPolicy also needs a ``SecretsPolicyConfig``,
+#: SandboxGuardrails a ``GuardrailsConfig``).
+DEFAULT_PLUGINS = tuple(name for name in ORDER if name not in ("SecretsPolicy", "SandboxGuardrails"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,20 +69,27 @@ class AdmissionOptions:
     default_toleration_seconds: int = DEFAULT_SECONDS
     #: Seconds between lookups of a missing ``default`` ServiceAccount (None: upstream's 0.1-0.2 s).
     service_account_retry_interval: float | None = None
+    #: SandboxGuardrails' limits; None leaves the plugin out even if listed.
+    guardrails: GuardrailsConfig | None = None
 
     def without(self, *names: str) -> AdmissionOptions:
-        return AdmissionOptions(
-            tuple(n for n in self.plugins if n not in names),
-            self.secrets_policy,
-            self.default_toleration_seconds,
-            self.service_account_retry_interval,
-        )
+        return dataclasses.replace(self, plugins=tuple(n for n in self.plugins if n not in names))
 
     def with_secrets_policy(self, config: SecretsPolicyConfig) -> AdmissionOptions:
         plugins = self.plugins if "SecretsPolicy" in self.plugins else (*self.plugins, "SecretsPolicy")
-        return AdmissionOptions(
-            plugins, config, self.default_toleration_seconds, self.service_account_retry_interval
-        )
+        return dataclasses.replace(self, plugins=plugins, secrets_policy=config)
+
+    def with_guardrails(self, config: GuardrailsConfig) -> AdmissionOptions:
+        """These options with SandboxGuardrails on, keeping ``config``'s limits."""
+        name = SandboxGuardrails.name
+        plugins = self.plugins if name in self.plugins else (*self.plugins, name)
+        return dataclasses.replace(self, plugins=plugins, guardrails=config)
+
+
+def _count_objects(caches: Mapping[str, WatchCache]) -> int:
+    """The objects a cluster holds: the sum of its watch caches' sizes. A cache of another version of
+    objects stored elsewhere (events.k8s.io's Events, stored as core ones) is not counted twice."""
+    return sum(len(cache.objects) for cache in caches.values() if cache.rtype.conversion is None)
 
 
 def build(
@@ -111,12 +123,17 @@ def build(
             options.default_toleration_seconds, options.default_toleration_seconds
         ),
         "SecretsPolicy": lambda: SecretsPolicy(options.secrets_policy or SecretsPolicyConfig(False, None)),
+        "SandboxGuardrails": lambda: SandboxGuardrails(
+            options.guardrails or GuardrailsConfig(), count_objects=partial(_count_objects, caches)
+        ),
     }
     plugins: list[Plugin] = []
     for name in ORDER:
         if name not in enabled or name not in makers:
             continue
         if name == "SecretsPolicy" and (options.secrets_policy is None or not options.secrets_policy.enabled):
+            continue
+        if name == "SandboxGuardrails" and options.guardrails is None:
             continue
         plugins.append(makers[name]())
     tracer = Tracer(trace, cluster)
@@ -151,4 +168,4 @@ def build(
     return chain, client
 
 
-__all__ = ["DEFAULT_PLUGINS", "ORDER", "AdmissionOptions", "SecretsPolicyConfig", "build"]
+__all__ = ["DEFAULT_PLUGINS", "ORDER", "AdmissionOptions", "GuardrailsConfig", "SecretsPolicyConfig", "build"]

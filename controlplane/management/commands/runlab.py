@@ -21,6 +21,11 @@ server in the ASGI scope, which daphne's own TLS listener cannot do, so the API 
 ``controlplane.management.apiport`` (a daphne ``Server`` subclass) rather than by a daphne endpoint
 string.
 
+Idle sandboxes. A reaper task (``reap_idle_sandboxes``) looks every few seconds for students'
+sandboxes nobody used for ``KUBELAB_SANDBOX_IDLE_SECONDS`` and hibernates them (``Lab.hibernate``),
+then gives the memory they held back to the system (``release_memory``). Only sandboxes: the demo
+cluster and the classrooms' clusters run for whoever drops by.
+
 Stopping. Twisted turns SIGINT (Ctrl-C) and SIGTERM into ``reactor.stop()``, which fires the
 *before shutdown* triggers and waits for the Deferreds they return. The lab's trigger cancels a start
 still in progress and stops every cluster; the stores are closed (for SQLite: the WAL checkpointed)
@@ -32,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import logging
 import os
 import signal
 import socket
@@ -52,12 +58,41 @@ from controlplane.apiserver.filters.priority_and_fairness import FlowControlOpti
 from controlplane.consumers.relay import TraceRelay, start_relay
 from controlplane.management import labcommand
 from controlplane.pki import WILDCARD_HOSTS, PKIError, ServingPKI
-from controlplane.runtime import Lab, LabConfig, activate, tune_garbage_collector
+from controlplane.runtime import (
+    Lab,
+    LabConfig,
+    SandboxProfile,
+    activate,
+    release_memory,
+    tune_garbage_collector,
+)
 from controlplane.store.compaction import RetentionPolicy
 from controlplane.timing import timing_profile
 
+logger = logging.getLogger(__name__)
+
 #: How long the lab may take to stop before the process gives up waiting (seconds).
 STOP_TIMEOUT = 60.0
+#: How often the reaper looks for idle sandboxes at most, and at least (seconds).
+REAP_INTERVAL = (0.2, 30.0)
+
+
+async def reap_idle_sandboxes(lab: Lab, *, idle_seconds: float) -> None:
+    """Hibernate the sandboxes idle for ``idle_seconds``, looking again every few seconds, until
+    cancelled. A sandbox goes to sleep at most a quarter of ``idle_seconds`` (or 30 s) late."""
+    interval = min(max(idle_seconds / 4, REAP_INTERVAL[0]), REAP_INTERVAL[1])
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            hibernated = await lab.hibernate_idle_sandboxes(idle_seconds)
+        except Exception:  # the reaper must outlive a cluster that fails to stop
+            logger.exception("hibernating idle sandboxes failed")
+            continue
+        if hibernated:
+            # On the event loop, not in a thread: the collection may finalize asyncio objects, which
+            # belong to the loop's thread. It takes a moment, once per sweep that put a sandbox to sleep.
+            release_memory()
+            logger.info("hibernated idle sandboxes: %s", ", ".join(hibernated))
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +184,7 @@ class LabServer:
         self._reactor = _daphne_reactor()
         self._loop: asyncio.AbstractEventLoop = self._reactor._asyncioEventloop
         self._start_task: asyncio.Task[None] | None = None
+        self._reaper: asyncio.Task[None] | None = None
         self.relay: TraceRelay | None = None
 
     def run(self) -> None:
@@ -225,6 +261,11 @@ class LabServer:
             self._reactor.stop()
             return
         gc.freeze()  # what start-up made lives as long as the lab: never scan it again
+        idle = self.lab.config.sandbox.idle_seconds
+        if idle > 0:
+            self._reaper = self._loop.create_task(
+                reap_idle_sandboxes(self.lab, idle_seconds=idle), name="kubelab-sandbox-reaper"
+            )
         for cluster in self.lab.clusters():
             line = f"  cluster {cluster.name}: {cluster.state.value}"
             self.command.stdout.write(line + (f" ({cluster.error})" if cluster.error else ""))
@@ -241,10 +282,11 @@ class LabServer:
     async def _stop_lab(self) -> None:
         self.command.stdout.write("Stopping the lab ...")
         self.command.stdout.flush()
-        if self._start_task is not None and not self._start_task.done():
-            self._start_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._start_task
+        for task in (self._start_task, self._reaper):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         try:
             if self.relay is not None:
                 await asyncio.wait_for(self.relay.stop(), STOP_TIMEOUT)
@@ -361,6 +403,10 @@ class Command(BaseCommand):
                 encryption_provider=settings.KUBELAB_ENCRYPTION_PROVIDER,
                 serving_ca=serving.ca.certificate_pem,
                 api_address=(api.host, api.port),
+                sandbox=SandboxProfile(
+                    max_objects=settings.KUBELAB_SANDBOX_MAX_OBJECTS,
+                    idle_seconds=settings.KUBELAB_SANDBOX_IDLE_SECONDS,
+                ),
             )
         )
         LabServer(self, lab, web=web, api=api, serving=serving, verbosity=options["verbosity"]).run()
