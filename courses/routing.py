@@ -7,8 +7,19 @@ page can tell the student why (close codes 4403 and 4404).
 
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
 
-websocket_urlpatterns: list[URLPattern] = []
+# chapters: a chapter page's sandbox and checks (courses/chapters/consumer.py)
+from courses.chapters.consumer import ChapterConsumer
+
+# console: kubectl in the browser (courses/console/consumer.py)
+from courses.console.consumer import ConsoleConsumer
+
+websocket_urlpatterns: list[URLPattern] = [
+    # chapters
+    path("ws/course/<str:course>/<str:chapter>/steps/", ChapterConsumer.as_asgi(), name="chapter-steps"),
+    # console
+    path("ws/course/<str:course>/<str:chapter>/console/", ConsoleConsumer.as_asgi(), name="console"),
+]
 
 __all__ = ["websocket_urlpatterns"]

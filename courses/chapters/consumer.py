@@ -1,0 +1,301 @@
+"""The chapter page's socket: the student's sandbox, the open step's check, and the step buttons.
+
+One socket per open chapter page (``ws/course/<course>/<chapter>/steps/``), for a signed-in student
+only. On connect it starts (or wakes) the student's sandbox and says so while it starts, with the
+expected wait, then ``ready``. The page then says which step is open; the socket runs that step's
+check against the sandbox (``courses.chapters.runner``) and sends a verdict whenever it changes. A pass
+is recorded at once and latched (``courses.progress``).
+
+Messages from the page (JSON): ``{"action": "open", "step": id}``, ``{"action": "check"}`` (the
+"Check" button: read the cluster again now), ``{"action": "solve"}`` (run the open step's solution as
+the student), ``{"action": "jump", "step": id}`` (reset the sandbox and run the solutions of the
+steps before ``id``). To the page: ``sandbox`` (state, text, expected seconds), ``verdict`` (step,
+status, failures with messages in the student's language, the failing leaves), ``progress`` (what a
+solution or a jump is doing), ``jumped`` (go to the step) and ``error``.
+
+A socket for a course or chapter that does not exist is closed with 4404, an anonymous one with 4403.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.utils import translation
+from django.utils.translation import gettext
+
+from courses.accounts.models import Preference
+from courses.chapters import solutions
+from courses.chapters.runner import StepRunner, Verdict
+from courses.chapters.selectors import language_of
+from courses.engine import content
+from courses.progress import services as progress
+from courses.sandboxes import services as sandboxes
+
+logger = logging.getLogger(__name__)
+
+FORBIDDEN = 4403
+NOT_FOUND = 4404
+#: What the page shows while a new sandbox starts: its expected wait, in seconds.
+EXPECTED_START_SECONDS = 3
+
+
+class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
+    """One chapter page of one student (see the module's docstring)."""
+
+    channel_layer_alias = "kubelab-chapter-needs-no-channel-layer"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chapter: content.Chapter | None = None
+        self.access: sandboxes.SandboxAccess | None = None
+        self.language = "en"
+        self.step: str | None = None
+        self.runner: StepRunner | None = None
+        self._ready = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._busy = False
+
+    # -- the socket's life ---------------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        await self.accept()
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=FORBIDDEN)
+            return
+        kwargs = self.scope["url_route"]["kwargs"]
+        self.chapter = _find(str(kwargs["course"]), str(kwargs["chapter"]))
+        if self.chapter is None:
+            await self.close(code=NOT_FOUND)
+            return
+        self.user = user
+        self.language = language_of(await _scope_language(self.scope))
+        self._spawn(self._start_sandbox())
+
+    async def disconnect(self, code: int) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await self._stop_runner()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.chapter is None:
+            return
+        try:
+            message = json.loads(text_data or "")
+            action = message["action"]
+        except (ValueError, KeyError, TypeError):
+            await self._send(
+                {"type": "error", "text": gettext("The page sent a message the server does not understand.")}
+            )
+            return
+        if action == "open" and isinstance(message.get("step"), str):
+            await self._open(message["step"])
+        elif action == "check" and self.runner is not None:
+            await self.runner.check_now()
+        elif action == "solve" and self.step is not None:
+            self._spawn(self._solve(self.step))
+        elif action == "jump" and isinstance(message.get("step"), str):
+            self._spawn(self._jump(message["step"]))
+
+    # -- the sandbox ---------------------------------------------------------------------------------
+
+    async def _start_sandbox(self) -> None:
+        with translation.override(self.language):
+            await self._send(
+                {
+                    "type": "sandbox",
+                    "state": "starting",
+                    "expected": EXPECTED_START_SECONDS,
+                    "text": gettext("Starting your cluster (about %(seconds)d seconds)…")
+                    % {"seconds": EXPECTED_START_SECONDS},
+                }
+            )
+            try:
+                self.access = await sandboxes.ensure_sandbox(user=self.user)
+            except sandboxes.SandboxUnavailable as error:
+                await self._send({"type": "sandbox", "state": "failed", "text": str(error)})
+                return
+            except Exception:
+                logger.exception("the sandbox of %s did not start", self.user)
+                text = gettext("Your cluster could not start. Try again in a minute; your progress is kept.")
+                await self._send({"type": "sandbox", "state": "failed", "text": text})
+                return
+            await self._send(
+                {
+                    "type": "sandbox",
+                    "state": "ready",
+                    "cluster": self.access.cluster,
+                    "text": gettext("Your cluster is running."),
+                }
+            )
+        self._ready.set()
+        if self.step is not None:
+            await self._start_runner(self.step)
+
+    # -- the open step -------------------------------------------------------------------------------
+
+    async def _open(self, step: str) -> None:
+        assert self.chapter is not None
+        if step not in {s.id for s in self.chapter.steps} or (step == self.step and self.runner is not None):
+            return
+        self.step = step
+        await progress.arecord_open(
+            user=self.user, course=self.chapter.course, chapter=self.chapter.slug, step=step
+        )
+        states = await progress.achapter_progress(
+            user=self.user, course=self.chapter.course, chapter=self.chapter.slug
+        )
+        if step in states and states[step].done:
+            await self._send(
+                {"type": "verdict", "step": step, "status": "passed", "failures": [], "failing": []}
+            )
+        if self._ready.is_set():
+            await self._start_runner(step)
+
+    async def _start_runner(self, step_id: str) -> None:
+        assert self.chapter is not None and self.access is not None
+        await self._stop_runner()
+        step = next(s for s in self.chapter.steps if s.id == step_id)
+        self.runner = StepRunner(
+            access=self.access,
+            checker_token=await sandboxes.checker_token(cluster=self.access.cluster),
+            step=step,
+            on_verdict=self._verdict,
+            language=self.language,
+        )
+        await self.runner.start()
+
+    async def _stop_runner(self) -> None:
+        runner, self.runner = self.runner, None
+        if runner is not None:
+            await runner.close()
+
+    async def _verdict(self, step: str, verdict: Verdict) -> None:
+        assert self.chapter is not None
+        if verdict.status == "passed":
+            await progress.arecord_pass(
+                user=self.user, course=self.chapter.course, chapter=self.chapter.slug, step=step
+            )
+        await self._send({"type": "verdict", "step": step, **verdict.to_json()})
+
+    # -- solutions -----------------------------------------------------------------------------------
+
+    async def _solve(self, step_id: str) -> None:
+        assert self.chapter is not None
+        if not await self._begin():
+            return
+        try:
+            await self._ready.wait()
+            assert self.access is not None
+            step = next(s for s in self.chapter.steps if s.id == step_id)
+            await progress.arecord_solution(
+                user=self.user, course=self.chapter.course, chapter=self.chapter.slug, step=step_id
+            )
+            with translation.override(self.language):
+                await solutions.run_solution(
+                    access=self.access,
+                    step=step,
+                    say=self._progress,
+                    user=self.user,
+                    impersonate=self.chapter.impersonate,
+                )
+                await self._progress(gettext("The solution ran. The check looks at the result."), "done")
+        except solutions.SolutionFailed as error:
+            await self._progress(str(error), "error")
+        finally:
+            self._busy = False
+
+    async def _jump(self, step_id: str) -> None:
+        assert self.chapter is not None
+        ids = [s.id for s in self.chapter.steps]
+        if step_id not in ids or not await self._begin():
+            return
+        try:
+            await self._ready.wait()
+            await self._stop_runner()
+            with translation.override(self.language):
+                await self._progress(gettext("Resetting your cluster…"), "working")
+                self.access = await sandboxes.reset_sandbox(user=self.user)
+                checker = await sandboxes.checker_token(cluster=self.access.cluster)
+                for step in self.chapter.steps[: ids.index(step_id)]:
+                    await solutions.build_step(
+                        access=self.access,
+                        checker_token=checker,
+                        step=step,
+                        say=self._progress,
+                        user=self.user,
+                        impersonate=self.chapter.impersonate,
+                    )
+            self.step = None
+            await self._send({"type": "jumped", "step": step_id})
+        except solutions.SolutionFailed as error:
+            await self._progress(str(error), "error")
+        finally:
+            self._busy = False
+
+    async def _begin(self) -> bool:
+        if self._busy:
+            await self._progress(gettext("Wait: the last solution is still running."), "working")
+            return False
+        self._busy = True
+        return True
+
+    async def _progress(self, text: str, state: str = "working") -> None:
+        await self._send({"type": "progress", "text": text, "state": state})
+
+    # -- plumbing ------------------------------------------------------------------------------------
+
+    def _spawn(self, work: Any) -> None:
+        task: asyncio.Task[None] = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(Exception):  # the socket went away meanwhile
+            await self.send(text_data=json.dumps(message))
+
+
+def _find(course: str, chapter: str) -> content.Chapter | None:
+    for found in content.courses():
+        if found.slug == course:
+            return next((c for c in found.chapters if c.slug == chapter), None)
+    return None
+
+
+def _saved_language_sync(user: Any) -> str:
+    preference = Preference.objects.filter(user_id=user.pk).first()
+    return preference.language if preference is not None else ""
+
+
+_saved_language = database_sync_to_async(_saved_language_sync)
+
+
+async def _scope_language(scope: dict[str, Any]) -> str | None:
+    """The page's language: the language cookie (the header's switch), else the student's saved choice,
+    else their browser's."""
+    headers = dict(scope.get("headers") or [])
+    cookie = headers.get(b"cookie", b"").decode("latin-1")
+    for part in cookie.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == "django_language" and value:
+            return str(value)
+    saved: str = await _saved_language(scope["user"])
+    if saved:
+        return saved
+    accept = headers.get(b"accept-language", b"").decode("latin-1")
+    for part in accept.split(","):
+        code = part.split(";")[0].strip()
+        try:
+            return str(translation.get_supported_language_variant(code))
+        except LookupError:
+            continue
+    return None

@@ -1,0 +1,188 @@
+"""Running a step's solution on the student's sandbox, as the student.
+
+A solution (docs/course-format.md) is manifests to apply and kubectl commands to run. They run
+exactly as the student's own actions would: the manifests through the manifest form's service
+(server-side apply with the student's name as field manager, through the full pipeline), the
+commands through the kubectl console's runner (the real kubectl with the student's kubeconfig, after
+the console's policy). The web app gains no rights by running them.
+
+A kubectl command that watches (``-w``, ``--watch``, ``--watch-only``, ``logs -f``) cannot finish on
+its own: it is started in the background before the rest of the solution runs, so that it sees what
+the rest does, and stopped when the step is built. So a step such as "watch the ConfigMap, then change
+it" has a solution that composes.
+
+``build_step`` is "jump to step N"'s building block: it runs a step's solution while the step's check
+runs, and returns once the check passes, so a solution that does not reach its own check is found
+(``SolutionFailed``), never silently skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shlex
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from django.utils import translation
+from django.utils.translation import gettext
+
+from courses import gateway
+from courses.sandboxes import services as sandboxes
+
+Say = Callable[[str, str], Awaitable[None]]
+#: How long a solution's command may run, and a step's check may take to pass after its solution.
+COMMAND_SECONDS = 60.0
+BUILD_SECONDS = 90.0
+#: How long a background watch of a solution may run at most, how long the rest of the solution waits
+#: for it to open, and how long the solution waits for it to end once the rest has run.
+WATCH_SECONDS = 120.0
+WATCH_OPEN_SECONDS = 10.0
+WATCH_END_SECONDS = 30.0
+_WATCH_FLAGS = {"-w", "--watch", "--watch-only", "-f", "--follow"}
+
+
+class SolutionFailed(Exception):
+    """A solution could not run, or did not reach its step's check; the message says which and why."""
+
+
+def is_watch(argv: list[str]) -> bool:
+    """Whether a kubectl command keeps running until stopped (a watch, or a followed log)."""
+    if len(argv) < 2:
+        return False
+    if argv[1] == "logs":
+        return any(a in ("-f", "--follow") or a.startswith("--follow=true") for a in argv[2:])
+    return any(
+        a in _WATCH_FLAGS - {"-f", "--follow"} or a.startswith(("--watch=true", "--watch-only=true"))
+        for a in argv[2:]
+    )
+
+
+def _username(access: sandboxes.SandboxAccess) -> str:
+    return access.user.removeprefix("student:")
+
+
+async def run_solution(
+    *, access: sandboxes.SandboxAccess, step: Any, say: Say, user: Any = None, impersonate: Sequence[str] = ()
+) -> None:
+    """Run ``step``'s solution as the student: its background commands first (once their watch is
+    open), then the manifests, then the other commands, in order; then wait for the background
+    commands to end. Raises ``SolutionFailed`` with what went wrong."""
+    from courses.manifests import services as manifests
+
+    solution = step.solution
+    waiting = [*solution.background, *(c for c in solution.kubectl if is_watch(shlex.split(c)))]
+    commands = [c for c in solution.kubectl if c not in waiting]
+    kubeconfig = (
+        await sandboxes.kubeconfig_for(user=user) if (commands or waiting) and user is not None else None
+    )
+    background: list[asyncio.Task[Any]] = []
+    try:
+        if waiting:
+            # The rest of the solution is what the watch is there to see: it waits until the watch is
+            # open. The subscription is made first, so the opening cannot slip by unseen.
+            with gateway.subscribe_trace(cluster=access.cluster) as subscription:
+                for command in waiting:
+                    await say(gettext("Starting %(command)s…") % {"command": command}, "working")
+                    background.append(
+                        asyncio.create_task(_run(kubeconfig, command, impersonate, WATCH_SECONDS))
+                    )
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(WATCH_OPEN_SECONDS):
+                        await _watch_opened(subscription, student=access.user)
+        for manifest in solution.apply:
+            await say(gettext("Applying the solution's manifest…"), "working")
+            result = await manifests.submit(
+                access=access, text=manifest, action="apply", field_manager=_username(access)
+            )
+            if not result.ok:
+                raise SolutionFailed(
+                    gettext("The solution's manifest was refused: %(why)s") % {"why": result.summary}
+                )
+        for command in commands:
+            await say(gettext("Running %(command)s…") % {"command": command}, "working")
+            await _run(kubeconfig, command, impersonate, COMMAND_SECONDS)
+        if background:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(WATCH_END_SECONDS):
+                    await asyncio.gather(*background, return_exceptions=True)
+    finally:
+        for task in background:
+            task.cancel()
+        for task in background:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+async def _watch_opened(subscription: gateway.Subscription, *, student: str) -> None:
+    """Return once the student's next watch has opened (a ``watch.opened`` to ``user:<student>``)."""
+    me = f"user:{student}"
+    async for batch in subscription:
+        if any(e.get("type") == "watch.opened" and me in (e.get("to"), e.get("from")) for e in batch.events):
+            return
+
+
+async def _run(kubeconfig: bytes | None, command: str, impersonate: Sequence[str], seconds: float) -> None:
+    """Run one command of a solution as the console would: through its policy, with its runner."""
+    from courses.console import policy, runner
+
+    if kubeconfig is None:
+        raise SolutionFailed(gettext("The solution needs the console, which is not available here."))
+    decision = policy.decide(command, impersonate=impersonate)
+    if not isinstance(decision, policy.Allowed):
+        raise SolutionFailed(
+            gettext("The solution's command was refused: %(why)s") % {"why": decision.message}
+        )
+    result = await runner.run_once(kubeconfig=kubeconfig, argv=decision.argv, timeout=seconds)
+    if result.exit_code not in (0, None) and not decision.follows:
+        raise SolutionFailed(
+            gettext("%(command)s failed: %(output)s") % {"command": command, "output": result.output[-500:]}
+        )
+
+
+async def build_step(
+    *,
+    access: sandboxes.SandboxAccess,
+    checker_token: str,
+    step: Any,
+    say: Say,
+    user: Any = None,
+    impersonate: Sequence[str] = (),
+) -> None:
+    """Run ``step``'s solution with its check running, and return once the check passes."""
+    from courses.chapters.runner import StepRunner, Verdict
+
+    passed = asyncio.Event()
+    last: list[Verdict] = []
+
+    async def seen(_step: str, verdict: Verdict) -> None:
+        last[:] = [verdict]
+        if verdict.status == "passed":
+            passed.set()
+
+    runner = StepRunner(
+        access=access,
+        checker_token=checker_token,
+        step=step,
+        on_verdict=seen,
+        language=translation.get_language() or "en",
+    )
+    await runner.start()
+    try:
+        await say(gettext("Building step %(step)s…") % {"step": step.id}, "working")
+        await run_solution(access=access, step=step, say=say, user=user, impersonate=impersonate)
+        try:
+            async with asyncio.timeout(BUILD_SECONDS):
+                while not passed.is_set():
+                    await runner.check_now()
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(2.0):
+                            await passed.wait()
+        except TimeoutError:
+            why = "; ".join(message for _, message in last[0].failures) if last else ""
+            raise SolutionFailed(
+                gettext("Step %(step)s's solution did not reach its check: %(why)s")
+                % {"step": step.id, "why": why}
+            ) from None
+    finally:
+        await runner.close()
