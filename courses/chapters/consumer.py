@@ -101,6 +101,8 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             await self._open(message["step"])
         elif action == "check" and self.runner is not None:
             await self.runner.check_now()
+        elif action == "check" and self.step is not None:
+            await self._open_again(self.step)
         elif action == "solve" and self.step is not None:
             self._spawn(self._solve(self.step))
         elif action == "jump" and isinstance(message.get("step"), str):
@@ -155,15 +157,29 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             user=self.user, course=self.chapter.course, chapter=self.chapter.slug
         )
         if step in states and states[step].done:
+            # Latched: a step that passed stays passed, whatever the cluster does now, so its check
+            # does not run again (a reset sandbox, or a later step's work, cannot undo it).
+            await self._stop_runner()
             await self._send(
                 {"type": "verdict", "step": step, "status": "passed", "failures": [], "failing": []}
             )
+            return
         if self._ready.is_set():
             await self._start_runner(step)
+
+    async def _open_again(self, step: str) -> None:
+        """The "Check" button with no check running: a passed step says so again."""
+        self.step = None
+        await self._open(step)
 
     async def _start_runner(self, step_id: str) -> None:
         assert self.chapter is not None and self.access is not None
         await self._stop_runner()
+        states = await progress.achapter_progress(
+            user=self.user, course=self.chapter.course, chapter=self.chapter.slug
+        )
+        if step_id in states and states[step_id].done:
+            return
         step = next(s for s in self.chapter.steps if s.id == step_id)
         self.runner = StepRunner(
             access=self.access,

@@ -93,6 +93,9 @@ def test_a_student_does_a_step_in_the_browser(lab: LiveLab, browser: Any) -> Non
     page.wait_for_function(
         "() => document.querySelector('[data-console-output]').textContent.includes('blue')", timeout=30_000
     )
+    # Meanwhile the chapter's socket has long been open: the passed step stayed passed (latched).
+    status = page.get_attribute(f'article[data-step="{STEP}"] [data-check]', "data-status")
+    assert status == "passed"
 
     # In Chinese: the header's switch, and the chapter's own text.
     page.click("button[name=language][value=zh-hans]")
