@@ -29,11 +29,13 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.utils import translation
 from django.utils.translation import gettext
 
+from courses import gateway
 from courses.accounts.models import Preference
 from courses.chapters import solutions
 from courses.chapters.runner import StepRunner, Verdict
 from courses.chapters.selectors import language_of
 from courses.engine import content
+from courses.engine.content import for_student
 from courses.progress import services as progress
 from courses.sandboxes import services as sandboxes
 
@@ -105,6 +107,8 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             await self._open_again(self.step)
         elif action == "solve" and self.step is not None:
             self._spawn(self._solve(self.step))
+        elif action == "request" and self.step is not None and isinstance(message.get("index"), int):
+            self._spawn(self._request(self.step, message["index"]))
         elif action == "jump" and isinstance(message.get("step"), str):
             self._spawn(self._jump(message["step"]))
 
@@ -257,6 +261,35 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             await self._progress(str(error), "error")
         finally:
             self._busy = False
+
+    async def _request(self, step_id: str, index: int) -> None:
+        """A step's button that sends one API request, as the student (through the whole pipeline)."""
+        assert self.chapter is not None
+        step = self.chapter.step(step_id)
+        actions = [a for a in step.actions if a.request is not None] if step is not None else []
+        if not 0 <= index < len(actions):
+            return
+        await self._ready.wait()
+        assert self.access is not None
+        request = actions[index].request
+        assert request is not None
+        path = for_student(request.path, self.access.user)
+        headers = {"Content-Type": "application/merge-patch+json"} if request.method == "PATCH" else {}
+        body = for_student(request.body, self.access.user).encode() if request.body else None
+        with translation.override(self.language):
+            try:
+                async with gateway.api_client(cluster=self.access.cluster, token=self.access.token) as client:
+                    response = await client.request(request.method, path, content=body, headers=headers)
+            except Exception:
+                logger.exception("a step's request on %s failed", self.access.cluster)
+                await self._progress(gettext("The request could not be sent."), "error")
+                return
+            text = gettext("%(method)s %(path)s: the API server answered %(code)d.") % {
+                "method": request.method,
+                "path": path,
+                "code": response.status_code,
+            }
+            await self._progress(text, "done" if response.is_success else "error")
 
     async def _begin(self) -> bool:
         if self._busy:

@@ -55,6 +55,9 @@ class Verdict:
     failing: frozenset[str] = field(default_factory=frozenset)
     #: Whether the step's text still waits for the cluster (its ``wait`` check does not hold yet).
     held: bool = False
+    #: The seq of the event the step's ``timeline.at`` leaf matched last (None: not matched yet), where
+    #: the page puts the timeline.
+    at: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,19 +65,20 @@ class Verdict:
             "failures": [{"leaf": leaf, "message": message} for leaf, message in self.failures],
             "failing": sorted(self.failing),
             "held": self.held,
+            "at": self.at,
         }
 
 
-def page_verdict(check: CheckVerdict, *, held: bool) -> Verdict:
+def page_verdict(check: CheckVerdict, *, held: bool, at: int | None = None) -> Verdict:
     """The page's verdict for the evaluator's (messages rendered in the active language)."""
     if check.status is Status.PASSED:
-        return Verdict("passed", held=held)
+        return Verdict("passed", held=held, at=at)
     if check.status is Status.SETTLING:
-        return Verdict("pending", held=held)
+        return Verdict("pending", held=held, at=at)
     if check.status is Status.UNKNOWN:
-        return Verdict("unknown", failing=check.failing_ids, held=held)
+        return Verdict("unknown", failing=check.failing_ids, held=held, at=at)
     failures = tuple((f.leaf_id, f.render()) for f in check.failures)
-    return Verdict("failing", failures, check.failing_ids, held=held)
+    return Verdict("failing", failures, check.failing_ids, held=held, at=at)
 
 
 OnVerdict = Callable[[str, Verdict], Awaitable[None]]
@@ -207,6 +211,19 @@ class StepRunner:
         )
         return ReadResult.error(response.status_code, message)
 
+    def _moment(self) -> int | None:
+        """The last event of the match of the step's ``timeline.at`` leaf, once it matched."""
+        leaf = self.step.timeline.at if self.step.timeline is not None else None
+        if leaf is None:
+            return None
+        for evaluator in self._evaluators():
+            try:
+                matched = evaluator.matched(leaf)
+            except KeyError:  # the leaf is the other check's (``wait`` or ``check``)
+                continue
+            return matched.last_seq if matched is not None else None
+        return None
+
     async def _tell(self) -> None:
         assert self.check is not None
         now = self.clock()
@@ -221,7 +238,7 @@ class StepRunner:
                     unknown.render(),
                 )
         with translation.override(self.language):
-            verdict = page_verdict(seen, held=held)
+            verdict = page_verdict(seen, held=held, at=self._moment())
         if verdict != self._last or self._force:
             self._last, self._force = verdict, False
             await self.on_verdict(self.step.id, verdict)

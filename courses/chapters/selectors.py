@@ -118,6 +118,30 @@ def course_views(*, user: User, language: str | None = None) -> list[CourseView]
 
 
 @dataclass(frozen=True, slots=True)
+class ActionView:
+    """A step's button: a kubectl command for the console, or the ``index``-th request of the step."""
+
+    kind: str
+    label: str
+    command: str | None = None
+    index: int | None = None
+
+
+def action_views(step: Any, lang: str) -> tuple[ActionView, ...]:
+    found: list[ActionView] = []
+    requests = 0
+    for action in step.actions:
+        label = action.label.get(lang) or action.label.get("en")
+        if action.kubectl is not None:
+            found.append(ActionView("kubectl", label or action.kubectl, command=action.kubectl))
+        elif action.request is not None:
+            text = label or f"{action.request.method} {action.request.path}"
+            found.append(ActionView("request", text, index=requests))
+            requests += 1
+    return tuple(found)
+
+
+@dataclass(frozen=True, slots=True)
 class StepView:
     """One step as the page shows it: its structure, its prose, the student's state on it."""
 
@@ -127,6 +151,7 @@ class StepView:
     html: str
     state: progress.StepState
     url: str
+    actions: tuple[ActionView, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +202,7 @@ def chapter_view(
             html=prose.steps[s.id].html,
             state=states.get(s.id, progress.StepState(s.id)),
             url=f"{base}?step={s.id}",
+            actions=action_views(s, lang),
         )
         for i, s in enumerate(found.steps)
     )

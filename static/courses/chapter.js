@@ -18,6 +18,7 @@ let socket = null;
 let attempts = 0;
 let topology = null;
 const verdicts = new Map(); // step id -> the last verdict
+let shownMoment = null; // the seq of the step's moment the diagram was last pointed at
 
 // -- steps ------------------------------------------------------------------------------------------
 
@@ -102,6 +103,11 @@ function renderVerdict(verdict) {
     item?.classList.add("passed");
     const mark = item?.querySelector(".step-mark");
     if (mark) mark.textContent = "✓";
+  }
+  // The step's moment (timeline.at): once the check matched it, the diagram shows that event's chain.
+  if (verdict.at && verdict.step === current && verdict.at !== shownMoment && topology) {
+    shownMoment = verdict.at;
+    topology.select({ seq: verdict.at });
   }
   const wait = article(verdict.step)?.querySelector("[data-wait]");
   if (wait && verdict.held !== undefined) {
@@ -251,7 +257,9 @@ root.addEventListener("click", (event) => {
   const button = event.target.closest("button[data-action]");
   if (!button) return;
   const action = button.dataset.action;
-  if (action === "check") send({ action: "check" });
+  if (action === "kubectl") runInConsole(button.dataset.command);
+  else if (action === "request") send({ action: "request", index: Number(button.dataset.index) });
+  else if (action === "check") send({ action: "check" });
   else if (action === "solve") send({ action: "solve" });
   else if (action === "jump" && window.confirm(config.messages?.jump || "")) send({ action: "jump", step: button.dataset.stepTarget });
 });
