@@ -4,9 +4,9 @@
 #               start the lab
 #   make test   install what the tests need (etcd-server, nodejs ...), then ruff, mypy, import-linter,
 #               the JavaScript unit tests (node --test) and pytest
-#   make lint   ruff, mypy and import-linter only
+#   make lint   ruff, mypy, import-linter and the course content's checks (manage.py checkcontent)
 #   make js-test  the front end's unit tests only (tests/js/*.test.mjs, Node 18 or later)
-#   make messages compile the interface's translations (locale/*/LC_MESSAGES/django.po -> .mo)
+#   make messages compile the interface's translations (locale/*/LC_MESSAGES/*.po -> .mo)
 #   make bench  the store benchmark, quick version
 #   make clean  remove caches (not .venv, not var/)
 #
@@ -70,11 +70,14 @@ run: $(VENV)/.requirements.stamp messages
 # products (.gitignore). GNU gettext's msgfmt compiles them, as Django's compilemessages does, with
 # --check-format: a translation whose %(name)s placeholders differ from the English fails here, not on a
 # page. gettext is Debian's (its xgettext also extracts the messages for the catalog test).
-CATALOGS := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
+#
+# Translations: djangojs.po is the same for what the page's scripts write (static/topology/i18n.js;
+# Django's JavaScriptCatalog serves it compiled).
+CATALOGS := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po locale/*/LC_MESSAGES/djangojs.po))
 
 messages: $(CATALOGS)
 
-locale/%/LC_MESSAGES/django.mo: locale/%/LC_MESSAGES/django.po | gettext
+locale/%.mo: locale/%.po | gettext
 	msgfmt --check-format -o $@ $<
 
 gettext:
@@ -157,6 +160,7 @@ lint: $(VENV)/.requirements-dev.stamp
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy $(MYPY_TARGETS)
 	$(VENV)/bin/lint-imports
+	$(PY) manage.py checkcontent
 
 # The front end's unit tests: plain ES modules (static/topology/) tested by Node's own runner, nothing
 # to install but Node 18 or later. The shell expands the glob, as every Node version expects.

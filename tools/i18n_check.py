@@ -6,6 +6,13 @@ collects them (with GNU gettext's ``xgettext``) into one catalog per language,
 ``locale/<locale>/LC_MESSAGES/django.po``, where a translator writes each ``msgstr``; ``make messages``
 compiles them (``msgfmt``) into the ``.mo`` files Django reads.
 
+What the page's scripts write (static/, but not the vendored libraries in static/vendor/) is a second
+domain, ``djangojs``: the scripts call ``gettext``, ``ngettext`` and ``pgettext``
+(static/topology/i18n.js), ``makemessages -d djangojs`` collects those calls into
+``locale/<locale>/LC_MESSAGES/djangojs.po``, and Django's ``JavaScriptCatalog`` view (the
+``javascript-catalog`` URL) hands the page its language's compiled catalog. The same rules hold for
+both domains.
+
 This tool runs ``makemessages`` on a copy of the sources (so the work tree is never touched) and
 compares what the sources say today with the committed catalogs:
 
@@ -13,7 +20,12 @@ compares what the sources say today with the committed catalogs:
 - *obsolete*: a message a catalog still has that no source says any more;
 - *untranslated* or *fuzzy* (zh_Hans only): a message without a translation, or with one that
   ``msgmerge`` guessed from a similar message and nobody checked. The English catalog needs no
-  translations: an empty ``msgstr`` shows the English source text.
+  translations: an empty ``msgstr`` shows the English source text;
+- *placeholders* (``djangojs`` only): a translation that names a ``%(name)s`` its message does not
+  (the page would show ``undefined``), or leaves one out. ``msgfmt --check-format`` checks this for
+  Python's messages; a script's ``%(name)s`` is no format ``msgfmt`` knows. A message that starts with
+  a value may offer it twice, ``%(Name)s`` capitalised and ``%(name)s`` (static/topology/i18n.js
+  ``capital``): a translation needs one of the two.
 
 Usage (from the repository's root)::
 
@@ -33,6 +45,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -42,13 +55,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: What ``makemessages`` reads: the Python and the templates of the web application.
-SOURCES = ("config", "courses", "templates", "manage.py")
+#: What ``makemessages`` reads: the Python and the templates of the web application, and its scripts.
+SOURCES = ("config", "courses", "templates", "manage.py", "static")
 #: What Django needs to start but holds no interface strings (the control plane speaks Kubernetes'
 #: English, as kube-apiserver does).
-LINKED = ("controlplane", "static")
+LINKED = ("controlplane",)
 #: Each catalog, and whether every message needs a translation in it.
 CATALOGS = {"zh_Hans": True, "en": False}
+#: The domains, each with the options ``makemessages`` collects it with: the server's messages, and
+#: the scripts' (``.js``, by default for this domain), without the vendored libraries.
+DOMAINS: dict[str, tuple[str, ...]] = {
+    "django": (),
+    "djangojs": ("--ignore=static/vendor/*",),
+}
+#: Copied without: the vendored libraries hold no messages of ours (and makemessages skips them).
+NOT_COPIED = ("static/vendor",)
 
 
 @dataclass(frozen=True)
@@ -139,34 +160,63 @@ class Problem:
     """What is wrong with one message of one catalog."""
 
     catalog: str
-    kind: str  # missing, obsolete, untranslated, fuzzy
+    kind: str  # missing, obsolete, untranslated, fuzzy, placeholders
     entry: Entry
+    domain: str = "django"
 
     def __str__(self) -> str:
-        return f"{self.catalog}: {self.kind}: {self.entry.describe()}"
+        where = self.catalog if self.domain == "django" else f"{self.catalog} ({self.domain})"
+        return f"{where}: {self.kind}: {self.entry.describe()}"
+
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+
+
+def placeholders_differ(entry: Entry) -> bool:
+    """Whether a translation of ``entry`` names a ``%(name)s`` its message does not, or (a message
+    without plural) leaves one out; ``%(Name)s`` and ``%(name)s`` count as one value there."""
+    said = set(_PLACEHOLDER.findall(entry.msgid + (entry.msgid_plural or "")))
+    # The script that says %(Name)s offers %(name)s too (static/topology/i18n.js `capital`).
+    offered = said | {name.lower() for name in said}
+    for msgstr in entry.msgstrs:
+        if not msgstr:
+            continue
+        used = set(_PLACEHOLDER.findall(msgstr))
+        if used - offered:
+            return True
+        # A plural form may say its number in words ("one event"), as some languages' singular does.
+        if entry.msgid_plural is None and {name.lower() for name in said} - {name.lower() for name in used}:
+            return True
+    return False
 
 
 def compare(
-    *, catalog: str, committed: Iterable[Entry], sources: Iterable[Entry], needs_translation: bool
+    *,
+    catalog: str,
+    committed: Iterable[Entry],
+    sources: Iterable[Entry],
+    needs_translation: bool,
+    domain: str = "django",
 ) -> list[Problem]:
     """What ``committed`` (a catalog) lacks or has too much of, given what the ``sources`` say."""
     have = {entry.key: entry for entry in committed}
     said = {entry.key: entry for entry in sources}
-    problems = [Problem(catalog, "missing", said[key]) for key in said if key not in have]
-    problems += [Problem(catalog, "obsolete", have[key]) for key in have if key not in said]
-    if needs_translation:
-        for key, entry in have.items():
-            if key not in said:
-                continue
-            if entry.fuzzy:
-                problems.append(Problem(catalog, "fuzzy", entry))
-            elif not entry.translated:
-                problems.append(Problem(catalog, "untranslated", entry))
+    problems = [Problem(catalog, "missing", said[key], domain) for key in said if key not in have]
+    problems += [Problem(catalog, "obsolete", have[key], domain) for key in have if key not in said]
+    for key, entry in have.items():
+        if key not in said:
+            continue
+        if needs_translation and entry.fuzzy:
+            problems.append(Problem(catalog, "fuzzy", entry, domain))
+        elif needs_translation and not entry.translated:
+            problems.append(Problem(catalog, "untranslated", entry, domain))
+        elif domain == "djangojs" and placeholders_differ(entry):
+            problems.append(Problem(catalog, "placeholders", entry, domain))
     return problems
 
 
-def _catalog(root: Path, locale: str) -> Path:
-    return root / "locale" / locale / "LC_MESSAGES" / "django.po"
+def _catalog(root: Path, locale: str, domain: str = "django") -> Path:
+    return root / "locale" / locale / "LC_MESSAGES" / f"{domain}.po"
 
 
 def extract(*, root: Path, workdir: Path) -> Path:
@@ -174,7 +224,12 @@ def extract(*, root: Path, workdir: Path) -> Path:
     the committed ones merged with today's sources. Returns the copy's root."""
     copy = workdir / "sources"
     copy.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.mo")
+    skipped = {root / name for name in NOT_COPIED}
+    patterns = shutil.ignore_patterns("__pycache__", "*.pyc", "*.mo")
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        return set(patterns(directory, names)) | {n for n in names if Path(directory, n) in skipped}
+
     for name in SOURCES:
         source = root / name
         if source.is_dir():
@@ -190,39 +245,56 @@ def extract(*, root: Path, workdir: Path) -> Path:
         (copy / "locale").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBELAB_")}
     env.update(DJANGO_SETTINGS_MODULE="config.settings", KUBELAB_DATA_DIR=str(workdir / "data"))
-    command = [
-        sys.executable, "manage.py", "makemessages", "--keep-pot", "--no-obsolete",
-        "--add-location=file", *(f"--locale={locale}" for locale in CATALOGS),
-    ]  # fmt: skip
-    made = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True)
-    if made.returncode != 0:
-        raise RuntimeError(f"makemessages failed ({made.returncode}):\n{made.stdout}\n{made.stderr}")
+    for domain, options in DOMAINS.items():
+        command = [
+            sys.executable, "manage.py", "makemessages", f"--domain={domain}", *options, "--keep-pot",
+            "--no-obsolete", "--add-location=file", *(f"--locale={locale}" for locale in CATALOGS),
+        ]  # fmt: skip
+        made = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True)
+        if made.returncode != 0:
+            raise RuntimeError(
+                f"makemessages -d {domain} failed ({made.returncode}):\n{made.stdout}\n{made.stderr}"
+            )
     return copy
 
 
+def _messages(pot: Path) -> list[Entry]:
+    # A domain without a single message gets no .pot at all.
+    return parse_po(pot.read_text(encoding="utf-8")) if pot.exists() else []
+
+
 def check(*, root: Path = ROOT) -> list[Problem]:
-    """Every problem of the committed catalogs against the sources of ``root``."""
+    """Every problem of the committed catalogs of every domain against the sources of ``root``."""
     with tempfile.TemporaryDirectory(prefix="kubelab-i18n-") as workdir:
         copy = extract(root=root, workdir=Path(workdir))
-        sources = parse_po((copy / "locale" / "django.pot").read_text(encoding="utf-8"))
+        sources = {domain: _messages(copy / "locale" / f"{domain}.pot") for domain in DOMAINS}
     problems: list[Problem] = []
-    for locale, needs_translation in CATALOGS.items():
-        path = _catalog(root, locale)
-        committed = parse_po(path.read_text(encoding="utf-8")) if path.exists() else []
-        problems += compare(
-            catalog=locale, committed=committed, sources=sources, needs_translation=needs_translation
-        )
+    for domain, said in sources.items():
+        for locale, needs_translation in CATALOGS.items():
+            path = _catalog(root, locale, domain)
+            committed = parse_po(path.read_text(encoding="utf-8")) if path.exists() else []
+            problems += compare(
+                catalog=locale,
+                committed=committed,
+                sources=said,
+                needs_translation=needs_translation,
+                domain=domain,
+            )
     return problems
 
 
 def update(*, root: Path = ROOT) -> None:
-    """Rewrite the committed catalogs from the sources, keeping their translations."""
+    """Rewrite the committed catalogs of every domain from the sources, keeping their translations."""
     with tempfile.TemporaryDirectory(prefix="kubelab-i18n-") as workdir:
         copy = extract(root=root, workdir=Path(workdir))
-        for locale in CATALOGS:
-            target = _catalog(root, locale)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(_catalog(copy, locale), target)
+        for domain in DOMAINS:
+            for locale in CATALOGS:
+                made = _catalog(copy, locale, domain)
+                if not made.exists():
+                    continue
+                target = _catalog(root, locale, domain)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(made, target)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -236,7 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(problem)
     if problems:
         print(
-            f"{len(problems)} problem(s): translate them in locale/*/LC_MESSAGES/django.po", file=sys.stderr
+            f"{len(problems)} problem(s): translate them in locale/*/LC_MESSAGES/{{django,djangojs}}.po",
+            file=sys.stderr,
         )
         return 1
     print("The catalogs are complete and up to date.")

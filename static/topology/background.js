@@ -15,18 +15,25 @@
 // A controller's reconcile that made requests is never background: what it wrote is news. Pure: no
 // DOM, no timers; call it once per event, in seq order.
 
+import { gettext, interpolate, lazy } from "./i18n.js";
 import { setBounded } from "./model.js";
 
-/** The kinds of background traffic, each as people say it of the part that does it. */
-export const ACTIVITIES = {
-  "node-lease": "renews its node's Lease",
-  "leader-lease": "renews its leader-election Lease",
-  heartbeat: "reports its node's status",
-  "master-lease": "checks the API servers' master leases (the kubernetes Service's endpoints)",
-  informer: "re-lists and re-watches",
-  resync: "resyncs",
-  "proxy-resync": "re-syncs its rules",
-};
+/**
+ * The kinds of background traffic, each as people say it of the part that does it, in the page's
+ * language (i18n.js), looked up once: `ACTIVITIES()["node-lease"]`.
+ */
+export const ACTIVITIES = lazy(() => ({
+  "node-lease": gettext("renews its node's Lease"),
+  "leader-lease": gettext("renews its leader-election Lease"),
+  heartbeat: gettext("reports its node's status"),
+  "master-lease": gettext("checks the API servers' master leases (the kubernetes Service's endpoints)"),
+  informer: gettext("re-lists and re-watches"),
+  resync: gettext("resyncs"),
+  "proxy-resync": gettext("re-syncs its rules"),
+}));
+
+/** An activity and how often: `renews its node's Lease every 2 s`. */
+const EVERY = lazy(() => gettext("%(activity)s every %(interval)s"));
 
 const READS = new Set(["get", "list", "watch"]);
 
@@ -170,8 +177,10 @@ export class Background {
     return [...kinds]
       .map(([kind, seen]) => {
         const interval = every(seen.times);
-        const words = ACTIVITIES[kind] || kind;
-        return { kind, count: seen.count, every: interval, words: interval ? `${words} every ${duration(interval)}` : words };
+        const activities = ACTIVITIES();
+        const words = (Object.hasOwn(activities, kind) && activities[kind]) || kind;
+        const often = interval ? interpolate(EVERY(), { activity: words, interval: duration(interval) }, true) : words;
+        return { kind, count: seen.count, every: interval, words: often };
       })
       .sort((a, b) => b.count - a.count);
   }

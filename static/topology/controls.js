@@ -4,7 +4,25 @@
 // `#revision=<R>` for the cluster as it was at revision R), read on load and kept up to date with
 // history.replaceState (no new history entry per click).
 
+import { gettext, interpolate, lazy, ngettext } from "./i18n.js";
 import { MAX_SPEED_EXP, MIN_SPEED_EXP, speedLabel, speedOf } from "./timeline.js";
+
+/** The controls' words, looked up once (i18n.js): `update` runs after every step of the timeline. */
+const C = lazy(() => ({
+  notARevision: gettext("A revision is a whole number from 1 up."),
+  live: gettext("live, revision %(revision)s"),
+  past: gettext("revision %(revision)s, not now (now %(current)s)"),
+  notKept: gettext("Revision %(revision)s is not kept: etcd keeps history only from revision %(compacted)s on."),
+  speed: gettext("%(speed)s speed"),
+  resume: gettext("Resume"),
+  pause: gettext("Pause"),
+  noneWaiting: gettext("no events waiting"),
+  at: gettext("at event #%(seq)s"),
+  noEvents: gettext("no events yet"),
+  rewoundAt: gettext("rewound: at event #%(seq)s"),
+}));
+
+const say = (template, values) => interpolate(template, values, true);
 
 /** Parse the hash: {select: {request|node|seq|watch}, paused: number|null, revision: number|null}. */
 export function readHash(hash = window.location.hash) {
@@ -101,7 +119,7 @@ export class Controls {
       event.preventDefault();
       const revision = Number(this.rewindAt.value);
       if (Number.isInteger(revision) && revision > 0) target.rewind?.show(revision);
-      else this.say("error", "A revision is a whole number from 1 up.");
+      else this.say("error", C().notARevision);
     });
     // The scrubber reads on `change` (released, or each arrow key), not on every pixel of a drag; its
     // right end is now.
@@ -135,7 +153,7 @@ export class Controls {
     if (document.activeElement !== this.rewindScrub) this.rewindScrub.value = String(revision ?? current);
     this.rewindScrub.setAttribute(
       "aria-valuetext",
-      revision === null ? `live, revision ${current}` : `revision ${revision}, not now (now ${current})`,
+      revision === null ? say(C().live, { revision: current }) : say(C().past, { revision, current }),
     );
     if (this.liveButton) this.liveButton.disabled = revision === null;
     this.scrubShown = this._scrubKey(revision);
@@ -162,7 +180,7 @@ export class Controls {
     const to = from + delta;
     if (to >= this.marks.current && delta > 0) rewind.back();
     else if (to >= Math.max(1, this.marks.compacted)) rewind.show(to);
-    else this.say("compacted", `Revision ${to} is not kept: etcd keeps history only from revision ${this.marks.compacted} on.`);
+    else this.say("compacted", say(C().notKept, { revision: to, compacted: this.marks.compacted }));
   }
 
   /** Show the cluster's background traffic one event at a time (or fold it again), switch and all. */
@@ -185,7 +203,7 @@ export class Controls {
   _speed() {
     const speed = speedOf(this.speedInput.value);
     this.speedOutput.textContent = speedLabel(speed);
-    this.speedInput.setAttribute("aria-valuetext", `${speedLabel(speed)} speed`);
+    this.speedInput.setAttribute("aria-valuetext", say(C().speed, { speed: speedLabel(speed) }));
     if (this.target.setSpeed) this.target.setSpeed(speed);
     else this.target.timeline.setSpeed(speed);
   }
@@ -220,16 +238,18 @@ export class Controls {
     if (this.paused !== timeline.paused) {
       this.paused = timeline.paused;
       this.pauseButton.setAttribute("aria-pressed", String(timeline.paused));
-      this.pauseButton.textContent = timeline.paused ? "Resume" : "Pause";
+      this.pauseButton.textContent = timeline.paused ? C().resume : C().pause;
     }
     this.stepButton.disabled = timeline.paused && waiting === 0;
-    const plural = (n, what) => `${n} ${what}${n === 1 ? "" : "s"}`;
     if (liveWaiting === null) {
-      setText(this.buffered, waiting ? `${plural(waiting, "event")} waiting` : "no events waiting");
-      setText(this.position, lastSeq ? `at event #${lastSeq}` : "no events yet");
+      const buffered = waiting ? say(ngettext("%(count)s event waiting", "%(count)s events waiting", waiting), { count: waiting }) : C().noneWaiting;
+      setText(this.buffered, buffered);
+      setText(this.position, lastSeq ? say(C().at, { seq: lastSeq }) : C().noEvents);
     } else {
-      setText(this.buffered, `${plural(waiting, "recorded event")} after it · ${plural(liveWaiting, "live event")} waiting`);
-      setText(this.position, `rewound: at event #${lastSeq}`);
+      const after = say(ngettext("%(count)s recorded event after it", "%(count)s recorded events after it", waiting), { count: waiting });
+      const live = say(ngettext("%(count)s live event waiting", "%(count)s live events waiting", liveWaiting), { count: liveWaiting });
+      setText(this.buffered, `${after} · ${live}`);
+      setText(this.position, say(C().rewoundAt, { seq: lastSeq }));
     }
     this._renderScrub();
   }

@@ -6,7 +6,63 @@
 // webhook, and the JSON patch a mutating one applied) and audit (the level the policy recorded it at).
 // The trace says all of this in `flowcontrol.decision`, `rbac.decision`, `admission.step` and
 // `request.completed`'s `audit` (docs/trace.md); these functions only lay those fields out. They build
-// DOM nodes from event fields and nothing else, with text (✓, ✕, +, -, ~) beside every colour.
+// DOM nodes from event fields and nothing else, with text (✓, ✕, +, -, ~) beside every colour. Their
+// words are in the page's language (i18n.js); what the trace names (users, groups, bindings, roles,
+// rules, verbs, plugins, FlowSchemas, priority levels, audit levels) stays as the API spells it.
+
+import { gettext, interpolate, lazy } from "./i18n.js";
+
+/** The sections' words, looked up once. */
+const W = lazy(() => ({
+  moreLines: gettext("… %(count)s more line(s)"),
+  patchLabel: gettext("JSON patch, one operation per line"),
+  theUser: gettext("the user"),
+  rbacAllowed: gettext("Authorization (%(authorizer)s): ✓ allowed"),
+  rbacRefused: gettext("Authorization (%(authorizer)s): ✕ refused"),
+  inNamespace: gettext(" in namespace %(namespace)s"),
+  clusterWide: gettext(" (cluster-wide)"),
+  user: gettext("user"),
+  groups: gettext("groups"),
+  askedTo: gettext("asked to"),
+  binding: gettext("binding"),
+  role: gettext("role"),
+  rule: gettext("rule"),
+  why: gettext("why"),
+  clientIsTold: gettext("client is told"),
+  considered: gettext("Bindings that name %(user)s or a group of theirs (%(count)s), and why none fits"),
+  subject: gettext("subject"),
+  whyNot: gettext("why not"),
+  noBinding: gettext("No binding names %(user)s or any of their groups."),
+  admission: gettext("Admission: %(count)s step(s)"),
+  admissionRefused: gettext("Admission: %(count)s step(s), ✕ refused"),
+  webhookCall: gettext(" (webhook call)"),
+  refused: gettext("✕ refused"),
+  passed: gettext("✓ passed"),
+  patched: gettext(", patched %(count)s field(s)"),
+  step: gettext(" %(phase)s%(webhook)s: %(verdict)s%(patched)s"),
+  apf: gettext("API Priority and Fairness"),
+  flowHeading: gettext("Flow control (%(mode)s): %(outcome)s"),
+  rejected: gettext("✕ rejected"),
+  seatsInUse: gettext("%(seats)s (level: %(used)s of %(limit)s in use)"),
+  none: gettext("(none)"),
+  queued: gettext("#%(queue)s (%(count)s waiting in it)"),
+  priorityLevel: gettext("priority level"),
+  flow: gettext("flow"),
+  outcome: gettext("outcome"),
+  seats: gettext("seats"),
+  queue: gettext("queue"),
+  waitingInLevel: gettext("waiting in the level"),
+  waited: gettext("waited"),
+  rejectedBecause: gettext("rejected because"),
+  auditAt: gettext("Audit: recorded at level %(level)s"),
+  auditNot: gettext("Audit: not recorded"),
+  level: gettext("level"),
+  policy: gettext("policy"),
+  where: gettext("where"),
+  auditLog: gettext("the cluster's audit log, auditID = this request's Audit-ID"),
+}));
+
+const say = (template, values) => interpolate(template, values, true);
 
 /** `{verbs: ["get"], apiGroups: [""], resources: ["pods"]}` -> `verbs [get] · apiGroups [""] · resources [pods]`. */
 export function ruleText(rule) {
@@ -37,7 +93,7 @@ export function patchLines(patch, { maxValueLines = 40 } = {}) {
       const shown = valueLines.slice(0, maxValueLines);
       for (const line of shown) lines.push({ sign: " ", op, text: `    ${line}`, value: true });
       if (valueLines.length > shown.length) {
-        lines.push({ sign: " ", op, text: `    … ${valueLines.length - shown.length} more line(s)`, value: true });
+        lines.push({ sign: " ", op, text: `    ${say(W().moreLines, { count: valueLines.length - shown.length })}`, value: true });
       }
     }
   }
@@ -71,7 +127,7 @@ function section(kind, heading, verdict) {
 export function patchDiff(patch) {
   const pre = el("pre", { className: "patch-diff" });
   pre.tabIndex = 0;
-  pre.setAttribute("aria-label", "JSON patch, one operation per line");
+  pre.setAttribute("aria-label", W().patchLabel);
   for (const line of patchLines(patch)) {
     const span = el("span", { className: `patch-line patch-${line.op}${line.value ? " patch-value" : ""}` });
     span.textContent = `${line.sign} ${line.text}\n`;
@@ -83,32 +139,33 @@ export function patchDiff(patch) {
 /** Authorization: allowed by which binding/role/rule, or refused and why no binding fits. */
 export function rbacSection(event) {
   const allowed = event.allowed === true;
-  const who = event.user || "the user";
-  const box = section("rbac", `Authorization (${event.authorizer || "RBAC"}): ${allowed ? "✓ allowed" : "✕ refused"}`, allowed ? "allow" : "deny");
+  const who = event.user || W().theUser;
+  const heading = say(allowed ? W().rbacAllowed : W().rbacRefused, { authorizer: event.authorizer || "RBAC" });
+  const box = section("rbac", heading, allowed ? "allow" : "deny");
   const target = event.path
     ? `${event.verb || "get"} ${event.path}`
     : [event.verb, event.group ? `${event.resource}.${event.group}` : event.resource, event.name && `"${event.name}"`]
         .filter(Boolean)
-        .join(" ") + (event.namespace ? ` in namespace ${event.namespace}` : " (cluster-wide)");
+        .join(" ") + (event.namespace ? say(W().inNamespace, { namespace: event.namespace }) : W().clusterWide);
   box.append(
     factList([
-      ["user", who],
-      ["groups", Array.isArray(event.groups) ? event.groups.join(", ") : ""],
-      ["asked to", target],
-      ["binding", event.binding],
-      ["role", event.role],
-      ["rule", event.rule ? ruleText(event.rule) : ""],
-      ["why", event.reason],
-      ["client is told", allowed ? "" : event.message],
+      [W().user, who],
+      [W().groups, Array.isArray(event.groups) ? event.groups.join(", ") : ""],
+      [W().askedTo, target],
+      [W().binding, event.binding],
+      [W().role, event.role],
+      [W().rule, event.rule ? ruleText(event.rule) : ""],
+      [W().why, event.reason],
+      [W().clientIsTold, allowed ? "" : event.message],
     ]),
   );
   if (!allowed) {
     const considered = Array.isArray(event.considered) ? event.considered : [];
     if (considered.length) {
       const table = el("table", { className: "detail-table rbac-considered" });
-      table.append(el("caption", { text: `Bindings that name ${who} or a group of theirs (${considered.length}), and why none fits` }));
+      table.append(el("caption", { text: say(W().considered, { user: who, count: considered.length }) }));
       const head = table.createTHead().insertRow();
-      for (const label of ["binding", "role", "subject", "why not"]) {
+      for (const label of [W().binding, W().role, W().subject, W().whyNot]) {
         const th = el("th", { text: label });
         th.scope = "col";
         head.append(th);
@@ -120,7 +177,7 @@ export function rbacSection(event) {
       }
       box.append(table);
     } else if (event.authorizer !== "Node") {
-      box.append(el("p", { className: "muted", text: `No binding names ${who} or any of their groups.` }));
+      box.append(el("p", { className: "muted", text: say(W().noBinding, { user: who }) }));
     }
   }
   return box;
@@ -129,14 +186,15 @@ export function rbacSection(event) {
 /** Admission: each plugin or webhook in order, its phase and outcome, and its patch as a diff. */
 export function admissionSection(steps) {
   const denied = steps.some((s) => s.outcome === "deny");
-  const box = section("admission", `Admission: ${steps.length} step(s)${denied ? ", ✕ refused" : ""}`, denied ? "deny" : "allow");
+  const heading = say(denied ? W().admissionRefused : W().admission, { count: steps.length });
+  const box = section("admission", heading, denied ? "deny" : "allow");
   const list = el("ol", { className: "admission-steps" });
   for (const step of steps) {
     const item = el("li", { className: step.outcome === "deny" ? "deny" : "pass" });
-    const where = step.to && step.to.startsWith("webhook:") ? " (webhook call)" : "";
-    const verdict = step.outcome === "deny" ? "✕ refused" : "✓ passed";
-    const patched = Array.isArray(step.patch) && step.patch.length ? `, patched ${step.patch.length} field(s)` : "";
-    item.append(el("strong", { text: step.plugin }), ` ${step.phase}${where}: ${verdict}${patched}`);
+    const webhook = step.to && step.to.startsWith("webhook:") ? W().webhookCall : "";
+    const verdict = step.outcome === "deny" ? W().refused : W().passed;
+    const patched = Array.isArray(step.patch) && step.patch.length ? say(W().patched, { count: step.patch.length }) : "";
+    item.append(el("strong", { text: step.plugin }), say(W().step, { phase: step.phase, webhook, verdict, patched }));
     if (step.detail) item.append(el("p", { className: "detail-reason", text: step.detail }));
     if (Array.isArray(step.patch) && step.patch.length) item.append(patchDiff(step.patch));
     list.append(item);
@@ -153,24 +211,24 @@ function seconds(value) {
 export function flowcontrolSection(decisions) {
   const last = decisions[decisions.length - 1] || {};
   const rejected = last.outcome === "rejected";
-  const heading = `Flow control${last.mode ? ` (${last.mode})` : " (API Priority and Fairness)"}: ${rejected ? "✕ rejected" : last.outcome || "?"}`;
+  const heading = say(W().flowHeading, { mode: last.mode || W().apf, outcome: rejected ? W().rejected : last.outcome || "?" });
   const box = section("flowcontrol", heading, rejected ? "deny" : "allow");
   const queued = decisions.find((d) => d.outcome === "queued");
   const seats =
     typeof last.seats_in_use === "number" && typeof last.concurrency_limit === "number"
-      ? `${last.seats ?? 1} (level: ${last.seats_in_use} of ${last.concurrency_limit} in use)`
+      ? say(W().seatsInUse, { seats: last.seats ?? 1, used: last.seats_in_use, limit: last.concurrency_limit })
       : last.seats;
   box.append(
     factList([
       ["FlowSchema", last.flowschema],
-      ["priority level", last.priority_level],
-      ["flow", last.flow === "" ? "(none)" : last.flow],
-      ["outcome", decisions.map((d) => d.outcome).join(" → ")],
-      ["seats", seats],
-      ["queue", queued || typeof last.queue === "number" ? `#${(queued || last).queue} (${(queued || last).queue_length ?? 0} waiting in it)` : ""],
-      ["waiting in the level", last.waiting],
-      ["waited", seconds(last.waited)],
-      ["rejected because", last.reason],
+      [W().priorityLevel, last.priority_level],
+      [W().flow, last.flow === "" ? W().none : last.flow],
+      [W().outcome, decisions.map((d) => d.outcome).join(" → ")],
+      [W().seats, seats],
+      [W().queue, queued || typeof last.queue === "number" ? say(W().queued, { queue: (queued || last).queue, count: (queued || last).queue_length ?? 0 }) : ""],
+      [W().waitingInLevel, last.waiting],
+      [W().waited, seconds(last.waited)],
+      [W().rejectedBecause, last.reason],
       ["Retry-After", typeof last.retry_after === "number" ? `${last.retry_after} s` : ""],
     ]),
   );
@@ -179,12 +237,12 @@ export function flowcontrolSection(decisions) {
 
 /** Audit: the level the policy recorded the request at, or that it was not recorded. */
 export function auditSection(level, auditStage) {
-  const box = section("audit", `Audit: ${level ? `recorded at level ${level}` : "not recorded"}`);
+  const box = section("audit", level ? say(W().auditAt, { level }) : W().auditNot);
   box.append(
     factList([
-      ["level", level || "None"],
-      ["policy", auditStage?.detail],
-      ["where", level ? "the cluster's audit log, auditID = this request's Audit-ID" : ""],
+      [W().level, level || "None"],
+      [W().policy, auditStage?.detail],
+      [W().where, level ? W().auditLog : ""],
     ]),
   );
   return box;

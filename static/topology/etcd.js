@@ -14,6 +14,55 @@
 // plainly when that revision is compacted away. Pinning it (its scrubber, its revision field, or the
 // inspector's button) rewinds the whole page, the diagram too (rewind.js), and rewinding the page pins it.
 
+import { gettext, interpolate, lazy } from "./i18n.js";
+
+/** The panel's words, looked up once (i18n.js). */
+const E = lazy(() => ({
+  answered: gettext("the server answered %(status)s"),
+  encrypted: gettext("encrypted (%(provider)s, key %(key)s), %(bytes)s B"),
+  hidden: gettext("Secret, not encrypted, %(bytes)s B: not shown"),
+  json: gettext("JSON, %(bytes)s B"),
+  unreadable: gettext("The store could not be read: %(error)s."),
+  compacted: gettext(
+    "Revision %(revision)s is compacted: etcd keeps history only from revision %(compacted)s on, so the store as it was then cannot be shown. Pick a later revision, or go back to live.",
+  ),
+  cannotRead: gettext("The store cannot be read here: %(error)s."),
+  pinned: gettext("Showing the store as it was at revision %(revision)s (now %(current)s); live writes wait until you go back to live."),
+  live: gettext("Live: each write the diagram plays updates its key here."),
+  liveSome: gettext("Live: each write the diagram plays updates its key here (only the first %(shown)s of %(count)s keys are listed)."),
+  shownPinned: gettext("showing the store as it was at revision %(revision)s"),
+  shownLive: gettext("showing revision %(revision)s (where the diagram is)"),
+  keptFrom: gettext("history kept from revision %(revision)s (compacted below it)"),
+  neverCompacted: gettext("never compacted"),
+  marks: gettext("Current revision %(current)s · %(shown)s · %(compacted)s"),
+  scrubPinned: gettext("revision %(revision)s"),
+  scrubLive: gettext("live, revision %(revision)s"),
+  count: gettext("%(shown)s of %(count)s keys"),
+  changed: {
+    created: gettext(" ✱ created at %(revision)s"),
+    updated: gettext(" ✱ updated at %(revision)s"),
+    deleted: gettext(" ✱ deleted at %(revision)s"),
+  },
+  deleted: gettext("✕ %(key)s deleted at revision %(revision)s"),
+  keyUnreadable: gettext("could not be read: %(error)s"),
+  missing: gettext("This key does not exist at this revision."),
+  createdAt: gettext("created at revision"),
+  writtenAt: gettext("last written at revision"),
+  version: gettext("version (writes since created)"),
+  lease: gettext("lease"),
+  noLease: gettext("none"),
+  stored: gettext("stored"),
+  atRest: gettext(
+    "Encrypted at rest: the API server wrote this prefix, then the IV and the ciphertext. Only the API server, holding the key, can read it; etcd and its backups cannot.",
+  ),
+  prefix: gettext("prefix"),
+  firstBytes: gettext("first %(count)s bytes, hex"),
+  base64: gettext("the same, base64"),
+  valueOf: gettext("The value of %(key)s as stored"),
+}));
+
+const say = (template, values) => interpolate(template, values, true);
+
 const REFRESH_DELAY = 150; // ms: the keys of writes played close together are fetched together
 const MAX_KEYS_PER_FETCH = 100;
 const CHANGED_FOR = 6000; // ms a changed row stays marked
@@ -41,7 +90,7 @@ export async function readJSON(fetcher, url, params = []) {
   try {
     data = await response.json();
   } catch {
-    data = { error: `the server answered ${response.status}` };
+    data = { error: say(E().answered, { status: response.status }) };
   }
   return { status: response.status, data };
 }
@@ -63,11 +112,11 @@ export function valueSummary(value) {
   if (!value) return "";
   switch (value.form) {
     case "ciphertext":
-      return `encrypted (${value.provider}, key ${value.key_name}), ${value.bytes} B`;
+      return say(E().encrypted, { provider: value.provider, key: value.key_name, bytes: value.bytes });
     case "hidden":
-      return `Secret, not encrypted, ${value.bytes} B: not shown`;
+      return say(E().hidden, { bytes: value.bytes });
     case "json":
-      return `JSON, ${value.bytes} B`;
+      return say(E().json, { bytes: value.bytes });
     default:
       return `${value.bytes} B`;
   }
@@ -147,7 +196,7 @@ export class EtcdPanel {
     try {
       answer = await this._get(params);
     } catch (error) {
-      this._say(`The store could not be read: ${error.message || error}.`, "error");
+      this._say(say(E().unreadable, { error: error.message || error }), "error");
       return;
     }
     if (generation !== this.generation) return;
@@ -156,26 +205,18 @@ export class EtcdPanel {
       this.compacted = data.compacted ?? this.compacted;
       this.rows.clear();
       this._renderMarks();
-      this._say(
-        `Revision ${this.pinned} is compacted: etcd keeps history only from revision ${data.compacted} on, ` +
-          "so the store as it was then cannot be shown. Pick a later revision, or go back to live.",
-        "compacted",
-      );
+      this._say(say(E().compacted, { revision: this.pinned, compacted: data.compacted }), "compacted");
       this.render();
       return;
     }
     if (status !== 200) {
-      this._say(`The store cannot be read here: ${data?.error || `HTTP ${status}`}.`, "error");
+      this._say(say(E().cannotRead, { error: data?.error || `HTTP ${status}` }), "error");
       return;
     }
     this.rows = new Map(data.keys.map((row) => [row.key, row]));
     this._marks(data);
-    this._say(
-      this.pinned
-        ? `Showing the store as it was at revision ${data.revision} (now ${data.current_revision}); live writes wait until you go back to live.`
-        : `Live: each write the diagram plays updates its key here${data.more ? ` (only the first ${data.keys.length} of ${data.count} keys are listed)` : ""}.`,
-      this.pinned ? "past" : "live",
-    );
+    const live = data.more ? say(E().liveSome, { shown: data.keys.length, count: data.count }) : E().live;
+    this._say(this.pinned ? say(E().pinned, { revision: data.revision, current: data.current_revision }) : live, this.pinned ? "past" : "live");
     this.render();
     if (this.selected) this._showKey(this.selected);
   }
@@ -303,16 +344,14 @@ export class EtcdPanel {
   _renderMarks() {
     this.onMarks?.({ current: this.current, compacted: this.compacted });
     if (!this.marks) return;
-    const shown = this.pinned
-      ? `showing the store as it was at revision ${this.pinned}`
-      : `showing revision ${this.revision} (where the diagram is)`;
-    const compacted = this.compacted ? `history kept from revision ${this.compacted} (compacted below it)` : "never compacted";
-    setText(this.marks, `Current revision ${this.current} · ${shown} · ${compacted}`);
+    const shown = this.pinned ? say(E().shownPinned, { revision: this.pinned }) : say(E().shownLive, { revision: this.revision });
+    const compacted = this.compacted ? say(E().keptFrom, { revision: this.compacted }) : E().neverCompacted;
+    setText(this.marks, say(E().marks, { current: this.current, shown, compacted }));
     if (this.scrub) {
       this.scrub.min = String(Math.max(1, this.compacted || 1));
       this.scrub.max = String(Math.max(1, this.current));
       if (document.activeElement !== this.scrub) this.scrub.value = String(this.pinned ?? this.current);
-      this.scrub.setAttribute("aria-valuetext", this.pinned ? `revision ${this.pinned}` : `live, revision ${this.current}`);
+      this.scrub.setAttribute("aria-valuetext", this.pinned ? say(E().scrubPinned, { revision: this.pinned }) : say(E().scrubLive, { revision: this.current }));
     }
   }
 
@@ -345,7 +384,7 @@ export class EtcdPanel {
     if (focusedKey && !this.body.contains(document.activeElement)) {
       this.body.querySelector(`button[data-key="${CSS.escape(focusedKey)}"]`)?.focus();
     }
-    setText(this.root.querySelector("[data-etcd=count]"), `${rows.length} of ${this.rows.size} keys`);
+    setText(this.root.querySelector("[data-etcd=count]"), say(E().count, { shown: rows.length, count: this.rows.size }));
   }
 
   /** The row of one key: the one drawn before if it still shows the same, else a new one. */
@@ -366,7 +405,7 @@ export class EtcdPanel {
     button.setAttribute("aria-pressed", String(selected));
     button.addEventListener("click", () => this.select(row.key));
     keyCell.append(button);
-    if (change) keyCell.append(el("span", { className: "etcd-change", text: ` ✱ ${change.what} at ${change.revision}` }));
+    if (change) keyCell.append(el("span", { className: "etcd-change", text: say(E().changed[change.what], { revision: change.revision }) }));
     tr.insertCell().textContent = String(row.create_revision);
     tr.insertCell().textContent = String(row.mod_revision);
     tr.insertCell().textContent = String(row.version);
@@ -384,7 +423,7 @@ export class EtcdPanel {
     tr.className = "deleted";
     const cell = tr.insertCell();
     cell.colSpan = 5;
-    cell.textContent = `✕ ${key} deleted at revision ${change.revision}`;
+    cell.textContent = say(E().deleted, { key, revision: change.revision });
     this.rowElements.set(id, { tr, drawn });
     return tr;
   }
@@ -416,7 +455,7 @@ export class EtcdPanel {
     try {
       answer = await this._get([["key", key], ...(revision ? [["revision", revision]] : [])]);
     } catch (error) {
-      this._renderDetail(null, key, `could not be read: ${error.message || error}`);
+      this._renderDetail(null, key, say(E().keyUnreadable, { error: error.message || error }));
       return;
     }
     if (this.selected !== key) return;
@@ -434,16 +473,16 @@ export class EtcdPanel {
     const heading = el("h3", { text: key || "" });
     this.detail.append(heading);
     if (problem || !row) {
-      this.detail.append(el("p", { className: "muted", text: problem || "This key does not exist at this revision." }));
+      this.detail.append(el("p", { className: "muted", text: problem || E().missing }));
       return;
     }
     const facts = el("dl");
     for (const [term, value] of [
-      ["created at revision", row.create_revision],
-      ["last written at revision", row.mod_revision],
-      ["version (writes since created)", row.version],
-      ["lease", row.lease || "none"],
-      ["stored", valueSummary(row.value)],
+      [E().createdAt, row.create_revision],
+      [E().writtenAt, row.mod_revision],
+      [E().version, row.version],
+      [E().lease, row.lease || E().noLease],
+      [E().stored, valueSummary(row.value)],
     ]) {
       facts.append(el("dt", { text: term }), el("dd", { text: String(value) }));
     }
@@ -451,18 +490,14 @@ export class EtcdPanel {
     const value = row.value || {};
     if (value.form === "ciphertext") {
       this.detail.append(
-        el("p", {
-          text:
-            "Encrypted at rest: the API server wrote this prefix, then the IV and the ciphertext. " +
-            "Only the API server, holding the key, can read it; etcd and its backups cannot.",
-        }),
+        el("p", { text: E().atRest }),
       );
       const cipher = el("dl", { className: "ciphertext" });
       const more = value.truncated ? " …" : "";
       for (const [term, text] of [
-        ["prefix", value.prefix],
-        [`first ${value.hex.length / 2} bytes, hex`, `${value.hex.replace(/(..)/g, "$1 ").trim()}${more}`],
-        ["the same, base64", `${value.base64}${more}`],
+        [E().prefix, value.prefix],
+        [say(E().firstBytes, { count: value.hex.length / 2 }), `${value.hex.replace(/(..)/g, "$1 ").trim()}${more}`],
+        [E().base64, `${value.base64}${more}`],
       ]) {
         cipher.append(el("dt", { text: term }), el("dd", { className: "mono", text }));
       }
@@ -472,7 +507,7 @@ export class EtcdPanel {
     } else if (value.form === "json" && ("json" in value || value.text)) {
       const pre = el("pre", { text: value.text ?? JSON.stringify(value.json, null, 2) });
       pre.tabIndex = 0;
-      pre.setAttribute("aria-label", `The value of ${row.key} as stored`);
+      pre.setAttribute("aria-label", say(E().valueOf, { key: row.key }));
       this.detail.append(pre);
     } else if (value.hex) {
       this.detail.append(el("pre", { className: "mono", text: value.hex }));

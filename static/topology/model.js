@@ -25,6 +25,8 @@
 // events and what indexes them by revision, the last `maxRequests` requests and the work that made them
 // (give or take a tenth: see `setBounded`).
 
+import { lazy, pgettext } from "./i18n.js";
+
 /**
  * The API server's pipeline stages, in order. The server names them in the stream's hello
  * (`controlplane/trace/schema.py` PIPELINE_STAGES, the one list); `setStages` takes them from there.
@@ -50,18 +52,24 @@ export function setStages(stages) {
   return true;
 }
 
-/** How each stage is named for people. */
-export const STAGE_NAMES = {
-  authentication: "authentication",
-  audit: "audit",
-  impersonation: "impersonation",
-  flowcontrol: "flow control",
-  authorization: "authorization",
-  "mutating-admission": "mutating admission",
-  validation: "validation",
-  "validating-admission": "validating admission",
-  storage: "storage",
-};
+/** How each stage is named for people, in the page's language (i18n.js), looked up once. */
+const STAGE_NAMES = lazy(() => ({
+  authentication: pgettext("pipeline stage", "authentication"),
+  audit: pgettext("pipeline stage", "audit"),
+  impersonation: pgettext("pipeline stage", "impersonation"),
+  flowcontrol: pgettext("pipeline stage", "flow control"),
+  authorization: pgettext("pipeline stage", "authorization"),
+  "mutating-admission": pgettext("pipeline stage", "mutating admission"),
+  validation: pgettext("pipeline stage", "validation"),
+  "validating-admission": pgettext("pipeline stage", "validating admission"),
+  storage: pgettext("pipeline stage", "storage"),
+}));
+
+/** A stage as people say it (`flowcontrol` -> "flow control"); a stage this page does not know, as named. */
+export function stageName(stage) {
+  const names = STAGE_NAMES();
+  return Object.hasOwn(names, stage) ? names[stage] : stage;
+}
 
 const VERB_BY_METHOD = { POST: "create", PUT: "update", PATCH: "patch", DELETE: "delete" };
 

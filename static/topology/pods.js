@@ -11,6 +11,8 @@
 // Pure, apart from `podListSection` (which builds DOM nodes, with text only): nothing here touches
 // `document` when imported, so the tests import it in Node (tests/js/pods.test.mjs).
 
+import { gettext, interpolate, lazy } from "./i18n.js";
+
 /**
  * How each state of a pod in the diagram reads: a glyph (on its chip, before its name) and words.
  * The states are the model's (static/topology/model.js `storedPodState`): `scheduled` is bound to a
@@ -18,13 +20,26 @@
  * other state reads.
  */
 export const POD_STATES = Object.freeze({
-  scheduled: Object.freeze({ glyph: "○", words: "Pending (bound, starting)" }),
+  // The phases are Kubernetes' own words (kubectl and the Chinese docs keep them too); `scheduled`
+  // says more than its phase, in the page's language (i18n.js).
+  scheduled: Object.freeze({
+    glyph: "○",
+    get words() {
+      return WORDS().scheduled;
+    },
+  }),
   running: Object.freeze({ glyph: "●", words: "Running" }),
   succeeded: Object.freeze({ glyph: "✓", words: "Succeeded" }),
   failed: Object.freeze({ glyph: "✕", words: "Failed" }),
   terminating: Object.freeze({ glyph: "◌", words: "Terminating" }),
   unknown: Object.freeze({ glyph: "?", words: "Unknown" }),
 });
+
+/** The words of this module, looked up once. */
+const WORDS = lazy(() => ({
+  scheduled: gettext("Pending (bound, starting)"),
+  phase: gettext("%(state)s (phase %(phase)s)"),
+}));
 
 /** The characters Kubernetes draws generated name suffixes from (no vowels, no 0, 1 or 3). */
 export const SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
@@ -72,7 +87,7 @@ export function podState(pod) {
 export function podStateWords(pod) {
   const { words } = podState(pod);
   const phase = typeof pod?.phase === "string" ? pod.phase : "";
-  return phase && !words.startsWith(phase) ? `${words} (phase ${phase})` : words;
+  return phase && !words.startsWith(phase) ? interpolate(WORDS().phase, { state: words, phase }, true) : words;
 }
 
 /** A pod in a few words: `x2kq4 · Running`. */
@@ -132,18 +147,20 @@ export function podListSection(nodeName, pods) {
   const list = sortedPods(pods);
   const section = element("section", { className: "detail detail-pods" });
   section.dataset.detail = "pods";
-  section.append(element("h3", { text: `Pods on ${nodeName} (${list.length})` }));
+  const values = { node: nodeName, count: list.length };
+  section.append(element("h3", { text: interpolate(gettext("Pods on %(node)s (%(count)s)"), values, true) }));
   if (!list.length) {
-    section.append(element("p", { text: `No pods on ${nodeName}.` }));
+    section.append(element("p", { text: interpolate(gettext("No pods on %(node)s."), values, true) }));
     return section;
   }
   const table = element("table", { className: "detail-table pod-table" });
-  table.append(element("caption", { text: "Sorted by namespace, then name" }));
+  table.append(element("caption", { text: gettext("Sorted by namespace, then name") }));
   const head = element("tr");
-  for (const heading of ["State", "Pod", "Namespace", "Phase"]) {
+  const headings = [gettext("State"), "Pod", gettext("Namespace"), gettext("Phase")];
+  for (const [i, heading] of headings.entries()) {
     const cell = element("th", { text: heading });
     cell.setAttribute("scope", "col");
-    if (heading === "State") cell.setAttribute("aria-hidden", "true"); // its glyphs: the Phase column says them
+    if (i === 0) cell.setAttribute("aria-hidden", "true"); // its glyphs: the Phase column says them
     head.append(cell);
   }
   table.append(element("thead"));

@@ -20,10 +20,47 @@
 // A compacted revision cannot be shown: the server answers 410 and the page says so.
 
 import { readJSON } from "./etcd.js";
+import { gettext, interpolate, lazy, ngettext } from "./i18n.js";
 import { TopologyModel, isStoreWrite } from "./model.js";
 import { Timeline } from "./timeline.js";
 
 const CACHE = 200; // answers kept: a revision's objects never change (until compacted away)
+
+/** The rewind's words, looked up once (i18n.js). */
+const R = lazy(() => ({
+  compacted: gettext("Revision %(revision)s is compacted: etcd keeps history only from revision %(compacted)s on, so the cluster as it was then cannot be shown."),
+  compactedBare: gettext("Revision %(revision)s is compacted: so the cluster as it was then cannot be shown."),
+  notWritten: gettext("Revision %(revision)s is not written yet: %(error)s."),
+  cannotRead: gettext("The store cannot be read here: %(error)s."),
+  reading: gettext("Reading the store at revision %(revision)s …"),
+  noObjects: gettext("The server's answer has no objects to draw."),
+  stillShowing: gettext("%(problem)s Still showing revision %(revision)s."),
+  staysLive: gettext("%(problem)s The diagram stays live."),
+  // How the rewound diagram was drawn, for the note below: the trace up to the write, from the
+  // state the page started from (`based`) or not.
+  exact: gettext("the rest replayed from the trace up to event #%(seq)s, which wrote it"),
+  exactBased: gettext("the components and watches the page started from, then the rest replayed from the trace up to event #%(seq)s, which wrote it"),
+  before: gettext("the rest replayed from the trace up to event #%(seq)s, the last write the page holds before it"),
+  beforeBased: gettext(
+    "the components and watches the page started from, then the rest replayed from the trace up to event #%(seq)s, the last write the page holds before it",
+  ),
+  based: gettext("the components and watches as the page started from them (no write since)"),
+  older: gettext(
+    "it is older than the state the page started from and the page holds no trace from before it, so only the components that held a leader Lease then, and no watch lines, are drawn",
+  ),
+  olderFrom: gettext(
+    "it is older than the state the page started from and the page holds no trace from before it (its events start at #%(first)s), so only the components that held a leader Lease then, and no watch lines, are drawn",
+  ),
+  showing: gettext("⏪ Showing revision %(revision)s, not now: the cluster as the store held it then. Live events wait until you go back to live."),
+  showingNow: gettext(
+    "⏪ Showing revision %(revision)s, not now (now: revision %(current)s): the cluster as the store held it then. Live events wait until you go back to live.",
+  ),
+  newest: gettext("That was the newest event the page held when it rewound; go back to live to follow on."),
+  traceOnly: gettext("%(problem)s The pods drawn follow the trace only."),
+  live: gettext("Live: the diagram shows the cluster now."),
+}));
+
+const say = (template, values) => interpolate(template, values, true);
 
 /** The events the page holds, oldest first: those the live model has played, then those waiting. */
 export function heldEvents(model, queue = []) {
@@ -70,13 +107,13 @@ export function modelAt(events, answer, base = null) {
 /** Words for a refused read: a compacted revision, one not written yet, or anything else. */
 function refusal(revision, status, data) {
   if (status === 410) {
-    const from = data?.compacted ? ` etcd keeps history only from revision ${data.compacted} on,` : "";
-    return ["compacted", `Revision ${revision} is compacted:${from} so the cluster as it was then cannot be shown.`];
+    const text = data?.compacted ? say(R().compacted, { revision, compacted: data.compacted }) : say(R().compactedBare, { revision });
+    return ["compacted", text];
   }
   if (status === 400 && /not written yet/.test(data?.error || "")) {
-    return ["error", `Revision ${revision} is not written yet: ${data.error}.`];
+    return ["error", say(R().notWritten, { revision, error: data.error })];
   }
-  return ["error", `The store cannot be read here: ${data?.error || `HTTP ${status}`}.`];
+  return ["error", say(R().cannotRead, { error: data?.error || `HTTP ${status}` })];
 }
 
 export class Rewind {
@@ -139,13 +176,13 @@ export class Rewind {
   async show(revision, { liveWasPaused } = {}) {
     const generation = ++this.generation;
     this._hold(liveWasPaused); // live events wait from now on, even while the store is read
-    this.hooks.say("loading", `Reading the store at revision ${revision} …`);
+    this.hooks.say("loading", say(R().reading, { revision }));
     const { status, data } = await this._objects(revision);
     if (generation !== this.generation) return false;
     if (status !== 200 || !data?.objects) {
-      const [state, text] = status === 200 ? ["error", "The server's answer has no objects to draw."] : refusal(revision, status, data);
+      const [state, problem] = status === 200 ? ["error", R().noObjects] : refusal(revision, status, data);
       if (!this.active) this._release();
-      this.hooks.say(state, this.active ? `${text} Still showing revision ${this.revision}.` : `${text} The diagram stays live.`);
+      this.hooks.say(state, this.active ? say(R().stillShowing, { problem, revision: this.revision }) : say(R().staysLive, { problem }));
       this.hooks.changed();
       return false;
     }
@@ -169,16 +206,19 @@ export class Rewind {
     this.timeline.push(later);
     this.hooks.draw(model);
     const first = events[0]?.seq;
+    const T = R();
     let trace;
-    const from = based ? "the components and watches the page started from, then " : "";
-    if (exact) trace = `${from}the rest replayed from the trace up to event #${seq}, which wrote it`;
-    else if (seq) trace = `${from}the rest replayed from the trace up to event #${seq}, the last write the page holds before it`;
-    else if (based) trace = "the components and watches as the page started from them (no write since)";
-    else trace = `it is older than the state the page started from and the page holds no trace from before it${first ? ` (its events start at #${first})` : ""}, so only the components that held a leader Lease then, and no watch lines, are drawn`;
-    this.hooks.note(
-      `⏪ Rewound to revision ${data.revision}: nodes and pods as etcd held them then; ${trace}. ` +
-        `${later.length} recorded event${later.length === 1 ? "" : "s"} after it: step or resume to replay them.`,
+    if (exact) trace = say(based ? T.exactBased : T.exact, { seq });
+    else if (seq) trace = say(based ? T.beforeBased : T.before, { seq });
+    else if (based) trace = T.based;
+    else trace = first ? say(T.olderFrom, { first }) : T.older;
+    const count = later.length;
+    const rewound = ngettext(
+      "⏪ Rewound to revision %(revision)s: nodes and pods as etcd held them then; %(trace)s. %(count)s recorded event after it: step or resume to replay them.",
+      "⏪ Rewound to revision %(revision)s: nodes and pods as etcd held them then; %(trace)s. %(count)s recorded events after it: step or resume to replay them.",
+      count,
     );
+    this.hooks.note(say(rewound, { revision: data.revision, trace, count }));
     this._shown();
     this.hooks.changed();
     return true;
@@ -186,12 +226,8 @@ export class Rewind {
 
   _shown() {
     this.hooks.shown(this.revision);
-    const now = this.current ? ` (now: revision ${this.current})` : "";
-    this.hooks.say(
-      "past",
-      `⏪ Showing revision ${this.revision}, not now${now}: the cluster as the store held it then. ` +
-        "Live events wait until you go back to live.",
-    );
+    const showing = this.current ? R().showingNow : R().showing;
+    this.hooks.say("past", say(showing, { revision: this.revision, current: this.current }));
   }
 
   _play(event) {
@@ -200,7 +236,7 @@ export class Rewind {
     this.hooks.play(event, this.model, changes);
     if (isStoreWrite(event) && event.revision !== this.revision) this._follow(event.revision);
     if (!this.timeline.queue.length) {
-      this.hooks.note("That was the newest event the page held when it rewound; go back to live to follow on.");
+      this.hooks.note(R().newest);
     }
   }
 
@@ -211,8 +247,8 @@ export class Rewind {
     const { status, data } = await this._objects(revision);
     if (generation !== this.generation || this.following !== revision || !this.active) return;
     if (status !== 200 || !data?.objects) {
-      const [, text] = refusal(revision, status, data);
-      this.hooks.note(`${text} The pods drawn follow the trace only.`);
+      const [, problem] = refusal(revision, status, data);
+      this.hooks.note(say(R().traceOnly, { problem }));
       return;
     }
     this.hooks.apply(this.model.applySnapshot(data));
@@ -237,10 +273,16 @@ export class Rewind {
     const paused = this.wasPaused;
     this._release();
     if (wasActive) {
-      const then = paused ? "they wait: resume to play them" : "they play now";
-      this.hooks.note(`Back to live: ${waiting} event${waiting === 1 ? "" : "s"} arrived meanwhile; ${then}.`);
+      const back = paused
+        ? ngettext(
+            "Back to live: %(count)s event arrived meanwhile; they wait: resume to play them.",
+            "Back to live: %(count)s events arrived meanwhile; they wait: resume to play them.",
+            waiting,
+          )
+        : ngettext("Back to live: %(count)s event arrived meanwhile; they play now.", "Back to live: %(count)s events arrived meanwhile; they play now.", waiting);
+      this.hooks.note(say(back, { count: waiting }));
     }
-    this.hooks.say("live", "Live: the diagram shows the cluster now.");
+    this.hooks.say("live", R().live);
     this.hooks.changed();
   }
 }

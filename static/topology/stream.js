@@ -16,7 +16,30 @@
 //
 // With `?perf=1` in the page's address, the time each frame takes to handle is measured (perf.js).
 
+import { gettext, interpolate, lazy } from "./i18n.js";
 import { perf } from "./perf.js";
+
+/** What the stream says on the page (its status line and the narration's notes), looked up once. */
+const S = lazy(() => ({
+  connecting: gettext("Connecting to the trace stream …"),
+  failed: gettext("The trace stream failed."),
+  notJSON: gettext("The server sent something that is not JSON; ignored."),
+  restarted: gettext("The server's trace restarted (seq %(seq)s < %(last)s); following from now."),
+  live: gettext("Live"),
+  missed: gettext("Missed events %(first)s–%(last)s; asking the server for them."),
+  catchingUp: gettext("Catching up …"),
+  gone: gettext("The server no longer holds the events we asked for; starting again from the cluster's state now."),
+  noState: gettext("%(error)s; following the trace from now without it."),
+  forbidden: gettext("You may not watch this cluster."),
+  forbiddenWhy: gettext("You may not watch this cluster: %(detail)s."),
+  noCluster: gettext("There is no such cluster."),
+  noClusterWhy: gettext("There is no such cluster: %(detail)s."),
+  error: gettext("The server reported an error %(code)s%(detail)s."),
+  detail: gettext(": %(detail)s"),
+  offline: gettext("Disconnected; reconnecting in %(seconds)s s …"),
+}));
+
+const say = (template, values) => interpolate(template, values, true);
 
 export class TraceStream {
   /**
@@ -40,7 +63,7 @@ export class TraceStream {
 
   connect() {
     this.stopped = false;
-    this._status("connecting", "Connecting to the trace stream …");
+    this._status("connecting", S().connecting);
     const socket = new WebSocket(this.url);
     this.socket = socket;
     socket.addEventListener("message", (message) => {
@@ -49,7 +72,7 @@ export class TraceStream {
       if (perf && type === "frame") perf.time("frame", performance.now() - started);
     });
     socket.addEventListener("close", (close) => this._closed(close));
-    socket.addEventListener("error", () => this._status("error", "The trace stream failed."));
+    socket.addEventListener("error", () => this._status("error", S().failed));
   }
 
   close() {
@@ -72,7 +95,7 @@ export class TraceStream {
     try {
       message = JSON.parse(data);
     } catch {
-      this.handlers.onNote?.("The server sent something that is not JSON; ignored.");
+      this.handlers.onNote?.(S().notJSON);
       return null;
     }
     switch (message.type) {
@@ -98,12 +121,12 @@ export class TraceStream {
     this.retry = 0;
     if (this.last !== null && typeof hello.last_seq === "number" && hello.last_seq < this.last) {
       // The server's history restarted below what we hold: start from now.
-      this.handlers.onNote?.(`The server's trace restarted (seq ${hello.last_seq} < ${this.last}); following from now.`);
+      this.handlers.onNote?.(say(S().restarted, { seq: hello.last_seq, last: this.last }));
       this.last = null;
     }
     const since = this.handlers.onHello?.(hello, this.last);
     this.resyncing = false;
-    this._status("live", "Live");
+    this._status("live", S().live);
     if ((since === "state" || this.awaitingState) && this.last === null) {
       this.requestState();
       return;
@@ -135,15 +158,15 @@ export class TraceStream {
     if (this.last !== null && first > this.last + 1) {
       if (!this.resyncing) {
         this.resyncing = true;
-        this.handlers.onNote?.(`Missed events ${this.last + 1}–${first - 1}; asking the server for them.`);
-        this._status("resync", "Catching up …");
+        this.handlers.onNote?.(say(S().missed, { first: this.last + 1, last: first - 1 }));
+        this._status("resync", S().catchingUp);
         this.send({ action: "resync", since: this.last });
       }
       return;
     }
     if (this.resyncing) {
       this.resyncing = false;
-      this._status("live", "Live");
+      this._status("live", S().live);
     }
     const floor = this.last ?? first - 1;
     const events = (frame.events || []).filter((event) => typeof event.seq === "number" && event.seq > floor);
@@ -158,36 +181,39 @@ export class TraceStream {
 
   _error(error) {
     if (error.code === 410) {
-      this.handlers.onNote?.("The server no longer holds the events we asked for; starting again from the cluster's state now.");
+      this.handlers.onNote?.(S().gone);
       this.requestState();
       return;
     }
     if (error.code === 501 && this.awaitingState) {
       // A process that only mirrors the cluster has no store to read its state from.
-      this.handlers.onNote?.(`${error.message}; following the trace from now without it.`);
+      this.handlers.onNote?.(say(S().noState, { error: error.message }));
       this.awaitingState = false;
       this.send({ action: "subscribe", since: null });
       return;
     }
     if (error.code === 4403 || error.code === 4404) {
       this.refused = true;
-      const why = error.code === 4403 ? "You may not watch this cluster" : "There is no such cluster";
-      this._status("refused", `${why}${error.message ? `: ${error.message}` : ""}.`);
+      const forbidden = error.code === 4403;
+      const detail = error.message;
+      const text = detail ? say(forbidden ? S().forbiddenWhy : S().noClusterWhy, { detail }) : forbidden ? S().forbidden : S().noCluster;
+      this._status("refused", text);
       return;
     }
-    this.handlers.onNote?.(`The server reported an error ${error.code ?? ""}${error.message ? `: ${error.message}` : ""}.`);
+    const detail = error.message ? say(S().detail, { detail: error.message }) : "";
+    this.handlers.onNote?.(say(S().error, { code: error.code ?? "", detail }));
   }
 
   _closed(close) {
     this.socket = null;
     if (this.stopped) return;
     if (this.refused || close.code === 4403 || close.code === 4404) {
-      if (!this.refused) this._status("refused", close.code === 4403 ? "You may not watch this cluster." : "There is no such cluster.");
+      if (!this.refused) this._status("refused", close.code === 4403 ? S().forbidden : S().noCluster);
       return;
     }
     const delay = Math.min(10000, 500 * 2 ** this.retry);
     this.retry += 1;
-    this._status("offline", `Disconnected; reconnecting in ${Math.round(delay / 1000)} s …`);
+    this._status("offline", say(S().offline, { seconds: Math.round(delay / 1000) }));
     this.timer = setTimeout(() => this.connect(), delay);
   }
 }

@@ -20,6 +20,7 @@
 // live model waits aside while live events queue, until "Back to live".
 
 import { Controls, readHash, selectionKey, writeHash } from "./controls.js";
+import { gettext, interpolate, lazy, ngettext } from "./i18n.js";
 import { eventSection, requestSections } from "./details.js";
 import { EtcdPanel } from "./etcd.js";
 import { Background } from "./background.js";
@@ -31,10 +32,62 @@ import { TraceStream, sameOriginSocketURL } from "./stream.js";
 import { BASE_DELAY, Timeline } from "./timeline.js";
 import { TopologyView, storedNodeWords } from "./view.js";
 
-const TIMING_NOTES = {
-  classroom: "classroom: Kubernetes' timers, five times faster (same ratios)",
-  upstream: "upstream: Kubernetes' default timers",
-};
+/** The page's words, looked up once (i18n.js). */
+const P = lazy(() => ({
+  timing: {
+    classroom: gettext("classroom: Kubernetes' timers, five times faster (same ratios)"),
+    upstream: gettext("upstream: Kubernetes' default timers"),
+  },
+  quiet: {
+    "node-lease": "Lease",
+    "leader-lease": "Lease",
+    "master-lease": gettext("master lease"),
+    heartbeat: gettext("status"),
+    informer: gettext("re-watch"),
+    resync: gettext("resync"),
+    "proxy-resync": gettext("re-sync"),
+  },
+  inspector: gettext("Inspector"),
+  selectHint: gettext("Select a packet, a node, a watch line or a line of the narration to see its events and causal chain."),
+  request: gettext("Request: %(request)s"),
+  requestGone: gettext("Request (no longer held)"),
+  from: gettext("from"),
+  path: gettext("path"),
+  answer: gettext("answer"),
+  answerIn: gettext("%(code)s in %(ms)s ms"),
+  refusedAt: gettext("refused at"),
+  clientWasTold: gettext("client was told"),
+  wroteRevision: gettext("wrote revision"),
+  node: gettext("Node: %(node)s"),
+  state: gettext("state"),
+  leaderLease: gettext("leader-election Lease"),
+  heldBy: gettext("held by %(holder)s"),
+  notHeld: gettext("not held"),
+  inBackground: gettext("in the background"),
+  nodeObject: gettext("Node object as etcd holds it"),
+  nodeObjectAt: gettext("Node object at revision %(revision)s"),
+  pods: gettext("pods"),
+  controllers: gettext("controllers"),
+  revision: gettext("revision"),
+  compactedBelow: gettext("compacted below"),
+  watches: gettext("Watches: %(edge)s"),
+  delivered: gettext("%(resource)s: %(count)s event(s) delivered"),
+  event: gettext("Event #%(seq)s: %(type)s"),
+  eventGone: gettext("Event #%(seq)s (no longer held)"),
+  says: gettext("says"),
+  rewindTo: gettext("Rewind to revision %(revision)s"),
+  rewindTitle: gettext("The diagram and the etcd panel show the cluster as it was at this revision"),
+  rawEvent: gettext("Raw event"),
+  rawEvents: gettext("Raw events (%(count)s)"),
+  scheduling: gettext("Scheduling %(pod)s: each node's filters and score"),
+  skipped: gettext(" (skipped, nothing to check for this pod: %(plugins)s)"),
+  columns: [gettext("node"), gettext("fits?"), gettext("filters that failed"), gettext("score")],
+  chosen: gettext(" ✓ chosen"),
+  yes: gettext("yes"),
+  no: gettext("no"),
+}));
+
+const say = (template, values) => interpolate(template, values, true);
 
 /** The revision a selection names in the store (a write, a watch event, a request that wrote), or null. */
 function revisionOf(model, selection) {
@@ -50,29 +103,22 @@ function revisionOf(model, selection) {
 /** The short line a part shows for its most frequent background activity: `Lease 2 s`. */
 function quietLabel(activity) {
   if (!activity) return "";
-  const what =
-    {
-      "node-lease": "Lease",
-      "leader-lease": "Lease",
-      "master-lease": "master lease",
-      heartbeat: "status",
-      informer: "re-watch",
-      resync: "resync",
-      "proxy-resync": "re-sync",
-    }[activity.kind] || activity.kind;
+  const labels = P().quiet;
+  const what = (Object.hasOwn(labels, activity.kind) && labels[activity.kind]) || activity.kind;
   // Seconds, one decimal: the line is short (the inspector has the sentence).
   return activity.every ? `${what} ${Number(activity.every.toFixed(1))} s` : what;
 }
 
 function renderInspector(root, model, selection, { showRevision } = {}) {
+  const T = P();
   const title = root.querySelector("[data-inspector=title]");
   const body = root.querySelector("[data-inspector=body]");
   body.replaceChildren();
   if (!selection) {
-    title.textContent = "Inspector";
+    title.textContent = T.inspector;
     const hint = document.createElement("p");
     hint.className = "muted";
-    hint.textContent = "Select a packet, a node, a watch line or a line of the narration to see its events and causal chain.";
+    hint.textContent = T.selectHint;
     body.append(hint);
     return;
   }
@@ -80,47 +126,47 @@ function renderInspector(root, model, selection, { showRevision } = {}) {
   const facts = [];
   if (selection.request) {
     const request = model.requests.get(selection.request);
-    title.textContent = request ? `Request: ${requestTitle(request)}` : "Request (no longer held)";
+    title.textContent = request ? say(T.request, { request: requestTitle(request) }) : T.requestGone;
     if (request) {
-      facts.push(["from", nodeName(request.from)], ["Audit-ID", request.id], ["path", `${request.method} ${request.path}`]);
-      if (request.code !== null) facts.push(["answer", `${request.code} in ${((request.duration ?? 0) * 1000).toFixed(1)} ms`]);
-      if (request.stoppedAt) facts.push(["refused at", `${request.stoppedAt}: ${request.reason}`]);
-      if (request.rbac && !request.rbac.allowed && request.rbac.message) facts.push(["client was told", request.rbac.message]);
-      if (request.revisions.length) facts.push(["wrote revision", request.revisions.join(", ")]);
+      facts.push([T.from, nodeName(request.from)], ["Audit-ID", request.id], [T.path, `${request.method} ${request.path}`]);
+      if (request.code !== null) facts.push([T.answer, say(T.answerIn, { code: request.code, ms: ((request.duration ?? 0) * 1000).toFixed(1) })]);
+      if (request.stoppedAt) facts.push([T.refusedAt, `${request.stoppedAt}: ${request.reason}`]);
+      if (request.rbac && !request.rbac.allowed && request.rbac.message) facts.push([T.clientWasTold, request.rbac.message]);
+      if (request.revisions.length) facts.push([T.wroteRevision, request.revisions.join(", ")]);
     }
     events = model.eventsOfRequest(selection.request);
     if (request) body.append(...requestSections(request, events));
   } else if (selection.node) {
     const node = model.nodes.get(selection.node);
-    title.textContent = `Node: ${nodeName(selection.node)}`;
+    title.textContent = say(T.node, { node: nodeName(selection.node) });
     if (node) {
-      if (node.state) facts.push(["state", node.state]);
-      if (node.leader !== undefined) facts.push(["leader-election Lease", node.leader ? `held by ${node.leader}` : "not held"]);
-      if (node.quiet) facts.push(["in the background", node.quiet]);
+      if (node.state) facts.push([T.state, node.state]);
+      if (node.leader !== undefined) facts.push([T.leaderLease, node.leader ? say(T.heldBy, { holder: node.leader }) : T.notHeld]);
+      if (node.quiet) facts.push([T.inBackground, node.quiet]);
       if (node.stored) {
-        const when = model.storeRevision === null ? "as etcd holds it" : `at revision ${model.storeRevision}`;
-        facts.push([`Node object ${when}`, storedNodeWords(node.stored)]);
+        const term = model.storeRevision === null ? T.nodeObject : say(T.nodeObjectAt, { revision: model.storeRevision });
+        facts.push([term, storedNodeWords(node.stored)]);
       }
-      if (node.pods.size && !selection.pods) facts.push(["pods", [...node.pods.values()].map((p) => `${p.key} (${p.phase}${p.deleting ? ", Terminating" : ""})`).join(", ")]);
+      if (node.pods.size && !selection.pods) facts.push([T.pods, [...node.pods.values()].map((p) => `${p.key} (${p.phase}${p.deleting ? ", Terminating" : ""})`).join(", ")]);
       if (node.pods.size && selection.pods) body.append(podListSection(nodeName(selection.node), [...node.pods.values()]));
-      if (node.controllers.size) facts.push(["controllers", [...node.controllers].join(", ")]);
-      if (selection.node === "etcd") facts.push(["revision", String(model.revision)], ["compacted below", String(model.compacted || "–")]);
+      if (node.controllers.size) facts.push([T.controllers, [...node.controllers].join(", ")]);
+      if (selection.node === "etcd") facts.push([T.revision, String(model.revision)], [T.compactedBelow, String(model.compacted || "–")]);
     }
     events = [...model.events.values()].filter((e) => e.from === selection.node || e.to === selection.node).slice(-20);
   } else if (selection.watch) {
-    title.textContent = `Watches: ${selection.watch.replace("->", " → ")}`;
+    title.textContent = say(T.watches, { edge: selection.watch.replace("->", " → ") });
     const [from, to] = selection.watch.split("->");
     for (const watch of model.watches.values()) {
-      if (watch.from === from && watch.to === to) facts.push([watch.watch, `${watch.resource || "?"}: ${watch.delivered} event(s) delivered`]);
+      if (watch.from === from && watch.to === to) facts.push([watch.watch, say(T.delivered, { resource: watch.resource || "?", count: watch.delivered })]);
     }
     events = [...model.events.values()]
       .filter((e) => e.type.startsWith("watch.") && e.from === from && e.to === to)
       .slice(-20);
   } else if (typeof selection.seq === "number") {
     const event = model.events.get(selection.seq);
-    title.textContent = event ? `Event #${event.seq}: ${event.type}` : `Event #${selection.seq} (no longer held)`;
+    title.textContent = event ? say(T.event, { seq: event.seq, type: event.type }) : say(T.eventGone, { seq: selection.seq });
     if (event) {
-      facts.push(["says", describe(event, model)]);
+      facts.push([T.says, describe(event, model)]);
       events = [event];
       if (event.type === "scheduler.decision") body.append(schedulerTable(event));
       const detail = eventSection(event);
@@ -136,8 +182,8 @@ function renderInspector(root, model, selection, { showRevision } = {}) {
     const button = document.createElement("button");
     button.type = "button";
     button.dataset.inspector = "show-revision";
-    button.textContent = `Rewind to revision ${revision}`;
-    button.title = "The diagram and the etcd panel show the cluster as it was at this revision";
+    button.textContent = say(T.rewindTo, { revision });
+    button.title = T.rewindTitle;
     button.addEventListener("click", () => showRevision(revision));
     body.prepend(button);
   }
@@ -153,7 +199,7 @@ function renderInspector(root, model, selection, { showRevision } = {}) {
     body.prepend(list);
   }
   const heading = document.createElement("h3");
-  heading.textContent = events.length === 1 ? "Raw event" : `Raw events (${events.length})`;
+  heading.textContent = events.length === 1 ? T.rawEvent : say(T.rawEvents, { count: events.length });
   const pre = document.createElement("pre");
   pre.tabIndex = 0;
   pre.textContent = events.map((event) => JSON.stringify(event, null, 1)).join("\n");
@@ -164,14 +210,15 @@ function schedulerTable(event) {
   const table = document.createElement("table");
   table.className = "scheduler-table";
   const caption = document.createElement("caption");
-  caption.textContent = `Scheduling ${event.pod}: each node's filters and score`;
+  const T = P();
+  caption.textContent = say(T.scheduling, { pod: event.pod });
   const skipped = [...((event.skipped || {}).filters || []), ...((event.skipped || {}).scores || [])];
   if (skipped.length) {
-    caption.textContent += ` (skipped, nothing to check for this pod: ${[...new Set(skipped)].join(", ")})`;
+    caption.textContent += say(T.skipped, { plugins: [...new Set(skipped)].join(", ") });
   }
   table.append(caption);
   const head = table.createTHead().insertRow();
-  for (const label of ["node", "fits?", "filters that failed", "score"]) {
+  for (const label of T.columns) {
     const th = document.createElement("th");
     th.scope = "col";
     th.textContent = label;
@@ -183,8 +230,8 @@ function schedulerTable(event) {
     const failed = Object.entries(verdict.filters || {})
       .filter(([, result]) => result.code && result.code !== "Success")
       .map(([plugin, result]) => `${plugin}: ${(result.reasons || []).join("; ") || result.code}`);
-    const chosen = name === event.chosen ? " ✓ chosen" : "";
-    for (const value of [`${name}${chosen}`, verdict.feasible ? "yes" : "no", failed.join(", ") || "–", String(verdict.total ?? "–")]) {
+    const chosen = name === event.chosen ? T.chosen : "";
+    for (const value of [`${name}${chosen}`, verdict.feasible ? T.yes : T.no, failed.join(", ") || "–", String(verdict.total ?? "–")]) {
       row.insertCell().textContent = value;
     }
   }
@@ -287,7 +334,9 @@ export function start(root) {
     if (!toldAboutBackground && background.nodes().length && !timeline.showBackground) {
       toldAboutBackground = true;
       narration.note(
-        "The cluster's own periodic traffic (Lease renewals, node heartbeats, re-watches, resyncs) is folded into a quiet line on the parts that do it; its effects are drawn, not animated. Tick “Show background traffic” (b) to see each one.",
+        gettext(
+          "The cluster's own periodic traffic (Lease renewals, node heartbeats, re-watches, resyncs) is folded into a quiet line on the parts that do it; its effects are drawn, not animated. Tick “Show background traffic” (b) to see each one.",
+        ),
       );
     }
   };
@@ -304,7 +353,7 @@ export function start(root) {
     const first = events[0].seq;
     const last = events[events.length - 1].seq;
     if (restoring) {
-      narration.note(`Caught up with ${events.length} earlier events (#${first}–#${last}) without animating them.`);
+      narration.note(say(gettext("Caught up with %(count)s earlier events (#%(first)s–#%(last)s) without animating them."), { count: events.length, first, last }));
       return;
     }
     const news = events.filter((_, i) => kinds[i] !== "background" || timeline.showBackground);
@@ -323,7 +372,7 @@ export function start(root) {
   const timeline = new Timeline({ play, skip, changed, kind: kindOf, recheck });
   const showBackground = (show) => {
     timeline.setShowBackground(show);
-    narration.note(show ? "Showing background traffic event by event." : "Background traffic is folded again.");
+    narration.note(show ? gettext("Showing background traffic event by event.") : gettext("Background traffic is folded again."));
   };
   rewind = new Rewind({
     url: config.etcd,
@@ -387,7 +436,8 @@ export function start(root) {
     onHello(hello) {
       if (setStages(hello.stages)) view.drawStages(STAGES);
       const profile = hello.timing || config.timing;
-      timing.textContent = TIMING_NOTES[profile] || profile;
+      const notes = P().timing;
+      timing.textContent = (Object.hasOwn(notes, profile) && notes[profile]) || profile;
       timing.dataset.profile = profile;
       if (hash.revision !== null) {
         // The live page starts from the state as always; once it has it, it rewinds to the revision.
@@ -409,11 +459,17 @@ export function start(root) {
       if (rewindTo !== null) rewindAfter = state.seq;
       if (!rewind.active) view.setModel(model);
       const objects = state.objects || {};
-      const count = (n, what) => `${n} ${what}${n === 1 ? "" : what.endsWith("ch") ? "es" : "s"}`;
+      const nodes = (objects.nodes || []).length;
+      const pods = (objects.pods || []).length;
+      const watches = (state.watches || []).length;
       narration.note(
-        `Drew the cluster as etcd holds it at revision ${state.revision}: ${count((objects.nodes || []).length, "node")}, ` +
-          `${count((objects.pods || []).length, "pod")}, ${count((state.watches || []).length, "open watch")}` +
-          `; following its trace from event #${state.seq + 1} on.`,
+        say(gettext("Drew the cluster as etcd holds it at revision %(revision)s: %(nodes)s, %(pods)s, %(watches)s; following its trace from event #%(seq)s on."), {
+          revision: state.revision,
+          nodes: say(ngettext("%(count)s node", "%(count)s nodes", nodes), { count: nodes }),
+          pods: say(ngettext("%(count)s pod", "%(count)s pods", pods), { count: pods }),
+          watches: say(ngettext("%(count)s open watch", "%(count)s open watches", watches), { count: watches }),
+          seq: state.seq + 1,
+        }),
       );
       changed();
       rewindWhenCaughtUp();
@@ -428,7 +484,7 @@ export function start(root) {
       }
     },
     onSummary(summary) {
-      narration.note(summary.text || `${summary.last - summary.first + 1} events left out by the server`, "summary");
+      narration.note(summary.text || say(gettext("%(count)s events left out by the server"), { count: summary.last - summary.first + 1 }), "summary");
       // The model missed those events: start again from the cluster's state now (a deep link's history
       // replay has nothing to start again from, so it keeps what it has).
       if (hash.paused === null && rewindTo === null) stream.requestState();

@@ -15,7 +15,8 @@
 // was at a revision, and back); nodes keep the places they had, so nothing jumps. `setPast(revision)`
 // says in the diagram itself, in words, that it shows that revision and not now.
 
-import { STAGES, STAGE_NAMES, parseNodeId, requestTitle } from "./model.js";
+import { gettext, interpolate, lazy, ngettext, pgettext } from "./i18n.js";
+import { STAGES, parseNodeId, requestTitle, stageName } from "./model.js";
 import { nodeName } from "./narration.js";
 import { podState, podStateWords, podSuffix, sortedPods } from "./pods.js";
 
@@ -61,12 +62,49 @@ export const VERB_SHORT = {
   deletecollection: "DELETE*",
 };
 
+/** The diagram's words, looked up once (i18n.js): `S().revision`. */
+const S = lazy(() => ({
+  user: gettext("user %(name)s"),
+  webhook: gettext("webhook %(name)s"),
+  noNodeObject: gettext("no Node object"),
+  readyUnknown: gettext("Ready unknown"),
+  noReady: gettext("no Ready condition"),
+  cordoned: gettext("%(ready)s, cordoned"),
+  inFlight: gettext("requests in flight"),
+  past: gettext("⏪ Revision %(revision)s: the cluster as it was then, not now"),
+  apiserver: gettext("kube-apiserver: the hub every request passes"),
+  etcd: gettext("etcd: the store, one revision per write"),
+  noRevision: gettext("revision –"),
+  revision: gettext("revision %(revision)s%(then)s%(compacted)s"),
+  then: gettext(" (then)"),
+  compactedBelow: gettext(" (compacted < %(revision)s)"),
+  stage: gettext("Pipeline stage %(number)s: %(stage)s"),
+  controller: gettext("%(controller)s controller"),
+  waiting: gettext("Waiting for the scheduler: %(pods)s"),
+  leader: gettext("leader"),
+  noLeader: gettext("no leader"),
+  // Pieces of a part's label for screen readers, each with its own punctuation.
+  colon: gettext(": %(detail)s"),
+  comma: gettext(", %(detail)s"),
+  stop: gettext(". %(detail)s"),
+  separator: pgettext("between the parts of a list", "; "),
+  podWords: gettext(", %(count)s pod(s)%(pods)s"),
+  pod: gettext("pod %(pod)s (%(state)s)"),
+  packet: gettext("request %(request)s from %(client)s"),
+  packetTitle: gettext("%(request)s from %(client)s"),
+  refused: gettext("✕ Refused at %(stage)s: %(reason)s"),
+  noReason: gettext("no reason given"),
+  watches: gettext("%(count)s watch(es) from %(from)s to %(to)s"),
+}));
+
+const say = (template, values) => interpolate(template, values, true);
+
 /** A node's Node object as the store held it (rewound only): `Ready`, `NotReady, cordoned` ... */
 export function storedNodeWords(stored) {
   if (!stored) return "";
-  if (stored.missing) return "no Node object";
-  const ready = { True: "Ready", False: "NotReady", Unknown: "Ready unknown" }[stored.ready] || "no Ready condition";
-  return stored.unschedulable ? `${ready}, cordoned` : ready;
+  if (stored.missing) return S().noNodeObject;
+  const ready = { True: "Ready", False: "NotReady", Unknown: S().readyUnknown }[stored.ready] || S().noReady;
+  return stored.unschedulable ? say(S().cordoned, { ready }) : ready;
 }
 
 /** Room for a pod chip's label, and its width guessed without layout (9px text, a glyph before it). */
@@ -75,6 +113,11 @@ function chipTextWidth(name) {
   let ems = 0;
   for (const char of name) ems += /[mwMW]/.test(char) ? 1.55 : /[ijlftr1.:|'!-]/.test(char) ? 0.6 : 1;
   return 9 + ems * 5.6;
+}
+
+/** A watch line's label: `2 watches`. */
+function watchCount(count) {
+  return say(ngettext("%(count)s watch", "%(count)s watches", count), { count });
 }
 
 function lane(id) {
@@ -103,7 +146,7 @@ export class TopologyView {
     this.layers = {
       edges: el("g", { class: "layer-edges" }, svg),
       nodes: el("g", { class: "layer-nodes" }, svg),
-      packets: el("g", { class: "layer-packets", "aria-label": "requests in flight" }, svg),
+      packets: el("g", { class: "layer-packets", "aria-label": S().inFlight }, svg),
     };
     // What a chapter's step points at (`spotlight`): drawn under the nodes, over nothing else.
     this.spotlightLayer = el("g", { class: "layer-spotlight", "aria-hidden": "true" });
@@ -142,7 +185,7 @@ export class TopologyView {
   setPast(revision) {
     const past = typeof revision === "number";
     this.svg.classList.toggle("past", past);
-    this.pastText.textContent = past ? `⏪ Revision ${revision}: the cluster as it was then, not now` : "";
+    this.pastText.textContent = past ? say(S().past, { revision }) : "";
     this._drawRevision();
   }
 
@@ -161,7 +204,7 @@ export class TopologyView {
   // -- the fixed parts: API server with its stage strip, etcd, scheduler, controller manager --------
 
   _drawSkeleton() {
-    const api = this._item("apiserver", "node apiserver", "kube-apiserver: the hub every request passes");
+    const api = this._item("apiserver", "node apiserver", S().apiserver);
     el("rect", { x: API.x, y: API.y, width: API.w, height: API.h, rx: 10, class: "box" }, api);
     text(api, API.x + 12, API.y + 20, "kube-apiserver", { class: "title" });
     this.stageCells = new Map();
@@ -170,14 +213,14 @@ export class TopologyView {
     this.refusal = text(api, API.x + 12, API.y + API.h - 6, "", { class: "refusal" });
     this.nodeElements.set("apiserver", api);
 
-    const etcd = this._item("etcd", "node etcd", "etcd: the store, one revision per write");
+    const etcd = this._item("etcd", "node etcd", S().etcd);
     el("ellipse", { cx: ETCD.x + ETCD.w / 2, cy: ETCD.y + 12, rx: ETCD.w / 2, ry: 12, class: "box" }, etcd);
     el("path", {
       d: `M${ETCD.x},${ETCD.y + 12} v${ETCD.h - 24} a${ETCD.w / 2},12 0 0 0 ${ETCD.w},0 v${-(ETCD.h - 24)}`,
       class: "box",
     }, etcd); // prettier-ignore
     text(etcd, ETCD.x + ETCD.w / 2, ETCD.y + 46, "etcd", { class: "title", "text-anchor": "middle" });
-    this.revisionText = text(etcd, ETCD.x + ETCD.w / 2, ETCD.y + 66, "revision –", {
+    this.revisionText = text(etcd, ETCD.x + ETCD.w / 2, ETCD.y + 66, S().noRevision, {
       class: "small",
       "text-anchor": "middle",
     });
@@ -198,13 +241,13 @@ export class TopologyView {
     this.stageCells = new Map();
     this.cellWidth = Math.min(STRIP.cell, Math.floor((API.w - 24) / Math.max(1, stages.length)));
     stages.forEach((stage, i) => {
-      const name = STAGE_NAMES[stage] || stage;
+      const name = stageName(stage);
       const cell = el("g", { class: "stage", "data-stage": stage }, this.stripLayer);
       const x = STRIP.x + i * this.cellWidth;
       el("rect", { x, y: STRIP.y, width: this.cellWidth - 4, height: STRIP.h, rx: 4 }, cell);
       const label = text(cell, 0, 0, name, { class: "stage-label" });
       label.setAttribute("transform", `translate(${x + this.cellWidth / 2 + 2} ${STRIP.y + STRIP.h - 8}) rotate(-90)`);
-      el("title", {}, cell).textContent = `Pipeline stage ${i + 1}: ${name}`;
+      el("title", {}, cell).textContent = say(S().stage, { number: i + 1, stage: name });
       this.stageCells.set(stage, cell);
     });
   }
@@ -278,7 +321,7 @@ export class TopologyView {
     if (kind === "kube-proxy") {
       this.drawNode(`kubelet:${name}`);
       const box = this.place(id);
-      const group = this._item(id, "node kube-proxy", `kube-proxy on ${name}`);
+      const group = this._item(id, "node kube-proxy", nodeName(id));
       el("rect", { x: box.x + 8, y: box.y + box.h - 26, width: 84, height: 20, rx: 4, class: "box" }, group);
       text(group, box.x + 14, box.y + box.h - 12, "kube-proxy", { class: "small" });
       this.nodeElements.set(id, group);
@@ -288,8 +331,9 @@ export class TopologyView {
     this._grow(box.y + box.h);
     const group = this._item(id, `node ${kind}`, nodeName(id));
     if (this.spotlit?.nodes.includes(id)) group.classList.add("spotlit");
+    if (this.spotlit?.edges.some((edge) => edge.includes(id))) queueMicrotask(() => this.spotlight(this.spotlit));
     el("rect", { x: box.x, y: box.y, width: box.w, height: box.h, rx: 8, class: "box" }, group);
-    const title = kind === "kubelet" ? name : kind === "user" ? `user ${name}` : kind === "webhook" ? `webhook ${name}` : id;
+    const title = kind === "kubelet" ? name : kind === "user" ? say(S().user, { name }) : kind === "webhook" ? say(S().webhook, { name }) : id;
     text(group, box.x + 10, box.y + 18, title, { class: "title" });
     if (kind === "kubelet") {
       text(group, box.x + box.w - 10, box.y + 18, "kubelet", { class: "small", "text-anchor": "end" });
@@ -333,8 +377,9 @@ export class TopologyView {
   _drawUnscheduled() {
     const pods = this.model.unscheduledPods ? this.model.unscheduledPods() : [];
     const names = pods.map((pod) => pod.key);
-    this.unscheduledText.textContent = pods.length ? `${pods.length} pod${pods.length === 1 ? "" : "s"} to schedule` : "";
-    this.unscheduledTitle.textContent = pods.length ? `Waiting for the scheduler: ${names.join(", ")}` : "";
+    const count = pods.length;
+    this.unscheduledText.textContent = count ? say(ngettext("%(count)s pod to schedule", "%(count)s pods to schedule", count), { count }) : "";
+    this.unscheduledTitle.textContent = count ? say(S().waiting, { pods: names.join(", ") }) : "";
   }
 
   _drawState(id) {
@@ -344,11 +389,12 @@ export class TopologyView {
     const faults = node.faults?.size ? ` ⚠ ${[...node.faults].join(", ")}` : "";
     const stored = storedNodeWords(node.stored);
     // Short: it shares the box's bottom line with nothing else (the Lease's holder is in the inspector).
-    const leads = node.leader === undefined ? "" : node.leader ? "leader" : "no leader";
+    const leads = node.leader === undefined ? "" : node.leader ? S().leader : S().noLeader;
     const words = [node.state, stored, leads].filter(Boolean).join(" · ");
     group.stateText.textContent = `${words}${faults}`;
-    const quiet = node.quiet ? `. ${node.quiet}` : "";
-    group.setAttribute("aria-label", `${nodeName(id)}${words ? `, ${words}` : ""}${faults}${group.podWords ?? ""}${quiet}`);
+    const state = words ? say(S().comma, { detail: words }) : "";
+    const quiet = node.quiet ? say(S().stop, { detail: node.quiet }) : "";
+    group.setAttribute("aria-label", `${nodeName(id)}${state}${faults}${group.podWords ?? ""}${quiet}`);
   }
 
   /**
@@ -380,13 +426,14 @@ export class TopologyView {
         label.setAttribute("lengthAdjust", "spacingAndGlyphs");
       }
       // As before (tests/browser/test_rewind.py reads these titles); the group's aria-label has the words.
-      el("title", {}, chip).textContent = `pod ${pod.key} (${pod.state})`;
+      el("title", {}, chip).textContent = say(S().pod, { pod: pod.key, state: pod.state });
     });
     if (pods.length > shown.length) this._drawMorePods(id, group, at(shown.length), pods.length - shown.length);
     // The keyboard's and screen reader's way to every pod and its state: the group's label, which
     // _drawState writes (its state, then these words).
-    const listed = pods.map((pod) => `${pod.key} ${podStateWords(pod)}`).join("; ");
-    group.podWords = `, ${pods.length} pod(s)${listed ? `: ${listed}` : ""}`;
+    const listed = pods.map((pod) => `${pod.key} ${podStateWords(pod)}`).join(S().separator);
+    const count = pods.length;
+    group.podWords = say(S().podWords, { count, pods: listed ? say(S().colon, { detail: listed }) : "" });
     this._drawState(id);
   }
 
@@ -398,11 +445,14 @@ export class TopologyView {
       tabindex: 0,
       role: "button",
       "data-pods-more": id,
-      "aria-label": `${count} more pod${count === 1 ? "" : "s"} on ${name}: show them all`,
+      "aria-label": say(ngettext("%(count)s more pod on %(node)s: show them all", "%(count)s more pods on %(node)s: show them all", count), { count, node: name }),
     }, group.podLayer); // prettier-ignore
     el("rect", { x, y, width: 44, height: 18, rx: 4 }, more);
     text(more, x + 22, y + 12.5, `+${count}`, { class: "chip-label", "text-anchor": "middle" });
-    el("title", {}, more).textContent = `${count} more pod${count === 1 ? "" : "s"}: show them all in the inspector`;
+    el("title", {}, more).textContent = say(
+      ngettext("%(count)s more pod: show them all in the inspector", "%(count)s more pods: show them all in the inspector", count),
+      { count },
+    );
     const show = (event) => {
       event.stopPropagation();
       this.onSelect?.({ node: id, pods: true });
@@ -433,7 +483,7 @@ export class TopologyView {
         class: "chip-label",
         "text-anchor": "middle",
       });
-      el("title", {}, chip).textContent = `${controller} controller`;
+      el("title", {}, chip).textContent = say(S().controller, { controller });
       group.controllerChips.set(controller, chip);
     });
   }
@@ -519,10 +569,10 @@ export class TopologyView {
 
   _drawRevision() {
     const { revision, compacted } = this.model;
-    const then = this.svg.classList.contains("past") ? " (then)" : "";
+    const then = this.svg.classList.contains("past") ? S().then : "";
     this.revisionText.textContent = revision
-      ? `revision ${revision}${then}${compacted ? ` (compacted < ${compacted})` : ""}`
-      : "revision –";
+      ? say(S().revision, { revision, then, compacted: compacted ? say(S().compactedBelow, { revision: compacted }) : "" })
+      : S().noRevision;
   }
 
   _flash(element) {
@@ -585,11 +635,11 @@ export class TopologyView {
       tabindex: 0,
       role: "button",
       "data-request": id,
-      "aria-label": `request ${requestTitle(request)} from ${nodeName(request.from)}`,
+      "aria-label": say(S().packet, { request: requestTitle(request), client: nodeName(request.from) }),
     }, this.layers.packets); // prettier-ignore
     el("rect", { x: -24, y: -9, width: 48, height: 18, rx: 9 }, group);
     group.label = text(group, 0, 4, verb, { class: "packet-label", "text-anchor": "middle" });
-    el("title", {}, group).textContent = `${requestTitle(request)} from ${nodeName(request.from)}`;
+    el("title", {}, group).textContent = say(S().packetTitle, { request: requestTitle(request), client: nodeName(request.from) });
     const select = () => this.onSelect?.({ request: id });
     group.addEventListener("click", select);
     group.addEventListener("keydown", (event) => {
@@ -627,7 +677,7 @@ export class TopologyView {
       const request = this.model.requests.get(id);
       group.classList.add("denied");
       group.label.textContent = "✕ DENY";
-      this.refusal.textContent = `✕ Refused at ${STAGE_NAMES[stage] || stage}: ${request?.reason || "no reason given"}`;
+      this.refusal.textContent = say(S().refused, { stage: stageName(stage), reason: request?.reason || S().noReason });
       if (cell) this._later(this.duration * 8, () => cell.classList.remove("denied-here"));
     }
   }
@@ -698,9 +748,9 @@ export class TopologyView {
   }
 
   _labelEdge(edge, watch) {
-    const n = edge.watches.size;
-    edge.label.textContent = `${n} watch${n === 1 ? "" : "es"}`;
-    edge.group.setAttribute("aria-label", `${n} watch(es) from ${nodeName(watch.from)} to ${nodeName(watch.to)}`);
+    const count = edge.watches.size;
+    edge.label.textContent = watchCount(count);
+    edge.group.setAttribute("aria-label", say(S().watches, { count, from: nodeName(watch.from), to: nodeName(watch.to) }));
   }
 
   _dropWatch(watchId) {
@@ -710,7 +760,7 @@ export class TopologyView {
           edge.group.remove();
           this.watchEdges.delete(key);
         } else {
-          edge.label.textContent = `${edge.watches.size} watch${edge.watches.size === 1 ? "" : "es"}`;
+          edge.label.textContent = watchCount(edge.watches.size);
         }
       }
     }
@@ -749,6 +799,9 @@ export class TopologyView {
     for (const [id, group] of this.nodeElements) group.classList.toggle("spotlit", lit.has(id));
     this.spotlightLayer.replaceChildren();
     for (const [from, to] of this.spotlit.edges) {
+      // An end not drawn yet (the student's box before their first request) has no place: its edge
+      // is drawn when it appears (drawNode spotlights again).
+      if (!this.nodeElements.has(from) || !this.nodeElements.has(to)) continue;
       const a = this._edgePoint(from);
       const b = this._edgePoint(to);
       el("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, class: "spotlight-edge", "data-edge": `${from}->${to}` }, this.spotlightLayer);
