@@ -62,6 +62,9 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
         self._ready = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._busy = False
+        #: Starting and stopping the step's runner, one at a time: an ``open`` may arrive while the
+        #: sandbox is still starting, and both want to start the runner.
+        self._runner_lock = asyncio.Lock()
 
     # -- the socket's life ---------------------------------------------------------------------------
 
@@ -101,7 +104,7 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             return
         if action == "open" and isinstance(message.get("step"), str):
             await self._open(message["step"])
-        elif action == "check" and self.runner is not None:
+        elif action == "check" and self.runner is not None and not self.runner.done:
             await self.runner.check_now()
         elif action == "check" and self.step is not None:
             await self._open_again(self.step)
@@ -177,24 +180,33 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
         await self._open(step)
 
     async def _start_runner(self, step_id: str) -> None:
-        assert self.chapter is not None and self.access is not None
-        await self._stop_runner()
-        states = await progress.achapter_progress(
-            user=self.user, course=self.chapter.course, chapter=self.chapter.slug
-        )
-        if step_id in states and states[step_id].done:
-            return
-        step = next(s for s in self.chapter.steps if s.id == step_id)
-        self.runner = StepRunner(
-            access=self.access,
-            checker_token=await sandboxes.checker_token(cluster=self.access.cluster),
-            step=step,
-            on_verdict=self._verdict,
-            language=self.language,
-        )
-        await self.runner.start()
+        """Run ``step_id``'s check, unless it passed already or another step was opened meanwhile."""
+        assert self.chapter is not None
+        async with self._runner_lock:
+            await self._close_runner()
+            states = await progress.achapter_progress(
+                user=self.user, course=self.chapter.course, chapter=self.chapter.slug
+            )
+            if self.step != step_id or self.access is None or (step_id in states and states[step_id].done):
+                return
+            step = next(s for s in self.chapter.steps if s.id == step_id)
+            checker = await sandboxes.checker_token(cluster=self.access.cluster)
+            if self.step != step_id:  # another step was opened while the token was read
+                return
+            self.runner = StepRunner(
+                access=self.access,
+                checker_token=checker,
+                step=step,
+                on_verdict=self._verdict,
+                language=self.language,
+            )
+            await self.runner.start()
 
     async def _stop_runner(self) -> None:
+        async with self._runner_lock:
+            await self._close_runner()
+
+    async def _close_runner(self) -> None:
         runner, self.runner = self.runner, None
         if runner is not None:
             await runner.close()
@@ -231,6 +243,10 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
                 await self._progress(gettext("The solution ran. The check looks at the result."), "done")
         except solutions.SolutionFailed as error:
             await self._progress(str(error), "error")
+        except (sandboxes.SandboxUnavailable, Exception) as error:
+            logger.exception("a solution on the sandbox of %s failed", self.user)
+            with translation.override(self.language):
+                await self._progress(_unexpected(error), "error")
         finally:
             self._busy = False
 
@@ -259,6 +275,10 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             await self._send({"type": "jumped", "step": step_id})
         except solutions.SolutionFailed as error:
             await self._progress(str(error), "error")
+        except (sandboxes.SandboxUnavailable, Exception) as error:
+            logger.exception("a solution on the sandbox of %s failed", self.user)
+            with translation.override(self.language):
+                await self._progress(_unexpected(error), "error")
         finally:
             self._busy = False
 
@@ -307,10 +327,22 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
         task: asyncio.Task[None] = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(_log_failure)
 
     async def _send(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(Exception):  # the socket went away meanwhile
             await self.send(text_data=json.dumps(message))
+
+
+def _unexpected(error: Exception) -> str:
+    if isinstance(error, sandboxes.SandboxUnavailable):
+        return str(error)
+    return gettext("Something went wrong on the server; it is logged. Your progress is kept: try again.")
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("a chapter socket's task failed", exc_info=task.exception())
 
 
 def _find(course: str, chapter: str) -> content.Chapter | None:

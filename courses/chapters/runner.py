@@ -43,6 +43,10 @@ logger = logging.getLogger(__name__)
 #: that waits for nothing but its stability window is asked again.
 READ_SECONDS = 5.0
 TICK_SECONDS = 0.25
+#: How long the runner waits before looking again when its cluster is not there (restarting, waking),
+#: doubling up to the most.
+RETRY_SECONDS = 0.5
+MAX_RETRY_SECONDS = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,11 +136,22 @@ class StepRunner:
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await task
+            except asyncio.CancelledError:
+                pass
+            except Exception:
+                logger.exception(
+                    "check of step %s on %s ended with an error", self.step.id, self.access.cluster
+                )
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
+
+    @property
+    def done(self) -> bool:
+        """Whether it stopped checking: the step passed (or it was closed)."""
+        return self._task is None or self._task.done()
 
     def _evaluators(self) -> list[Evaluator]:
         return [e for e in (self.check, self.wait) if e is not None]
@@ -144,32 +159,51 @@ class StepRunner:
     # -- the loop ------------------------------------------------------------------------------------
 
     async def _run(self) -> None:
+        """Check until the step passes (then stop: a pass is latched), through whatever happens to the
+        sandbox meanwhile: a cluster that is restarting or waking is waited for, never a crash."""
+        delay = RETRY_SECONDS
+        while True:
+            try:
+                async with gateway.api_client(
+                    cluster=self.access.cluster, token=self.checker_token, read_timeout=READ_SECONDS
+                ) as client:
+                    if await self._check(client):
+                        return
+            except (gateway.NotRunning, gateway.NotServedHere) as error:
+                logger.info("check of %s waits for its cluster: %s", self.access.cluster, error)
+            except Exception:
+                logger.exception(
+                    "check of step %s on %s failed; trying again", self.step.id, self.access.cluster
+                )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, MAX_RETRY_SECONDS)
+
+    async def _check(self, client: httpx.AsyncClient) -> bool:
+        """Feed the evaluators until the check passes (True) or the trace ends (False)."""
         assert self._subscription is not None
         subscription = self._subscription
-        async with gateway.api_client(
-            cluster=self.access.cluster, token=self.checker_token, read_timeout=READ_SECONDS
-        ) as client:
-            batches: asyncio.Task[Any] | None = None
-            try:
-                while True:
-                    await self._read(client)
-                    await self._tell()
-                    if batches is None:
-                        batches = asyncio.ensure_future(subscription.next_batch())
-                    poked = asyncio.ensure_future(self._poke.wait())
-                    done, _ = await asyncio.wait(
-                        {batches, poked}, timeout=self._timeout(), return_when=asyncio.FIRST_COMPLETED
-                    )
-                    poked.cancel()
-                    self._poke.clear()
-                    if batches in done:
-                        batch, batches = batches.result(), None
-                        if batch is None:  # the trace ended: the cluster stopped
-                            return
-                        self._offer(batch)
-            finally:
-                if batches is not None:
-                    batches.cancel()
+        batches: asyncio.Future[Any] | None = None
+        try:
+            while True:
+                await self._read(client)
+                if await self._tell():
+                    return True
+                if batches is None:
+                    batches = asyncio.ensure_future(subscription.next_batch())
+                poked = asyncio.ensure_future(self._poke.wait())
+                done, _ = await asyncio.wait(
+                    {batches, poked}, timeout=self._timeout(), return_when=asyncio.FIRST_COMPLETED
+                )
+                poked.cancel()
+                self._poke.clear()
+                if batches in done:
+                    batch, batches = batches.result(), None
+                    if batch is None:  # the trace ended: the cluster stopped
+                        return False
+                    self._offer(batch)
+        finally:
+            if batches is not None:
+                batches.cancel()
 
     def _offer(self, batch: Any) -> None:
         for evaluator in self._evaluators():
@@ -200,7 +234,10 @@ class StepRunner:
             logger.warning("check of %s could not read %s: %s", self.access.cluster, read.url, error)
             return ReadResult.timed_out()
         if response.status_code == 200:
-            return ReadResult.ok(response.json())
+            try:
+                return ReadResult.ok(response.json())
+            except ValueError:
+                return ReadResult.error(500, "the API server's answer was not JSON")
         if response.status_code == 404:
             return ReadResult.not_found()
         message = ""
@@ -224,21 +261,31 @@ class StepRunner:
             return matched.last_seq if matched is not None else None
         return None
 
-    async def _tell(self) -> None:
+    async def _tell(self) -> bool:
+        """Hand the verdict on if it changed (or the student asked); whether the check passed."""
         assert self.check is not None
         now = self.clock()
         held = self.wait is not None and not self.wait.verdict(now).passed
         seen = self.check.verdict(now)
         if seen.status is Status.UNKNOWN:
             for unknown in seen.unknowns:
-                logger.info(
-                    "check of step %s on %s is unknown: %s",
-                    self.step.id,
-                    self.access.cluster,
-                    unknown.render(),
-                )
+                if unknown.code != "unknown.not_read":
+                    logger.info(
+                        "check of step %s on %s is unknown: %s",
+                        self.step.id,
+                        self.access.cluster,
+                        unknown.render(),
+                    )
         with translation.override(self.language):
             verdict = page_verdict(seen, held=held, at=self._moment())
         if verdict != self._last or self._force:
             self._last, self._force = verdict, False
-            await self.on_verdict(self.step.id, verdict)
+            try:
+                await self.on_verdict(self.step.id, verdict)
+            except Exception:  # recording it failed: said again on the next change or "Check"
+                logger.exception(
+                    "the verdict of step %s on %s was not taken", self.step.id, self.access.cluster
+                )
+                self._last = None
+                return False
+        return verdict.status == "passed"
