@@ -78,7 +78,7 @@ from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.requestscope import RequestScope
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK, Clock
-from controlplane.identity import UserInfo
+from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.metrics import MetricsRegistry
 from controlplane.serviceaccounttokens import TokenIssuer
 from controlplane.store import Store
@@ -197,6 +197,10 @@ class APIServer:
         self.metrics_registry.register(FlowControlMetrics(self.flow_control.snapshot))
         #: The admission chain (``admission/``) and the client that calls its webhooks.
         self.admission_options = admission_options or AdmissionOptions()
+        #: Groups only their members may impersonate: a sandbox's guardrails exempt system:masters.
+        self._protected_groups = (
+            frozenset({SYSTEM_MASTERS}) if self.admission_options.guardrails is not None else frozenset()
+        )
         self.admission, self.webhook_client = build_admission(
             self.admission_options,
             registries=self.registries,
@@ -360,7 +364,7 @@ class APIServer:
             report("authentication", "pass", authenticated.how)
             audit.record_received(authenticated, audited, report)
             reached = impersonated = await impersonation.impersonate(
-                authenticated, self.authorization, report
+                authenticated, self.authorization, report, protected_groups=self._protected_groups
             )
             async with self.flow_control.admit(impersonated, send, report) as dispatched:  # 429 if full
                 reached = dispatched

@@ -87,6 +87,8 @@ class SandboxGuardrails(Plugin):
         # A subresource write stores no new object (pods/binding, pods/eviction, */status, */scale).
         if a.subresource or SYSTEM_MASTERS in a.user.groups:
             return False
+        if _is_flow_control(a):
+            return True
         if a.operation == CREATE:
             return True
         if a.operation == DELETE and _is_node(a):
@@ -94,6 +96,14 @@ class SandboxGuardrails(Plugin):
         return a.operation in (UPDATE, DELETE) and GUARDRAIL_LABEL in labels_of(a.old_object)
 
     async def validate(self, a: Attributes, cluster: ClusterView, scope: Scope) -> None:
+        if _is_flow_control(a):
+            # The sandbox's flow control is what keeps one student's runaway loop from slowing the
+            # lab: a FlowSchema of their own could put their requests in the exempt level.
+            raise forbidden(
+                a,
+                "this sandbox's flow control is the lab's: FlowSchemas and priority levels "
+                "are read-only here (SandboxGuardrails)",
+            )
         if a.operation == DELETE and _is_node(a):
             raise forbidden(a, f"{FIXED_NODES}: a Node cannot be deleted (SandboxGuardrails)")
         if a.operation in (UPDATE, DELETE):
@@ -108,6 +118,10 @@ class SandboxGuardrails(Plugin):
         held = self.count_objects()
         if held >= self.config.max_objects:
             raise forbidden(a, object_limit_message(held=held, limit=self.config.max_objects))
+
+
+def _is_flow_control(a: Attributes) -> bool:
+    return a.group == "flowcontrol.apiserver.k8s.io" and a.operation in (CREATE, UPDATE, DELETE)
 
 
 def _is_node(a: Attributes) -> bool:

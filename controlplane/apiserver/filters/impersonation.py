@@ -88,10 +88,20 @@ async def _check(
 
 
 async def impersonate(
-    authenticated: Authenticated, authorizer: Authorization, report: Reporter
+    authenticated: Authenticated,
+    authorizer: Authorization,
+    report: Reporter,
+    *,
+    protected_groups: frozenset[str] = frozenset(),
 ) -> Impersonated:
     """The impersonation stage: whom the request acts as. Its sender, unless it asks to impersonate
-    someone and may; 403 if it may not."""
+    someone and may; 403 if it may not.
+
+    ``protected_groups`` may only be impersonated by someone already in them: a lab sandbox protects
+    ``system:masters``, whose members pass its guardrails (``admission/sandboxguardrails.py``), so
+    that a student who is a cluster admin, and thus may impersonate anyone by RBAC, cannot step
+    around the guardrails with ``--as-group=system:masters``. Upstream has no such rule: there,
+    impersonating ``system:masters`` is exactly as powerful as being cluster-admin already."""
     request, requester = authenticated.request, authenticated.user
     if not any(name.startswith(_ANY) for name, _ in request.raw_headers):
         report("impersonation", "pass", "no impersonation requested")  # most requests
@@ -125,6 +135,12 @@ async def impersonate(
     else:
         await _check(requester, authorizer, attrs("users", username), username, report)
     for group in groups:
+        if group in protected_groups and group not in requester.groups:
+            report("impersonation", "deny", f"{requester.username} may not impersonate group {group}")
+            raise forbidden(
+                attrs("groups", group),
+                f"impersonating the group {group} is not allowed in this sandbox (SandboxGuardrails)",
+            )
         await _check(requester, authorizer, attrs("groups", group), f"group {group}", report)
     if service_account is not None and not groups:  # a ServiceAccount's groups: a fixed mapping
         groups = [SERVICE_ACCOUNTS, f"{SERVICE_ACCOUNTS}:{service_account[0]}"]

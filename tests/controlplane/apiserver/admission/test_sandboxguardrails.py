@@ -134,3 +134,51 @@ async def test_without_guardrails_nothing_is_limited(admission_api: Factory) -> 
 def test_a_limit_is_at_least_one() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         GuardrailsConfig(max_objects=0)
+
+
+async def test_a_sandbox_admin_cannot_impersonate_system_masters(admission_api: Factory) -> None:
+    # cluster-admin may impersonate anyone by RBAC; in a sandbox, system:masters would step around
+    # every guardrail, so only its own members may act as it.
+    async with admission_api(options()) as api:
+        await alice_is_admin(api)
+        headers = {"Impersonate-User": "mallory", "Impersonate-Group": "system:masters"}
+        refused = await api.as_("alice").post(CONFIGMAPS, json=configmap("sneaky"), headers=headers)
+        assert refused.status_code == 403
+        assert "impersonating the group system:masters is not allowed" in refused.json()["message"]
+        # Impersonating other users and groups is still RBAC's call, as upstream.
+        review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        allowed = await api.as_("alice").post(
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            json=review,
+            headers={"Impersonate-User": "bob", "Impersonate-Group": "devs"},
+        )
+        assert allowed.status_code == 201, allowed.text
+        assert allowed.json()["status"]["userInfo"]["username"] == "bob"
+
+
+async def test_the_sandbox_flow_control_is_read_only(admission_api: Factory) -> None:
+    async with admission_api(options()) as api:
+        await alice_is_admin(api)
+        schema = {
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+            "kind": "FlowSchema",
+            "metadata": {"name": "mine"},
+            "spec": {
+                "priorityLevelConfiguration": {"name": "exempt"},
+                "matchingPrecedence": 1,
+                "rules": [
+                    {
+                        "subjects": [{"kind": "User", "user": {"name": "alice"}}],
+                        "resourceRules": [
+                            {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"], "namespaces": ["*"]}
+                        ],
+                    }
+                ],
+            },
+        }
+        path = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas"
+        refused = await api.create(path, schema, user="alice")
+        assert refused.status_code == 403
+        assert "read-only here" in refused.json()["message"]
+        assert (await api.as_("alice").delete(f"{path}/global-default")).status_code == 403
+        assert (await api.as_("alice").get(f"{path}/global-default")).status_code == 200
