@@ -928,6 +928,23 @@ class Lab:
             name in self._transitions and not self.serving(name)
         )
 
+    async def may_wake(self, name: str, *, token: str | None, certificate: bool) -> bool:
+        """Whether a request with these credentials may wake cluster ``name``: a bearer token the
+        cluster issued, or a client certificate (which the API server then checks). Waking costs a
+        whole control plane, so a request that could only be refused does not get to wake one; it
+        is answered 401 as the API server would answer it, without starting anything."""
+        cluster = self._clusters.get(name)
+        if cluster is None:
+            return False
+        if certificate:
+            return True
+        if not token:
+            return False
+        registry = cluster._tokens
+        if registry is None:  # resumed hibernated: its identities were never loaded in this process
+            registry = await asyncio.to_thread(TokenRegistry.load, cluster.data_dir)
+        return await asyncio.to_thread(registry.authenticate, token) is not None
+
     # -- activity ------------------------------------------------------------------------------------
 
     def touch(self, name: str) -> None:

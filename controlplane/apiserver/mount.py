@@ -46,6 +46,8 @@ class _HibernatingLab(_Lab, Protocol):
 
     async def wake(self, name: str) -> None: ...
 
+    async def may_wake(self, name: str, *, token: str | None, certificate: bool) -> bool: ...
+
     def busy(self, name: str) -> contextlib.AbstractContextManager[None]: ...
 
 
@@ -69,6 +71,13 @@ class ClusterAPIRouter:
         if isinstance(lab, _HibernatingLab) and _known(lab, name):
             # Counted busy from here, before any await: the lab cannot hibernate it in between.
             with lab.busy(name):
+                if lab.needs_waking(name) and not await lab.may_wake(
+                    name, token=_bearer(scope), certificate=_has_certificate(scope)
+                ):
+                    # What the API server would answer a request without valid credentials; nothing
+                    # is started for it.
+                    await respond_error(send, errors.StatusError(401, "Unauthorized", "Unauthorized"))
+                    return
                 await self._wake(lab, name)
                 await self._route(lab, name, rest, scope, receive, send)
             return
@@ -106,6 +115,19 @@ class ClusterAPIRouter:
         inner["path"] = "/" + rest
         inner["root_path"] = scope.get("root_path", "") + PREFIX + name
         await server(inner, receive, send)
+
+
+def _bearer(scope: Scope) -> str | None:
+    for key, value in scope.get("headers") or ():
+        if key == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else None
+    return None
+
+
+def _has_certificate(scope: Scope) -> bool:
+    tls = (scope.get("extensions") or {}).get("tls") or {}
+    return bool(tls.get("client_cert_chain"))
 
 
 def _known(lab: _Lab, name: str) -> bool:

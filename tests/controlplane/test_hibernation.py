@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from controlplane.apiserver.mount import ClusterAPIRouter
@@ -266,3 +267,24 @@ def test_activity_counts_requests_in_flight_as_use() -> None:
     assert activity.idle_for("sb-1") == 0.0  # just finished
     now[0] = 1010.0
     assert activity.idle_for("sb-1") == 10.0
+
+
+async def test_only_a_request_with_credentials_of_the_sandbox_wakes_it(lab: Lab) -> None:
+    # Waking costs a whole control plane: a request that could only be refused does not get one.
+    await lab.ensure_cluster(SANDBOX)
+    await lab.settled(SANDBOX)
+    token = lab.cluster(SANDBOX).tokens.issue("student:ada")
+    assert await lab.hibernate(SANDBOX)
+    router = ClusterAPIRouter(lambda: lab, _django)
+    for headers in ({}, {"Authorization": "Bearer not-a-token-of-this-sandbox"}):
+        client = httpx.AsyncClient(transport=httpx.ASGITransport(router), base_url="http://lab")
+        async with client:
+            answer = await client.get(f"/clusters/{SANDBOX}/api", headers=headers)
+        assert answer.status_code == 401
+        assert answer.json()["reason"] == "Unauthorized"
+        assert lab.needs_waking(SANDBOX), "nothing was started for it"
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(router), base_url="http://lab")
+    async with client:
+        answer = await client.get(f"/clusters/{SANDBOX}/api", headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 200
+    assert lab.serving(SANDBOX)
