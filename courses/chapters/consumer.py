@@ -75,7 +75,8 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             await self.close(code=FORBIDDEN)
             return
         kwargs = self.scope["url_route"]["kwargs"]
-        self.chapter = _find(str(kwargs["course"]), str(kwargs["chapter"]))
+        # The first look at the content reads and checks its files: off the event loop.
+        self.chapter = await asyncio.to_thread(_find, str(kwargs["course"]), str(kwargs["chapter"]))
         if self.chapter is None:
             await self.close(code=NOT_FOUND)
             return
@@ -227,7 +228,8 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             return
         try:
             await self._ready.wait()
-            assert self.access is not None
+            # Made anew since (a reset elsewhere)? Then with the sandbox's new credentials.
+            self.access = await sandboxes.ensure_sandbox(user=self.user)
             step = next(s for s in self.chapter.steps if s.id == step_id)
             await progress.arecord_solution(
                 user=self.user, course=self.chapter.course, chapter=self.chapter.slug, step=step_id
@@ -290,7 +292,7 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
         if not 0 <= index < len(actions):
             return
         await self._ready.wait()
-        assert self.access is not None
+        self.access = await sandboxes.ensure_sandbox(user=self.user)
         request = actions[index].request
         assert request is not None
         path = for_student(request.path, self.access.user)

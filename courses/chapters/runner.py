@@ -35,6 +35,7 @@ from courses import gateway
 from courses.engine.checks.evaluator import Evaluator, Status
 from courses.engine.checks.evaluator import Verdict as CheckVerdict
 from courses.engine.checks.reads import Read, ReadResult
+from courses.sandboxes import services as sandboxes
 from courses.sandboxes.services import SandboxAccess
 
 logger = logging.getLogger(__name__)
@@ -86,6 +87,10 @@ def page_verdict(check: CheckVerdict, *, held: bool, at: int | None = None) -> V
 
 
 OnVerdict = Callable[[str, Verdict], Awaitable[None]]
+
+
+class _Unauthorized(Exception):
+    """The checker's token no longer works: the sandbox was made anew."""
 
 
 class StepRunner:
@@ -171,6 +176,13 @@ class StepRunner:
                         return
             except (gateway.NotRunning, gateway.NotServedHere) as error:
                 logger.info("check of %s waits for its cluster: %s", self.access.cluster, error)
+            except _Unauthorized:
+                # The sandbox was made anew (a reset, "start here" in another tab): new identities.
+                logger.info("check of %s takes the checker's new token", self.access.cluster)
+                self.checker_token = await sandboxes.checker_token(cluster=self.access.cluster)
+                for evaluator in self._evaluators():
+                    evaluator.refresh()
+                continue
             except Exception:
                 logger.exception(
                     "check of step %s on %s failed; trying again", self.step.id, self.access.cluster
@@ -185,7 +197,8 @@ class StepRunner:
         batches: asyncio.Future[Any] | None = None
         try:
             while True:
-                await self._read(client)
+                if await self._read(client):
+                    raise _Unauthorized
                 if await self._tell():
                     return True
                 if batches is None:
@@ -219,13 +232,17 @@ class StepRunner:
             settling = True
         return TICK_SECONDS if settling else None
 
-    async def _read(self, client: httpx.AsyncClient) -> None:
+    async def _read(self, client: httpx.AsyncClient) -> bool:
+        """Send the reads the evaluators want and give them the answers; whether any was 401."""
+        unauthorized = False
         for evaluator in self._evaluators():
             reads = evaluator.reads()
             if reads:
                 results = await asyncio.gather(*(self._get(client, read) for read in reads))
                 for read, result in zip(reads, results, strict=True):
                     evaluator.give(read, result)
+                    unauthorized = unauthorized or result.status == 401
+        return unauthorized
 
     async def _get(self, client: httpx.AsyncClient, read: Read) -> ReadResult:
         try:

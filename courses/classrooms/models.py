@@ -31,6 +31,12 @@ def validate_cluster_name(name: str) -> None:
         gateway.check_cluster_name(name=name)
     except gateway.InvalidClusterName as error:
         raise ValidationError(str(error), code="invalid") from None
+    if name.startswith(gateway.SANDBOX_PREFIX):
+        # The lab takes every sb-* cluster for a student's sandbox (its guardrails, its hibernation).
+        raise ValidationError(
+            f"{name!r}: names starting with {gateway.SANDBOX_PREFIX!r} are the students' sandboxes",
+            code="reserved",
+        )
 
 
 class Classroom(models.Model):

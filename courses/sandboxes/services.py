@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -45,7 +45,8 @@ class SandboxAccess:
     cluster: str
     #: ``student:<username>``: the cluster user the token stands for.
     user: str
-    token: str
+    #: The student's bearer token: kept out of ``repr``, so no log line or error report shows it.
+    token: str = field(repr=False)
 
 
 class SandboxUnavailable(Exception):
