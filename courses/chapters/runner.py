@@ -195,6 +195,7 @@ class StepRunner:
         assert self._subscription is not None
         subscription = self._subscription
         batches: asyncio.Future[Any] | None = None
+        poked: asyncio.Future[Any] | None = None
         try:
             while True:
                 if await self._read(client):
@@ -208,6 +209,7 @@ class StepRunner:
                     {batches, poked}, timeout=self._timeout(), return_when=asyncio.FIRST_COMPLETED
                 )
                 poked.cancel()
+                poked = None
                 self._poke.clear()
                 if batches in done:
                     batch, batches = batches.result(), None
@@ -215,8 +217,10 @@ class StepRunner:
                         return False
                     self._offer(batch)
         finally:
-            if batches is not None:
-                batches.cancel()
+            # Cancelled while waiting (the step closed): neither wait may outlive the runner.
+            for waiting in (batches, poked):
+                if waiting is not None:
+                    waiting.cancel()
 
     def _offer(self, batch: Any) -> None:
         for evaluator in self._evaluators():
