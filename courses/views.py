@@ -14,11 +14,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from courses.classrooms.access import clusters_visible_to
+from courses.htmx import is_htmx
 from courses.lab.selectors import lab_summary
-
-
-def _is_htmx(request: HttpRequest) -> bool:
-    return request.headers.get("HX-Request") == "true"
 
 
 def landing(request: HttpRequest) -> HttpResponse:
@@ -28,5 +25,5 @@ def landing(request: HttpRequest) -> HttpResponse:
     visible = set(clusters_visible_to(request.user, [c.name for c in lab.clusters]))
     lab = dataclasses.replace(lab, clusters=tuple(c for c in lab.clusters if c.name in visible))
     context = {"lab": lab, "demo_cluster": settings.KUBELAB_DEMO_CLUSTER}
-    template = "courses/_clusters.html" if _is_htmx(request) else "courses/landing.html"
+    template = "courses/_clusters.html" if is_htmx(request) else "courses/landing.html"
     return render(request, template, context)

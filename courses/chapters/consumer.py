@@ -33,7 +33,6 @@ from courses import gateway
 from courses.accounts.models import Preference
 from courses.chapters import solutions
 from courses.chapters.runner import StepRunner, Verdict
-from courses.chapters.selectors import language_of
 from courses.engine import content
 from courses.engine.content import for_student
 from courses.progress import services as progress
@@ -81,7 +80,7 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             await self.close(code=NOT_FOUND)
             return
         self.user = user
-        self.language = language_of(await _scope_language(self.scope))
+        self.language = content.language_code(await _scope_language(self.scope))
         self._spawn(self._start_sandbox())
 
     async def disconnect(self, code: int) -> None:
@@ -348,10 +347,10 @@ def _log_failure(task: asyncio.Task[None]) -> None:
 
 
 def _find(course: str, chapter: str) -> content.Chapter | None:
-    for found in content.courses():
-        if found.slug == course:
-            return next((c for c in found.chapters if c.slug == chapter), None)
-    return None
+    try:
+        return content.load_course(course).chapter(chapter)
+    except content.CourseNotFound:
+        return None
 
 
 def _saved_language_sync(user: Any) -> str:

@@ -2,7 +2,7 @@
 language, with the student's progress beside it (selectors, in the HackSoft styleguide's terms).
 
 Languages: Django's codes (``en``, ``zh-hans``) name the prose too; any other active language reads
-the English text (the content loader falls back the same way).
+the English text (``content.language_code``).
 """
 
 from __future__ import annotations
@@ -21,34 +21,21 @@ if TYPE_CHECKING:
 
     User = AbstractBaseUser | AnonymousUser
 
-#: The languages the course is written in, by Django's codes.
-LANGUAGES = ("en", "zh-hans")
-
-
-def language_of(code: str | None) -> str:
-    """The course language to show for Django's active language ``code``."""
-    code = (code or "en").lower()
-    if code in LANGUAGES:
-        return code
-    if code.startswith("zh"):
-        return "zh-hans"
-    return "en"
-
 
 def find_course(slug: str) -> content.Course:
     """The course called ``slug``; 404 if there is none."""
-    for course in content.courses():
-        if course.slug == slug:
-            return course
-    raise Http404(f"no course {slug!r}")
+    try:
+        return content.load_course(slug)
+    except content.CourseNotFound:
+        raise Http404(f"no course {slug!r}") from None
 
 
 def find_chapter(course: str, chapter: str) -> content.Chapter:
     """The chapter ``chapter`` of course ``course``; 404 if there is none."""
-    for found in find_course(course).chapters:
-        if found.slug == chapter:
-            return found
-    raise Http404(f"no chapter {chapter!r} in course {course!r}")
+    found = find_course(course).chapter(chapter)
+    if found is None:
+        raise Http404(f"no chapter {chapter!r} in course {course!r}")
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +74,7 @@ def course_views(*, user: User, language: str | None = None) -> list[CourseView]
     """Every course with the user's progress in each chapter (nothing passed for a visitor)."""
     from django.utils.translation import get_language
 
-    lang = language_of(language or get_language())
+    lang = content.language_code(language or get_language())
     found = []
     for course in content.courses():
         done = progress.course_progress(user=user, course=course.slug)
@@ -187,7 +174,7 @@ def chapter_view(
     the first step). 404 for an unknown course or chapter; an unknown step opens the first."""
     found_course = find_course(course)
     found = find_chapter(course, chapter)
-    lang = language_of(language)
+    lang = content.language_code(language)
     prose = found.prose_for(lang)
     ids = [s.id for s in found.steps]
     states = progress.chapter_progress(user=user, course=found_course.slug, chapter=found.slug)

@@ -6,10 +6,10 @@ exactly as the student's own actions would: the manifests through the manifest f
 commands through the kubectl console's runner (the real kubectl with the student's kubeconfig, after
 the console's policy). The web app gains no rights by running them.
 
-A kubectl command that watches (``-w``, ``--watch``, ``--watch-only``, ``logs -f``) cannot finish on
-its own: it is started in the background before the rest of the solution runs, so that it sees what
-the rest does, and stopped when the step is built. So a step such as "watch the ConfigMap, then change
-it" has a solution that composes.
+A solution's ``background`` commands (a watch, ``kubectl wait``) are started before the rest of it runs,
+so that they see what the rest does, and stopped when the step is built; its ``kubectl`` commands run
+unattended in order (the content loader refuses a watch there). So a step such as "watch the ConfigMap,
+then change it" has a solution that composes.
 
 ``build_step`` is "jump to step N"'s building block: it runs a step's solution while the step's check
 runs, and returns once the check passes, so a solution that does not reach its own check is found
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shlex
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -39,23 +38,10 @@ BUILD_SECONDS = 90.0
 WATCH_SECONDS = 120.0
 WATCH_OPEN_SECONDS = 10.0
 WATCH_END_SECONDS = 30.0
-_WATCH_FLAGS = {"-w", "--watch", "--watch-only", "-f", "--follow"}
 
 
 class SolutionFailed(Exception):
     """A solution could not run, or did not reach its step's check; the message says which and why."""
-
-
-def is_watch(argv: list[str]) -> bool:
-    """Whether a kubectl command keeps running until stopped (a watch, or a followed log)."""
-    if len(argv) < 2:
-        return False
-    if argv[1] == "logs":
-        return any(a in ("-f", "--follow") or a.startswith("--follow=true") for a in argv[2:])
-    return any(
-        a in _WATCH_FLAGS - {"-f", "--follow"} or a.startswith(("--watch=true", "--watch-only=true"))
-        for a in argv[2:]
-    )
 
 
 def _username(access: sandboxes.SandboxAccess) -> str:
@@ -71,8 +57,8 @@ async def run_solution(
     from courses.manifests import services as manifests
 
     solution = step.solution
-    waiting = [*solution.background, *(c for c in solution.kubectl if is_watch(shlex.split(c)))]
-    commands = [c for c in solution.kubectl if c not in waiting]
+    waiting = solution.background
+    commands = solution.kubectl
     kubeconfig = (
         await sandboxes.kubeconfig_for(user=user) if (commands or waiting) and user is not None else None
     )

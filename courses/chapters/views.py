@@ -29,16 +29,13 @@ from courses.chapters.selectors import (
     course_views,
     find_chapter,
     find_course,
-    language_of,
 )
 from courses.classrooms.access import user_may_view
+from courses.engine import content
+from courses.htmx import is_htmx
 from courses.lab import selectors as lab_selectors
 from courses.progress import services as progress
 from courses.sandboxes import services as sandboxes
-
-
-def _is_htmx(request: HttpRequest) -> bool:
-    return request.headers.get("HX-Request") == "true"
 
 
 @require_GET
@@ -153,7 +150,7 @@ async def sandbox_topology(request: HttpRequest, course: str, chapter: str) -> H
 def hint(request: HttpRequest, course: str, chapter: str, step: str) -> HttpResponse:
     """One more hint: the one tied to a failing leaf first (``failing``, from the page's last verdict)."""
     found = find_chapter(course, chapter)
-    spec = next((s for s in found.steps if s.id == step), None)
+    spec = found.step(step)
     if spec is None:
         raise Http404(f"no step {step!r}")
     failing = [f for f in request.POST.get("failing", "").split(",") if f]
@@ -162,14 +159,14 @@ def hint(request: HttpRequest, course: str, chapter: str, step: str) -> HttpResp
         user=request.user, course=found.course, chapter=found.slug, step=step, shown=len(shown_before) + 1
     )
     ids = hint_rules.hints_to_show(spec.hints, shown=count, failing=failing, first=shown_before)
-    prose = found.prose_for(language_of(get_language())).steps[step]
+    prose = found.prose_for(content.language_code(get_language())).steps[step]
     context = {
         "step": spec,
         "hints": [(i, prose.hints.get(i, "")) for i in ids],
         "more": len(ids) < len(spec.hints),
         "url": reverse("courses:chapter-hint", kwargs={"course": course, "chapter": chapter, "step": step}),
     }
-    if not _is_htmx(request):
+    if not is_htmx(request):
         return redirect(
             f"{reverse('courses:chapter', kwargs={'course': course, 'chapter': chapter})}?step={step}"
         )
@@ -181,13 +178,13 @@ def hint(request: HttpRequest, course: str, chapter: str, step: str) -> HttpResp
 def solution(request: HttpRequest, course: str, chapter: str, step: str) -> HttpResponse:
     """The step's solution and why it works (recorded: the student asked for it)."""
     found = find_chapter(course, chapter)
-    spec = next((s for s in found.steps if s.id == step), None)
+    spec = found.step(step)
     if spec is None:
         raise Http404(f"no step {step!r}")
     progress.record_solution(user=request.user, course=found.course, chapter=found.slug, step=step)
-    prose = found.prose_for(language_of(get_language())).steps[step]
+    prose = found.prose_for(content.language_code(get_language())).steps[step]
     context = {"step": spec, "why": prose.solution_html, "solution": spec.solution}
-    if not _is_htmx(request):
+    if not is_htmx(request):
         return redirect(
             f"{reverse('courses:chapter', kwargs={'course': course, 'chapter': chapter})}?step={step}"
         )

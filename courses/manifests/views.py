@@ -33,6 +33,7 @@ from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from courses.engine.content import ContentError, CourseNotFound, load_course
+from courses.htmx import is_htmx
 from courses.manifests import services
 from courses.manifests.results import ACTIONS, Action, SubmitResult
 from courses.sandboxes import services as sandboxes
@@ -47,10 +48,6 @@ metadata:
 data:
   greeting: hello
 """
-
-
-def _is_htmx(request: HttpRequest) -> bool:
-    return request.headers.get("HX-Request") == "true"
 
 
 def _allowed_as(course: str, chapter: str) -> tuple[str, ...]:
@@ -111,7 +108,7 @@ async def submit(request: HttpRequest) -> HttpResponse:
         "selected_as": chosen,
         "back_url": _chapter_url(course, chapter),
     }
-    template = "courses/manifests/_result.html" if _is_htmx(request) else "courses/manifests/page.html"
+    template = "courses/manifests/_result.html" if is_htmx(request) else "courses/manifests/page.html"
     return render(request, template, context)
 
 

@@ -21,12 +21,9 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from courses.htmx import is_htmx
 from courses.sandboxes import selectors, services
 from courses.sandboxes.identities import sandbox_name
-
-
-def _is_htmx(request: HttpRequest) -> bool:
-    return request.headers.get("HX-Request") == "true"
 
 
 async def _student(request: HttpRequest) -> tuple[AbstractBaseUser, int]:
@@ -80,7 +77,7 @@ async def reset(request: HttpRequest) -> HttpResponse:
     user, user_id = await _student(request)
     if request.method == "GET":
         context = {"cluster": sandbox_name(user_id=user_id)}
-        partial = _is_htmx(request)
+        partial = is_htmx(request)
         template = "courses/sandboxes/_reset_confirm.html" if partial else "courses/sandboxes/reset.html"
         return render(request, template, context)
     try:
@@ -88,7 +85,7 @@ async def reset(request: HttpRequest) -> HttpResponse:
     except services.SandboxUnavailable as error:
         return _unavailable(request, error)
     done = reverse("courses:sandbox") + "?reset=done"
-    if _is_htmx(request):
+    if is_htmx(request):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = done
         return response
