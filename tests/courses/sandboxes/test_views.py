@@ -34,7 +34,7 @@ async def test_the_sandbox_page_the_download_and_the_reset(sandbox_lab: LabFacto
         assert page.status_code == 200
         html = page.content.decode()
         assert f'data-sandbox="{cluster}"' in html
-        assert "data-sandbox-state>running<" in html
+        assert 'class="state state-running">running<' in html
         assert "data-sandbox-timing>classroom<" in html
         assert "student:alice" in html
         assert reverse("courses:sandbox-kubeconfig") in html and reverse("courses:sandbox-reset") in html
@@ -68,7 +68,7 @@ async def test_the_sandbox_page_the_download_and_the_reset(sandbox_lab: LabFacto
         async with gateway.api_client(cluster=cluster, token=token) as old:
             assert (await old.get("/api/v1/namespaces")).status_code == 401  # the old kubeconfig is void
         after = await client.get(done["Location"])
-        assert "data-sandbox-state>running<" in after.content.decode()
+        assert 'class="state state-running">running<' in after.content.decode()
         assert 'role="status"' in after.content.decode()
 
         by_htmx = await client.post(reverse("courses:sandbox-reset"), headers={"HX-Request": "true"})
