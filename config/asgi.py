@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from django.core.asgi import get_asgi_application
+from config.webhandler import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 

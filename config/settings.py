@@ -302,6 +302,10 @@ elif _cache_url.startswith(("redis://", "rediss://", "unix://")):
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}}
 else:
     raise ValueError(f"KUBELAB_CACHE={_cache_url!r}: use memory or redis://host:port/db")
+#: Sessions are read from that cache and written through to the database: every page needs the
+#: session, and a database query per page is most of what a signed-in page costs beyond its template.
+#: A session the cache lost (a restart, another process) is read from the database again.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 # The lab serves its own static files (config/asgi.py), straight from the source tree: no build step.
 STATIC_URL = "static/"

@@ -49,6 +49,9 @@ def _row(user: Person, course: str, chapter: str, step: str) -> StepProgress:
 
 def record_open(*, user: Person, course: str, chapter: str, step: str) -> None:
     """The student opened ``step``: remember it as where they are in the chapter."""
+    where = ChapterPosition.objects.filter(course=course, chapter=chapter, step=step)
+    if where.filter(user_id=user.pk or 0).exists():
+        return  # still where they were: its progress row was made when they first opened it
     with transaction.atomic():
         _row(user, course, chapter, step)
         ChapterPosition.objects.update_or_create(
