@@ -147,7 +147,14 @@ class PathElement(NamedTuple):
         return _sort_key(self.kind, self.text)
 
 
-@functools.lru_cache(maxsize=65536)
+#: Entries per cache of path elements. Field names repeat across objects, but a map's keys (labels,
+#: annotations, a ConfigMap's data) and list keys (an ownerReference's uid) are per object: a bound of
+#: a few thousand keeps every hot name while a lab of many clusters cannot grow them without limit
+#: (each cache holds at most this many elements, about 1 MB).
+_CACHED: Final = 8192
+
+
+@functools.lru_cache(maxsize=_CACHED)
 def _sort_key(kind: str, text: str) -> tuple[Any, ...]:
     rank = _KIND_ORDER[kind]
     if kind == FIELD:
@@ -161,7 +168,7 @@ def _sort_key(kind: str, text: str) -> tuple[Any, ...]:
     return (rank, int(text))
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=_CACHED)
 def field(name: str) -> PathElement:
     """The element selecting a field of an object, or a key of a map: ``f:name``.
 
@@ -185,7 +192,7 @@ def key(fields: Mapping[str, Any]) -> PathElement:
 _CACHED_KEY_TYPES: Final = frozenset({str, int, bool})
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=_CACHED)
 def _key(fields: tuple[tuple[str, type, Any], ...]) -> PathElement:
     return PathElement(KEY, canonical_json({name: v for name, _, v in fields}))
 
@@ -233,7 +240,7 @@ class FieldsV1Error(ValueError):
     """A ``fieldsV1`` document that is not a field set."""
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=_CACHED)
 def parse_path_element(text: str) -> PathElement:
     """Read a FieldsV1 key (``f:x``, ``k:{...}``, ``v:...``, ``i:N``); raises :class:`FieldsV1Error`.
 
@@ -514,13 +521,13 @@ _read_sets: dict[bytes, Set] = {}
 _READ_SETS_KEPT: Final = 2048
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=_CACHED)
 def serialized(pe: PathElement) -> str:
     """``pe.serialize()``, cached: the FieldsV1 key of an element (for walkers that write FieldsV1)."""
     return pe.serialize()
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=_CACHED)
 def element_order(pe: PathElement) -> tuple[Any, ...]:
     """``pe.sort_key``, cached: the order in which FieldsV1 lists the elements of one node."""
     return _sort_key(pe.kind, pe.text)
