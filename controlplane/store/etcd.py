@@ -37,6 +37,10 @@ ignored).
   compacted``); etcd has no request that returns the mark, so ``compact_revision`` finds it by
   probing reads at revisions (a binary search, normally a single read, since the mark only moves
   forward);
+- a watch is told only of the revisions under its prefix, and through the gateway it cannot ask for
+  a progress notification; this store, its cluster's only writer, works out how far each watch has
+  seen from its own writes (``watchprogress.py``), so that a watch cache waiting for a revision
+  written elsewhere is not left waiting;
 - a watch is one streaming HTTP request, with ``prev_kv`` so every event carries the key's previous
   value. etcd reports a compacted start revision only some time after it created the watch, so
   ``watch()`` checks the revision with a read first and raises ``Compacted`` itself. A compaction may
@@ -115,6 +119,7 @@ from controlplane.store.kv import (
     TxnResult,
 )
 from controlplane.store.watch import DEFAULT_WATCH_CAPACITY, FROM_ETCD, Watch
+from controlplane.store.watchprogress import WatchProgress
 from controlplane.trace import NULL_SINK, TraceSink
 
 JSON = dict[str, Any]
@@ -209,6 +214,8 @@ class EtcdStore(Store):
         self._compact_mark = 0
         self._watches: dict[Watch, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # What each watch has seen beyond its own events (docs in watchprogress.py).
+        self._progress = WatchProgress()
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -355,6 +362,7 @@ class EtcdStore(Store):
             "success": [self._request_op(op) for op in txn.success],
             "failure": [self._request_op(op) for op in txn.failure],
         }
+        self._progress.writing += 1
         try:
             data = await self._call("/v3/kv/txn", body)
         except EtcdError as error:
@@ -365,10 +373,14 @@ class EtcdStore(Store):
             if "request is too large" in error.message:
                 raise RequestTooLarge(mvcc.request_size(txn), self.max_request_bytes) from None
             raise error.as_store_error() from None
+        finally:
+            self._progress.writing -= 1
 
         succeeded = bool(data.get("succeeded", False))
         revision = _revision(data)
         ops = txn.success if succeeded else txn.failure
+        self._progress.wrote(revision, [op.key for op in ops if not isinstance(op, Get)])
+        self._progress.advance(self._watches)
         responses: list[OpResponse] = []
         events: list[Event] = []
         # etcd answers the operations in order; the writes' new versions are not in the answer, so
@@ -452,6 +464,7 @@ class EtcdStore(Store):
                 prefix, start, capacity=self.watch_capacity, trace=self.trace, on_close=self._forget
             )
             watch.begin_history(start, _no_history())
+            self._progress.watching(watch, start)
         except BaseException:
             await _close_lines(lines)
             await response.aclose()
@@ -504,6 +517,8 @@ class EtcdStore(Store):
                     if events:
                         watch.push(events)
                         seen = events[-1].revision
+                        self._progress.delivered(watch, seen)
+                        self._progress.advance((watch,))
                 if result.get("canceled"):
                     watch.fail(self._canceled(result, seen))
                     return
@@ -543,6 +558,7 @@ class EtcdStore(Store):
     def _forget(self, watch: Watch) -> None:
         """``Watch``'s on_close: stop its feeder (unless the feeder itself is ending it)."""
         task = self._watches.pop(watch, None)
+        self._progress.forget(watch)
         if task is not None and task is not asyncio.current_task():
             task.cancel()
 
@@ -642,6 +658,8 @@ class EtcdStore(Store):
             raise _grpc_error(data)
         if response.status_code != 200:
             raise BackendUnavailable(f"etcd answered {path} with HTTP {response.status_code}")
+        self._progress.heard(_revision(data))
+        self._progress.advance(self._watches)
         return data
 
     def _unreachable(self, error: httpx.TransportError) -> BackendUnavailable:

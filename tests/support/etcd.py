@@ -48,7 +48,12 @@ class EtcdServer:
         self.endpoint = f"http://127.0.0.1:{self.client_port}"
         self.users = 0
         self.dirty = False
-        self._dir = Path(tempfile.mkdtemp(prefix="kubelab-etcd-"))
+        # In memory where the machine has it: etcd syncs its WAL to disk on every write (and etcd 3.4,
+        # Debian's, has no --unsafe-no-fsync), which on a CI disk costs tens of milliseconds a write,
+        # a minute for an API server's first start; on tmpfs a sync is free. Durability across a
+        # machine's crash is not what these tests test.
+        shm = Path("/dev/shm")
+        self._dir = Path(tempfile.mkdtemp(prefix="kubelab-etcd-", dir=shm if shm.is_dir() else None))
         self._log = self._dir / "etcd.log"
         self._process: subprocess.Popen[bytes] | None = None
 

@@ -332,13 +332,18 @@ class PriorityAndFairness(FlowControl):
     async def _maintain_once(self) -> None:
         if self.ensurer is None:
             return
-        await self.ensurer.ensure(self._objects(PRIORITY_LEVELS), self._objects(FLOW_SCHEMAS))
-        for prefix in (FLOW_SCHEMAS, PRIORITY_LEVELS):  # let the caches see what ensure wrote
+        levels, schemas = await self.ensurer.ensure(
+            self._objects(PRIORITY_LEVELS), self._objects(FLOW_SCHEMAS)
+        )
+        # Let each cache see what ensure wrote to it: up to its own last write there, not the store's
+        # newest revision, which may be another prefix's (or, in a shared etcd, another cluster's)
+        # and would never reach this watch, since etcd tells a watch of no revision outside its prefix.
+        for prefix, written in ((FLOW_SCHEMAS, schemas), (PRIORITY_LEVELS, levels)):
             cache = self.caches.get(prefix)
-            if cache is not None:
-                await cache.wait_for(await cache.store.current_revision(), 5.0)
-        levels = set(self._objects(PRIORITY_LEVELS))
-        await self.ensurer.update_status(self._objects(FLOW_SCHEMAS), levels, datetime.now(UTC))
+            if cache is not None and written:
+                await cache.wait_for(written, 5.0)
+        names = set(self._objects(PRIORITY_LEVELS))
+        await self.ensurer.update_status(self._objects(FLOW_SCHEMAS), names, datetime.now(UTC))
 
     # -- requests --------------------------------------------------------------------------------
 

@@ -80,17 +80,24 @@ class Ensurer:
 
     async def ensure(
         self, existing_levels: Mapping[str, Object], existing_schemas: Mapping[str, Object]
-    ) -> None:
-        """Bring the bootstrap objects into line, given the objects that exist now (by name)."""
+    ) -> tuple[int, int]:
+        """Bring the bootstrap objects into line, given the objects that exist now (by name).
+
+        Returns the revisions of its last write of a priority level and of a FlowSchema (0: none),
+        for a caller that must see its own writes in each watch cache before reading it again.
+        """
+        newest: list[int] = []
         for registry, wanted, existing, mandatory_names in (
             (self.priority_levels, bootstrap.priority_levels(), existing_levels, bootstrap.MANDATORY),
             (self.flow_schemas, bootstrap.flow_schemas(), existing_schemas, bootstrap.MANDATORY),
         ):
             names = set()
+            newest.append(0)
             for obj in wanted:
                 name = obj["metadata"]["name"]
                 names.add(name)
-                await self._ensure_one(registry, obj, existing.get(name), name in mandatory_names)
+                written = await self._ensure_one(registry, obj, existing.get(name), name in mandatory_names)
+                newest[-1] = max(newest[-1], written)
             for name, current in existing.items():
                 annotations = (current.get("metadata") or {}).get("annotations") or {}
                 if (
@@ -99,21 +106,23 @@ class Ensurer:
                 ):
                     with contextlib.suppress(errors.StatusError):  # gone already
                         await registry.delete("", name, scope=ENSURER_SCOPE)
+        return newest[0], newest[1]
 
     async def _ensure_one(
         self, registry: Registry, wanted: Object, current: Object | None, mandatory: bool
-    ) -> None:
+    ) -> int:
+        """Create or restore one object; the revision written, or 0."""
         name = wanted["metadata"]["name"]
         if current is None:
             with contextlib.suppress(errors.StatusError):  # created meanwhile: next pass looks again
-                await registry.create(wanted, "", scope=ENSURER_SCOPE)
-            return
+                return _revision(await registry.create(wanted, "", scope=ENSURER_SCOPE))
+            return 0
         annotations = (current.get("metadata") or {}).get("annotations") or {}
         marked = bootstrap.AUTO_UPDATE_ANNOTATION in annotations
         if not should_update_spec(current, mandatory):
-            return
+            return 0
         if current.get("spec") == wanted["spec"] and marked:
-            return
+            return 0
 
         def mutate(obj: Object) -> Object:
             obj = copy.deepcopy(obj)
@@ -123,9 +132,10 @@ class Ensurer:
             return obj
 
         try:
-            await registry.update("", name, mutate, scope=ENSURER_SCOPE)
+            return _revision((await registry.update("", name, mutate, scope=ENSURER_SCOPE)).obj)
         except errors.StatusError as error:
             logger.info("flow control: could not restore %s %r: %s", registry.rtype.kind, name, error.message)
+            return 0
 
     async def update_status(
         self, schemas: Mapping[str, Object], levels: set[str], now: datetime | None = None
@@ -160,3 +170,9 @@ class Ensurer:
                 logger.info(
                     "flow control: could not write the status of FlowSchema %r: %s", name, error.message
                 )
+
+
+def _revision(obj: Object) -> int:
+    """The store revision an object was written at (its resourceVersion)."""
+    version = (obj.get("metadata") or {}).get("resourceVersion")
+    return int(version) if isinstance(version, str) and version.isdigit() else 0

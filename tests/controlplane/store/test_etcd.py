@@ -191,6 +191,17 @@ async def test_closing_a_watch_stops_its_etcd_stream_but_not_the_others(store: E
         await anext(closed)
 
 
+async def test_a_watch_has_seen_a_revision_written_under_another_prefix(store: EtcdStore) -> None:
+    """etcd tells a watch nothing of other prefixes' writes; the store knows they were not its."""
+    async with await store.watch(P) as pods:
+        other = await store.put("/registry/configmaps/default/a", b"1")
+        assert pods.progress_revision >= other.mod_revision
+        assert await store.current_revision() <= pods.progress_revision
+        mine = await store.put(P + "a", b"1")
+        (event,) = await next_events(pods, 1)
+    assert event.kv == mine and pods.progress_revision >= mine.mod_revision
+
+
 # -- compaction ------------------------------------------------------------------------------------
 
 
