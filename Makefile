@@ -170,9 +170,14 @@ js-test:
 		{ echo "make js-test needs Node 18 or later; node is $$(node --version)" >&2; exit 1; }
 	node --test tests/js/*.test.mjs
 
-# pytest's exit status 5 means "no tests ran": that is a failure, not a pass.
+# pytest's exit status 5 means "no tests ran": that is a failure, not a pass. The suite runs on
+# PYTEST_WORKERS processes (pytest-xdist), each taking whole modules (--dist loadfile), so that a
+# module's live lab, started once for its tests, serves them all: most slow tests wait on a lab's
+# timers or a subprocess, and two workers use two cores while they wait. PYTEST_WORKERS=0 runs the
+# suite in one process.
+PYTEST_WORKERS ?= 2
 test: debian-packages messages lint js-test
-	@rc=0; $(PY) -m pytest -q -p no:cacheprovider || rc=$$?; \
+	@rc=0; $(PY) -m pytest -q -p no:cacheprovider $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest ran no tests: failing" >&2; exit 1; fi; \
 	exit $$rc
 

@@ -10,6 +10,7 @@ Chinese. A second student cannot open the first one's sandbox: page, trace socke
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from courses.engine.content import load_course
 from tests.support.lab import LiveLab
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -146,6 +148,47 @@ def test_another_student_cannot_open_a_sandbox_not_theirs(lab: LiveLab, browser:
     )
     assert code == 4403
     other.close()
+
+
+def test_every_chapter_reads_in_both_languages_beside_a_live_diagram(lab: LiveLab, browser: Any) -> None:
+    """Each chapter, in English and in Chinese: its own title and step text in that language, the
+    student's sandbox drawn beside it (components and nodes), nothing wider than the window."""
+    base = f"http://127.0.0.1:{lab.web}"
+    course = load_course("control-plane")
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    _sign_up(page, base, "reader")
+    problems: list[str] = []
+    for language in ("en", "zh-hans"):
+        context.add_cookies([{"name": "django_language", "value": language, "url": base}])
+        for chapter in course.chapters:
+            prose = chapter.prose_for(language)
+            page.goto(f"{base}/learn/control-plane/{chapter.slug}/")
+            _sandbox_ready(page)
+            page.wait_for_function(
+                "() => document.querySelectorAll('svg.topology [data-node]').length >= 8", timeout=30_000
+            )
+            where = f"{chapter.slug} ({language})"
+            if prose.title not in (page.text_content("h1") or ""):
+                problems.append(f"{where}: the title is not {prose.title!r}")
+            for step in chapter.steps:
+                text = page.text_content(f'article[data-step="{step.id}"]') or ""
+                if prose.steps[step.id].title not in text:
+                    problems.append(f"{where}: step {step.id} lacks its title {prose.steps[step.id].title!r}")
+                if language == "zh-hans" and not _HAN.search(text):
+                    problems.append(f"{where}: step {step.id} has no Chinese text")
+            overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+            if overflow > 0:
+                problems.append(f"{where}: the page is {overflow}px wider than the window")
+            page.screenshot(path=str(_artifacts() / f"chapter-{chapter.number:02d}-{language}.png"))
+    context.close()
+    assert not problems, problems
+    assert not errors, errors
+
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _artifacts() -> Path:
