@@ -15,9 +15,11 @@ asks, its admission, its trace, the revisions it writes.
 Every stage reports on the trace (``request.stage``) what it decided, so the diagram can light it up
 as the request passes, and stop a denied request at the stage that denied it. ``request.received``
 comes once authentication has said who sent the request (its ``from`` is that user's diagram node; a
-request without valid credentials comes from ``user:anonymous``), ``request.completed`` last, with the
-store revision the request wrote, if it wrote one. Each of them names what the request is about (user,
-verb, resource, namespace, name), worked out once per request. Failures are always a
+request without valid credentials comes from ``user:anonymous``; it carries the decoded ``query``, so a
+check sees ``dryRun``, ``resourceVersion`` or ``watch``), ``request.completed`` last, with the store
+revision the request wrote, if it wrote one, and the Status ``reason`` of an error answer (a 409 is
+``Conflict`` or ``AlreadyExists``). Each of them names what the request is about (user, verb,
+resource, namespace, name), worked out once per request. Failures are always a
 Status with upstream's code; an unexpected exception is logged and answered as 500 InternalError,
 never as a dropped connection.
 """
@@ -32,6 +34,7 @@ import operator
 import time
 from functools import partial
 from typing import Any
+from urllib.parse import parse_qsl
 
 from controlplane.api.resources import ResourceRegistry, ResourceType
 from controlplane.api.strategies.common import UndecodableObject
@@ -119,6 +122,29 @@ def _with_warnings(headers: dict[str, str] | None, warnings: list[str]) -> dict[
         values.insert(0, merged["Warning"])
     merged["Warning"] = ", ".join(values)
     return merged
+
+
+def _status_reason(error: errors.StatusError) -> str | None:
+    """The reason of the Status an error answer carries; None for a plain-text answer (flow control's
+    429 is Go's ``http.Error``, no Status) and for an empty reason (a Status omits it)."""
+    if isinstance(error, errors.PlainTextError):
+        return None
+    return error.reason or None
+
+
+def _query_parameters(raw_query: str) -> dict[str, str | list[str]]:
+    """A query string as ``request.received`` names it: each parameter's decoded value, or the list of
+    its values, in order, when it is repeated (``/readyz?exclude=etcd&exclude=log``)."""
+    found: dict[str, str | list[str]] = {}
+    for name, value in parse_qsl(raw_query, keep_blank_values=True):
+        have = found.get(name)
+        if have is None:
+            found[name] = value
+        elif isinstance(have, list):
+            have.append(value)
+        else:
+            found[name] = [have, value]
+    return found
 
 
 class APIServer:
@@ -354,6 +380,7 @@ class APIServer:
         written: list[int] = []  # the store revisions the request writes, oldest first
         reached: Stage = request
         code = 500
+        reason: str | None = None  # the Status reason of an error answer (request.completed's reason)
         try:
             if request.method == "GET" and request.path in PUBLIC_PATHS:  # anyone may ask: no stages
                 self._received(request)
@@ -373,16 +400,17 @@ class APIServer:
                 )
                 code = await self._handle(authorized, report, written)
         except errors.StatusError as error:
-            code = error.code
+            code, reason = error.code, _status_reason(error)
             await respond_error(send, error, request.audit_id)
         except Exception as error:  # a bug: answer like upstream's panic recovery, and log it
             logger.exception("API request %s %s failed", request.method, request.path)
-            code = 500
+            internal = errors.internal_error(error)
+            code, reason = 500, internal.reason
             audit.record_panic(audited, error)
             with contextlib.suppress(Exception):
-                await respond_error(send, errors.internal_error(error), request.audit_id)
+                await respond_error(send, internal, request.audit_id)
         finally:
-            self._complete(reached, code, time.perf_counter() - started, inflight, audited, written)
+            self._complete(reached, code, reason, time.perf_counter() - started, inflight, audited, written)
 
     async def _authenticate(self, request: Request, audited: audit.RequestAudit) -> Authenticated:
         """The authentication stage. It also says the request arrived (``request.received``), from its
@@ -499,13 +527,15 @@ class APIServer:
         self,
         reached: Stage,
         code: int,
+        reason: str | None,
         duration: float,
         inflight: str | None,
         audited: audit.RequestAudit,
         written: list[int],
     ) -> None:
         """The request was answered with ``code``: count it, write its last audit stage, and say on
-        the trace how it ended (``request.completed``, with the last revision it wrote)."""
+        the trace how it ended (``request.completed``, with the last revision it wrote, and the
+        ``reason`` of the Status an error answer carries: a 409 is ``Conflict`` or ``AlreadyExists``)."""
         request = reached.request if isinstance(reached, Authenticated) else reached
         self.metrics.finished(inflight, request, code, duration)
         acting = reached.acting if isinstance(reached, Impersonated) else None
@@ -516,6 +546,8 @@ class APIServer:
                 completed["revision"] = written[-1]
             if audit_level:  # its audit event's auditID is this event's id
                 completed["audit"] = audit_level
+            if reason:
+                completed["reason"] = reason
             self._event("request.completed", reached, **self._about(reached), **completed)
 
     # -- the request's trace ---------------------------------------------------------------------
@@ -555,6 +587,8 @@ class APIServer:
             return
         request = stage.request if isinstance(stage, Authenticated) else stage
         fields: dict[str, Any] = {"method": request.method, "path": request.path, **self._about(stage)}
+        if query := _query_parameters(request.raw_query):
+            fields["query"] = query
         if agent := request.headers.get("user-agent"):
             fields["user_agent"] = agent
         self._event("request.received", stage, **fields)

@@ -169,14 +169,27 @@ _TYPES = (
         "An API request arrived at the API server. Emitted once authentication has said who sent it, so"
         " `from` is the sender's node (`user:anonymous` when its credentials were refused), before the"
         " authentication stage's event.",
-        {**_REQUEST_FIELDS, "method": _f("HTTP method", *STR), "path": _f("path below the cluster", *STR)},
-        {**_REQUEST_IDENTITY, "user_agent": _f("the client's User-Agent", *STR)},
+        {
+            **_REQUEST_FIELDS,
+            "method": _f("HTTP method", *STR),
+            "path": _f("path below the cluster, without the query", *STR),
+        },
+        {
+            **_REQUEST_IDENTITY,
+            "query": _f(
+                "the query parameters, decoded: each name's value, or a list of its values when the name"
+                " is given more than once (absent without a query)",
+                *DICT,
+            ),
+            "user_agent": _f("the client's User-Agent", *STR),
+        },
         {
             "id": "9c0e6b1e-audit",
             "from": "user:alice",
             "to": "apiserver",
             "method": "POST",
             "path": "/api/v1/namespaces/default/pods",
+            "query": {"dryRun": "All", "fieldManager": "kubectl-client-side-apply"},
             "user": "alice",
             "verb": "create",
             "resource": "pods",
@@ -231,6 +244,11 @@ _TYPES = (
             "audit": _f(
                 "the level its audit event was recorded at (Metadata, Request, RequestResponse), if the "
                 "audit policy recorded it; the event's auditID is this event's id",
+                *STR,
+            ),
+            "reason": _f(
+                "the reason of the Status an error answer carries (Conflict, AlreadyExists, Invalid,"
+                " Forbidden, NotFound ...); absent on success and when the answer is no Status",
                 *STR,
             ),
         },

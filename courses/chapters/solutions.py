@@ -11,6 +11,12 @@ so that they see what the rest does, and stopped when the step is built; its ``k
 unattended in order (the content loader refuses a watch there). So a step such as "watch the ConfigMap,
 then change it" has a solution that composes.
 
+A step whose lesson is a refusal (RBAC's 403, an admission webhook's denial, a 409 Conflict) marks the
+manifest or command that must be refused (``expect: refused``, docs/course-format.md): it passes when
+the API server refuses the manifest, or when kubectl exits by itself with an error, and the solution
+fails when it succeeds, since then the step's check would see no refusal. A command killed for running
+too long is no refusal: it fails the solution too.
+
 ``build_step`` is "jump to step N"'s building block: it runs a step's solution while the step's check
 runs, and returns once the check passes, so a solution that does not reach its own check is found
 (``SolutionFailed``), never silently skipped.
@@ -21,13 +27,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.utils import translation
 from django.utils.translation import gettext
 
 from courses import gateway
 from courses.sandboxes import services as sandboxes
+
+if TYPE_CHECKING:
+    from courses.console.runner import RunResult
+    from courses.engine.content import SolutionCommand, SolutionManifest
+    from courses.manifests.results import SubmitResult
 
 Say = Callable[[str, str], Awaitable[None]]
 #: How long a solution's command may run, and a step's check may take to pass after its solution.
@@ -54,8 +65,6 @@ async def run_solution(
     """Run ``step``'s solution as the student: its background commands first (once their watch is
     open), then the manifests, then the other commands, in order; then wait for the background
     commands to end. Raises ``SolutionFailed`` with what went wrong."""
-    from courses.manifests import services as manifests
-
     solution = step.solution
     waiting = solution.background
     commands = solution.kubectl
@@ -77,17 +86,9 @@ async def run_solution(
                     async with asyncio.timeout(WATCH_OPEN_SECONDS):
                         await _watch_opened(subscription, student=access.user)
         for manifest in solution.apply:
-            await say(gettext("Applying the solution's manifest…"), "working")
-            result = await manifests.submit(
-                access=access, text=manifest, action="apply", field_manager=_username(access)
-            )
-            if not result.ok:
-                raise SolutionFailed(
-                    gettext("The solution's manifest was refused: %(why)s") % {"why": result.summary}
-                )
+            await _apply(access, manifest, say)
         for command in commands:
-            await say(gettext("Running %(command)s…") % {"command": command}, "working")
-            await _run(kubeconfig, command, impersonate, COMMAND_SECONDS)
+            await _run_command(kubeconfig, command, impersonate, say)
         if background:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(WATCH_END_SECONDS):
@@ -108,8 +109,78 @@ async def _watch_opened(subscription: gateway.Subscription, *, student: str) -> 
             return
 
 
-async def _run(kubeconfig: bytes | None, command: str, impersonate: Sequence[str], seconds: float) -> None:
-    """Run one command of a solution as the console would: through its policy, with its runner."""
+async def _apply(access: sandboxes.SandboxAccess, manifest: SolutionManifest, say: Say) -> None:
+    """Apply one manifest of a solution as the form would; one expected to be refused must be."""
+    from courses.manifests import services as manifests
+
+    if manifest.refused:
+        await say(gettext("Applying a manifest the cluster should refuse…"), "working")
+    else:
+        await say(gettext("Applying the solution's manifest…"), "working")
+    result = await manifests.submit(
+        access=access, text=manifest.text, action="apply", field_manager=_username(access)
+    )
+    if not manifest.refused:
+        if not result.ok:
+            raise SolutionFailed(
+                gettext("The solution's manifest was refused: %(why)s") % {"why": result.summary}
+            )
+        return
+    if result.ok:
+        raise SolutionFailed(
+            gettext("The solution's manifest should have been refused, but the cluster accepted it: %(why)s")
+            % {"why": result.summary}
+        )
+    if not _refused_by_the_api_server(result):
+        raise SolutionFailed(
+            gettext("The solution's manifest did not reach the cluster: %(why)s") % {"why": result.summary}
+        )
+    await say(gettext("Refused, as the lesson expects: %(why)s") % {"why": result.summary}, "working")
+
+
+def _refused_by_the_api_server(result: SubmitResult) -> bool:
+    """Whether the API server answered one of the documents with an error (a Status with a code), rather
+    than the text being refused before it was sent or the request never being answered."""
+    return any(d.problem is not None and d.problem.code is not None for d in result.documents)
+
+
+async def _run_command(
+    kubeconfig: bytes | None, command: SolutionCommand, impersonate: Sequence[str], say: Say
+) -> None:
+    """Run one of a solution's commands; one expected to be refused must fail by itself."""
+    from courses.console.runner import ExitReason
+
+    if not command.refused:
+        await say(gettext("Running %(command)s…") % {"command": command.command}, "working")
+        await _run(kubeconfig, command.command, impersonate, COMMAND_SECONDS)
+        return
+    await say(
+        gettext("Running %(command)s, which the cluster should refuse…") % {"command": command.command},
+        "working",
+    )
+    result = await _run(kubeconfig, command.command, impersonate, COMMAND_SECONDS, check=False)
+    output = result.output[-500:]
+    if result.reason is not ExitReason.EXITED:  # killed (too long, too much output): no refusal
+        raise SolutionFailed(
+            gettext("%(command)s did not finish (%(reason)s): %(output)s")
+            % {"command": command.command, "reason": result.reason.value, "output": output}
+        )
+    if not result.exit_code:
+        raise SolutionFailed(
+            gettext("%(command)s should have been refused, but it succeeded: %(output)s")
+            % {"command": command.command, "output": output}
+        )
+    await say(gettext("Refused, as the lesson expects: %(why)s") % {"why": output.strip()}, "working")
+
+
+async def _run(
+    kubeconfig: bytes | None, command: str, impersonate: Sequence[str], seconds: float, *, check: bool = True
+) -> RunResult:
+    """Run one command of a solution as the console would: through its policy, with its runner.
+
+    With ``check``, a command that fails (a non-zero exit, except for one that follows until stopped)
+    fails the solution; without, the caller judges the result. A command the console's policy refuses
+    always fails the solution: that is the lab refusing it, not the cluster."""
     from courses.console import policy, runner
 
     if kubeconfig is None:
@@ -120,10 +191,11 @@ async def _run(kubeconfig: bytes | None, command: str, impersonate: Sequence[str
             gettext("The solution's command was refused: %(why)s") % {"why": decision.message}
         )
     result = await runner.run_once(kubeconfig=kubeconfig, argv=decision.argv, timeout=seconds)
-    if result.exit_code not in (0, None) and not decision.follows:
+    if check and result.exit_code not in (0, None) and not decision.follows:
         raise SolutionFailed(
             gettext("%(command)s failed: %(output)s") % {"command": command, "output": result.output[-500:]}
         )
+    return result
 
 
 async def build_step(

@@ -8,7 +8,11 @@ saying why). Nothing is ever run for a refused line. The rules, in the order the
 1. **One plain line.** At most ``MAX_LENGTH`` characters; no control characters (a line break, NUL).
 2. **Not a shell.** Pipes, redirections, command lists, substitutions (``| ; & < > ` $( ${``) and
    variables (``$NAME``) are refused wherever they are, even quoted: none of them would do here what
-   they do in a shell, and saying so is kinder than letting kubectl fail on them.
+   they do in a shell, and saying so is kinder than letting kubectl fail on them. One exception: an
+   ``&`` in the query of ``--raw``'s path, where it separates the parameters
+   (``--raw "/api/v1/namespaces/default/configmaps?resourceVersion=5&resourceVersionMatch=Exact"``).
+   The line is split into words here and never handed to a shell, so there it is a character of a
+   URL and nothing else (``shell_syntax``); anywhere else it is refused as before.
 3. **Words as a shell splits them**, with ``shlex`` in POSIX mode (quotes and backslashes work as in
    sh); at most ``MAX_WORDS`` of them.
 4. **kubectl and only kubectl.** The first word is exactly ``kubectl``: no ``FOO=bar`` before it, no path
@@ -162,7 +166,7 @@ def _tree() -> CommandTree:
 
 def decide(command: str, *, impersonate: Iterable[str] = (), tree: CommandTree | None = None) -> Decision:
     """Whether ``command`` (a line as typed) may run; ``impersonate``: whom ``--as`` may name here."""
-    refused = _check_characters(command)
+    refused = _check_characters(command, tree or _tree())
     if refused is not None:
         return refused
     try:
@@ -200,7 +204,7 @@ def decide(command: str, *, impersonate: Iterable[str] = (), tree: CommandTree |
 # -- the line ----------------------------------------------------------------------------------------
 
 
-def _check_characters(command: str) -> Refused | None:
+def _check_characters(command: str, tree: CommandTree) -> Refused | None:
     if len(command) > MAX_LENGTH:
         message = gettext("The command is longer than %(limit)d characters.") % {"limit": MAX_LENGTH}
         return Refused(Reason.TOO_LONG, message)
@@ -211,12 +215,12 @@ def _check_characters(command: str) -> Refused | None:
                 "Type one command on one line."
             ) % {"code": f"U+{ord(character):04X}"}
             return Refused(Reason.CONTROL_CHARACTER, message)
-    shell = _SHELL.search(command)
+    shell = shell_syntax(command, tree=tree)
     if shell is not None:
         message = gettext(
             "This console runs kubectl itself, not a shell: %(what)s (a pipe, redirection, command list or "
             "substitution) would do nothing here. Run one kubectl command at a time."
-        ) % {"what": shell.group()}
+        ) % {"what": shell}
         return Refused(Reason.SHELL, message)
     variable = _VARIABLE.search(command)
     if variable is not None:
@@ -226,6 +230,41 @@ def _check_characters(command: str) -> Refused | None:
         ) % {"what": variable.group()}
         return Refused(Reason.VARIABLE, message)
     return None
+
+
+def shell_syntax(command: str, *, tree: CommandTree | None = None) -> str | None:
+    """The first piece of shell syntax in ``command`` that the console refuses (``|``, ``;``, ``&``,
+    ``<``, ``>``, a backquote, ``$(``, ``${``), or None if it has none.
+
+    An ``&`` passes only if every ``&`` of the line is in the query of a ``--raw`` path, as kubectl
+    reads the line (``cmdline.parse``: ``--raw=/x?a&b`` or ``--raw "/x?a&b"``, not a word that only
+    looks like one); the path itself is checked by ``_is_api_path``. A line that does not split or
+    parse cannot show that, so its ``&`` is refused as shell syntax, as it always was.
+    """
+    in_raw_queries: bool | None = None
+    for match in _SHELL.finditer(command):
+        if match.group() == "&":
+            if in_raw_queries is None:
+                in_raw_queries = _ampersands_in_raw_queries(command, tree or _tree())
+            if in_raw_queries:
+                continue
+        return match.group()
+    return None
+
+
+def _ampersands_in_raw_queries(command: str, tree: CommandTree) -> bool:
+    """Whether every ``&`` of ``command`` is in the query of a value kubectl reads as ``--raw``'s."""
+    try:
+        words = shlex.split(command, comments=False, posix=True)
+        line = parse(tree, words[1:]) if words and words[0] == "kubectl" else None
+    except (ValueError, CommandLineError):
+        return False
+    if line is None:
+        return False
+    # shlex drops quotes and backslashes, never an ``&``: the words hold every one the line has. Each
+    # ``--raw`` value is a part of one word of its own, so equal counts mean none is anywhere else.
+    in_queries = sum(value.partition("?")[2].count("&") for value in line.values("raw") if value)
+    return in_queries == sum(word.count("&") for word in words[1:])
 
 
 def _check_program(program: str) -> Refused | None:
@@ -450,4 +489,5 @@ __all__ = [
     "Refused",
     "decide",
     "follows",
+    "shell_syntax",
 ]

@@ -53,6 +53,8 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
+from courses.console.policy import shell_syntax
+
 #: Step and hint ids: lower-case words joined by hyphens, stable forever (progress rows name them).
 ID_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 #: The id of the section that explains the step's solution (so no hint may be called that).
@@ -64,8 +66,6 @@ SHELL_LANGUAGES = frozenset({"console", "sh", "shell", "bash", "shell-session"})
 
 # A heading's trailing marker: "Create a ConfigMap {#create-configmap}".
 _MARKER = re.compile(r"\s*\{#([^{}]*)\}\s*$")
-# What the console refuses in any case (docs/course-format.md): a "run" button must never fail on it.
-_SHELL_SYNTAX = re.compile(r"[|&;<>`]|\$\(")
 
 
 # -- what a file becomes ---------------------------------------------------------------------------
@@ -174,8 +174,11 @@ def command_problem(command: str) -> str | None:
     """Why the console would refuse ``command`` as shell syntax, or None."""
     if not command.startswith("kubectl "):
         return "not a kubectl command line: one command per line, starting with 'kubectl '"
-    if _SHELL_SYNTAX.search(command):
-        return "the console runs kubectl alone: no pipes, redirections, ';', '&' or '$(...)'"
+    if shell_syntax(command) is not None:
+        return (
+            "the console runs kubectl alone: no pipes, redirections, ';', '&' (except in a --raw path's "
+            "query) or '$(...)'"
+        )
     try:
         shlex.split(command)
     except ValueError as error:

@@ -40,6 +40,17 @@ def test_get_of_a_missing_object_prints_upstreams_error(lab: LiveLab) -> None:
     assert 'Error from server (NotFound): configmaps "nope" not found' in result.stderr
 
 
+def test_status_lines_carry_gos_reason_phrases(lab: LiveLab) -> None:
+    # kubectl -v=6 prints each response's status line as the server wrote it: Go's http.StatusText,
+    # not Twisted's "422 Unknown Status" (controlplane/management/httpstatus.py)
+    manifest = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Not_A_Name"}}'
+    invalid = lab.kubectl("create", "-f", "-", "--validate=false", "-v=6", input=manifest, check=False)
+    assert invalid.returncode == 1
+    assert 'status="422 Unprocessable Entity"' in invalid.stderr, invalid.stderr
+    missing = lab.kubectl("get", "configmap", "nope", "-v=6", check=False)
+    assert 'status="404 Not Found"' in missing.stderr, missing.stderr
+
+
 def test_delete(lab: LiveLab) -> None:
     manifest = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"doomed"}}'
     lab.kubectl("create", "-f", "-", "--validate=false", input=manifest)

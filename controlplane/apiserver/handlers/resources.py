@@ -107,11 +107,15 @@ class Context:
 
 
 def build_filter(ctx: Context) -> Callable[[Object], bool] | None:
-    """The label and field selectors of a list or watch, as one predicate (None: match everything)."""
+    """The label and field selectors of a list or watch, as one predicate (None: match everything).
+
+    A path that names an object (``/api/v1/watch/namespaces/default/configmaps/app-config``, the
+    deprecated watch of one object) selects that object: ``_name_selector``.
+    """
     query = ctx.request.query
     label_text = query.get("labelSelector", "")
     field_text = query.get("fieldSelector", "")
-    if not label_text and not field_text:
+    if not label_text and not field_text and not ctx.name:
         return None
     resource_key = f"{ctx.rtype.group}/{ctx.rtype.plural}"
     try:
@@ -122,8 +126,24 @@ def build_filter(ctx: Context) -> Callable[[Object], bool] | None:
             fields = selectors.check_field_selector(resource_key, fields)
     except selectors.SelectorError as error:
         raise errors.bad_request(str(error)) from None
-
+    if ctx.name:
+        fields = _name_selector(fields, ctx.name)
     return SelectorFilter(resource_key, labels, fields)
+
+
+def _name_selector(fields: selectors.FieldSelector | None, name: str) -> selectors.FieldSelector:
+    """The field selector of a list or watch whose path names the object ``name``.
+
+    Upstream's ``ListResource`` (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/get.go) treats
+    the name as ``metadata.name=<name>``: with no field selector that is the selector; a field
+    selector must already ask for exactly that name (``RequiresExactMatch("metadata.name")``), and is
+    kept as it is (its other terms too); any other is refused with 400 BadRequest.
+    """
+    if fields is None or not fields.terms:
+        return selectors.FieldSelector([selectors.FieldRequirement("metadata.name", selectors.EQUALS, name)])
+    if fields.exact_match("metadata.name") != name:
+        raise errors.bad_request("fieldSelector metadata.name doesn't match requested name")
+    return fields
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,9 @@ The details clients rely on (apiserver ``endpoints/handlers/watch.go``, ``storag
   annotated ``k8s.io/initial-events-end: "true"``, then changes;
 - selectors apply to transitions: an object that starts matching arrives as ``ADDED``, one that stops
   matching as ``DELETED``;
+- the deprecated path that names an object (``/api/v1/watch/namespaces/default/configmaps/app-config``)
+  watches that object only: upstream's ``ListResource`` (``endpoints/handlers/get.go``) turns the name
+  into a ``metadata.name`` field selector, and refuses a field selector for another name (400);
 - ``timeoutSeconds`` ends the stream cleanly.
 
 On the trace a client's watch is the diagram's edge from ``apiserver`` to the watcher's node

@@ -19,7 +19,8 @@ sends no credentials to an ``http://`` server: it shows the certificate of the l
 ``https://HOST:PORT/clusters/<name>``. It also asks clients for a certificate and hands it to the API
 server in the ASGI scope, which daphne's own TLS listener cannot do, so the API port is opened by
 ``controlplane.management.apiport`` (a daphne ``Server`` subclass) rather than by a daphne endpoint
-string.
+string. Both ports write status lines with Go's reason phrases (``controlplane.management.httpstatus``:
+``422 Unprocessable Entity`` where Twisted alone writes ``422 Unknown Status``), as kube-apiserver does.
 
 Idle sandboxes. A reaper task (``reap_idle_sandboxes``) looks every few seconds for students'
 sandboxes nobody used for ``KUBELAB_SANDBOX_IDLE_SECONDS`` and hibernates them (``Lab.hibernate``),
@@ -193,7 +194,12 @@ class LabServer:
         from channels.routing import get_default_application
 
         # Imported here: importing daphne's server installs Twisted's asyncio reactor.
+        from controlplane.management import httpstatus
         from controlplane.management.apiport import KubelabServer
+
+        # Status lines as kube-apiserver (a Go server) writes them: "422 Unprocessable Entity", not
+        # Twisted's "422 Unknown Status" (controlplane/management/httpstatus.py).
+        httpstatus.install()
 
         action_logger = None
         if self.verbosity >= 2:

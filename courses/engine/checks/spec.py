@@ -269,6 +269,8 @@ def _matcher_mentions(matcher: EventMatcher) -> Iterator[str]:
             word = _key_name(value)
         elif name == "writes" and isinstance(value, dict):
             word = _key_name(value.get("key"))
+        elif name == "reason" and matcher.type == "request.completed":
+            word = _word(value)  # a Status reason (Conflict, AlreadyExists): which refusal it is
         if word is not None:
             yield word
 
@@ -294,8 +296,9 @@ class Check:
     def mentions(self) -> frozenset[str]:
         """The words this check names, as written: kinds and object names, the last key of each
         field path (and the value a ``[key=value]`` picks), trace event types, and the verbs,
-        resources, names, plugins, controllers and stages its events name. Globs and ``$student``
-        are left out. The content linter asks that the step's text mentions each."""
+        resources, names, plugins, controllers and stages its events name, and the Status reason an
+        answer is expected with. Globs and ``$student`` are left out. The content linter asks that
+        the step's text mentions each."""
         words: set[str] = set()
         for leaf in self.leaves():
             if isinstance(leaf, StateLeaf):

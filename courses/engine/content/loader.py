@@ -50,6 +50,8 @@ from courses.engine.content.model import (
     Hint,
     Request,
     Solution,
+    SolutionCommand,
+    SolutionManifest,
     Step,
     Timeline,
 )
@@ -77,6 +79,8 @@ METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _WATCH = frozenset({"-w", "--watch", "--watch-only"})
 _TTY = frozenset({"-it", "-ti", "-i", "-t", "--stdin", "--tty"})
 _INTERACTIVE_SUBCOMMANDS = frozenset({"edit", "exec", "attach", "port-forward", "proxy", "debug"})
+#: A solution item's ``expect``: the cluster must refuse it (its one value).
+EXPECT_REFUSED = "refused"
 
 
 def content_root() -> Path:
@@ -572,21 +576,68 @@ class _ChapterLoader:
         found = self.reader.mapping(place, value, optional=("background", "apply", "kubectl"))
         if found is None:
             return Solution()
-        applied: list[str] = []
+        applied: list[SolutionManifest] = []
         for index, item in enumerate(self.reader.sequence(place / "apply", found.get("apply", [])) or ()):
-            if (text := self._manifest((place / "apply").item(index), item)) is not None:
-                applied.append(text)
-        commands: dict[str, list[str]] = {"kubectl": [], "background": []}
-        for key, found_commands in commands.items():
-            for index, item in enumerate(self.reader.sequence(place / key, found.get(key, [])) or ()):
-                command = self._kubectl(
-                    (place / key).item(index), item, unattended=True, may_watch=key == "background"
+            item_place = (place / "apply").item(index)
+            expected = self._expectation(item_place, item, "apply")
+            if expected is None:
+                continue
+            name, refused = expected
+            text = self._manifest(item_place / "apply" if refused else item_place, name)
+            if text is not None:
+                applied.append(SolutionManifest(text=text, refused=refused))
+        commands: list[SolutionCommand] = []
+        for index, item in enumerate(self.reader.sequence(place / "kubectl", found.get("kubectl", [])) or ()):
+            item_place = (place / "kubectl").item(index)
+            expected = self._expectation(item_place, item, "kubectl")
+            if expected is None:
+                continue
+            written, refused = expected
+            command_place = item_place / "kubectl" if refused else item_place
+            command = self._kubectl(command_place, written, unattended=True)
+            if command is not None:
+                commands.append(SolutionCommand(command=command, refused=refused))
+        background: list[str] = []
+        for index, item in enumerate(
+            self.reader.sequence(place / "background", found.get("background", [])) or ()
+        ):
+            item_place = (place / "background").item(index)
+            if isinstance(item, dict):
+                self.problem(
+                    item_place,
+                    "a background command runs beside the rest of the solution and is stopped at its "
+                    "end, so nothing can expect it to be refused: write the command alone, or move it "
+                    "to kubectl",
                 )
-                if command is not None:
-                    found_commands.append(command)
-        return Solution(
-            apply=tuple(applied), kubectl=tuple(commands["kubectl"]), background=tuple(commands["background"])
-        )
+                continue
+            if (command := self._kubectl(item_place, item, unattended=True, may_watch=True)) is not None:
+                background.append(command)
+        return Solution(apply=tuple(applied), kubectl=tuple(commands), background=tuple(background))
+
+    def _expectation(self, place: Place, value: Any, key: str) -> tuple[Any, bool] | None:
+        """A solution's ``apply`` or ``kubectl`` item: the value as written (a manifest file or a
+        command), and whether the cluster is expected to refuse it.
+
+        An item is the value alone, or ``{<key>: value, expect: refused}``: the step's lesson is the
+        refusal (docs/course-format.md). ``expect`` has that one value; an ordinary item is written
+        alone, so the mapping is only for a refusal. None: the mapping has a problem (reported).
+        """
+        if not isinstance(value, dict):
+            return value, False
+        found = self.reader.mapping(place, value, required=(key, "expect"))
+        if found is None:
+            return None
+        expect = self.reader.string(place / "expect", found["expect"])
+        if expect is None:
+            return None
+        if expect != EXPECT_REFUSED:
+            self.problem(
+                place / "expect",
+                f"{expect!r}: the one expectation is {EXPECT_REFUSED!r} (an item expected to succeed is "
+                "written alone, without a mapping)",
+            )
+            return None
+        return found[key], True
 
     def _manifest(self, place: Place, value: Any, *, patch: bool = False) -> str | None:
         """The text of the manifest file ``value`` names (under the chapter's ``manifests/``), checked."""

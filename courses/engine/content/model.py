@@ -5,7 +5,7 @@ prose in each language (``courses.engine.prose.ChapterProse``). A step says, in 
 language, what the diagram points at (``Highlight``), which trace types its narration shows, how the
 animation plays (``Timeline``), the manifest the form starts with, the buttons it offers
 (``Action``), what it waits for and what "done" means (``Check``\\ s from ``courses.engine.checks``),
-its hints (``Hint``) and its solution (``Solution``).
+its hints (``Hint``) and its solution (``Solution``: ``SolutionManifest``\\ s and ``SolutionCommand``\\ s).
 
 Nothing here does I/O or knows a student: strings may contain ``$student``, which ``for_student``
 replaces with the student's cluster user name (``student:<username>``) where a string is used.
@@ -108,18 +108,46 @@ class Hint:
 
 
 @dataclass(frozen=True)
+class SolutionManifest:
+    """A manifest a solution applies: its text, and whether the lesson is that the cluster refuses it.
+
+    ``refused`` (``{apply: manifests/<file>.yaml, expect: refused}`` in ``chapter.yaml``): the step
+    teaches a refusal (validation, admission, a conflict), so the solution goes on only if the API
+    server refuses the manifest, and fails if it is applied.
+    """
+
+    text: str
+    refused: bool = False
+
+
+@dataclass(frozen=True)
+class SolutionCommand:
+    """A kubectl command a solution runs, and whether the lesson is that it is refused.
+
+    ``refused`` (``{kubectl: "...", expect: refused}`` in ``chapter.yaml``): the command must fail
+    (kubectl exits by itself with a non-zero status, as it does when the API server refuses the
+    request: RBAC's 403, a webhook's denial, a 409); the solution fails if it succeeds.
+    """
+
+    command: str
+    refused: bool = False
+
+
+@dataclass(frozen=True)
 class Solution:
     """What "show me" does, and what "jump to step N" replays for each step before N.
 
     ``background``: kubectl commands started first and left running while the rest runs: a watch
     that must be open before the change it is there to see (``kubectl get configmap -w``, or a
-    ``kubectl wait --for=...`` that ends by itself); then ``apply``: manifest texts, applied
-    (server-side) as the student, in order; then ``kubectl``: non-interactive kubectl commands, in
-    order. After a moment for their last events, background commands still running are stopped.
+    ``kubectl wait --for=...`` that ends by itself); then ``apply``: manifests, applied (server-side)
+    as the student, in order; then ``kubectl``: non-interactive kubectl commands, in order. A manifest
+    or a command may be one the cluster is expected to refuse (``refused``): then the refusal is what
+    the solution needs. After a moment for their last events, background commands still running are
+    stopped.
     """
 
-    apply: tuple[str, ...] = ()
-    kubectl: tuple[str, ...] = ()
+    apply: tuple[SolutionManifest, ...] = ()
+    kubectl: tuple[SolutionCommand, ...] = ()
     background: tuple[str, ...] = ()
 
     @property
@@ -200,6 +228,8 @@ __all__ = [
     "Hint",
     "Request",
     "Solution",
+    "SolutionCommand",
+    "SolutionManifest",
     "Step",
     "Timeline",
     "for_student",

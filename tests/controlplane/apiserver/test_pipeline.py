@@ -148,6 +148,69 @@ async def test_a_request_is_received_from_its_user_before_its_first_stage(api: A
     assert done["code"] == 404 and "revision" not in done  # a read writes nothing
 
 
+async def test_a_request_is_received_with_its_query_and_a_request_without_one_without(api: API) -> None:
+    params = {"watch": "1", "resourceVersion": "0", "labelSelector": "app in (a,b)", "timeoutSeconds": "0"}
+    watched = await api.client.get(CMS, params=params)
+    assert watched.status_code == 200
+    (received,) = [e for e in api.trace.of_type("request.received") if e["id"] == watched.headers["audit-id"]]
+    assert received["path"] == CMS and received["verb"] == "watch"
+    assert received["query"] == {
+        "watch": "1",
+        "resourceVersion": "0",
+        "labelSelector": "app in (a,b)",
+        "timeoutSeconds": "0",
+    }
+    assert validate(received, envelope=False, strict=True) == []
+
+    dry = await api.client.post(
+        CMS + "?dryRun=All&dryRun=All&fieldManager=me",
+        json={"kind": "ConfigMap", "metadata": {"name": "dry"}},
+    )
+    assert dry.status_code == 201
+    (received,) = [e for e in api.trace.of_type("request.received") if e["id"] == dry.headers["audit-id"]]
+    assert received["query"] == {"dryRun": ["All", "All"], "fieldManager": "me"}  # repeated: a list
+
+    plain = await api.client.get(CMS)
+    (received,) = [e for e in api.trace.of_type("request.received") if e["id"] == plain.headers["audit-id"]]
+    assert "query" not in received
+
+
+async def test_an_error_answer_completes_with_its_status_reason(api: API) -> None:
+    def completed(response: Any) -> dict[str, Any]:
+        (done,) = [
+            e for e in api.trace.of_type("request.completed") if e["id"] == response.headers["audit-id"]
+        ]
+        assert validate(done, envelope=False, strict=True) == []
+        return done
+
+    created = await api.client.post(CMS, json={"kind": "ConfigMap", "metadata": {"name": "twice"}})
+    assert created.status_code == 201 and "reason" not in completed(created)  # success: no reason
+    again = await api.client.post(CMS, json={"kind": "ConfigMap", "metadata": {"name": "twice"}})
+    assert again.status_code == 409 and again.json()["reason"] == "AlreadyExists"
+    stale = dict(created.json(), data={"a": "1"})
+    stale["metadata"]["resourceVersion"] = "1"
+    conflict = await api.client.put(CMS + "/twice", json=stale)
+    assert conflict.status_code == 409 and conflict.json()["reason"] == "Conflict"
+    # Two 409s, told apart by their Status reason, as a client tells them apart.
+    assert (completed(again)["code"], completed(again)["reason"]) == (409, "AlreadyExists")
+    assert (completed(conflict)["code"], completed(conflict)["reason"]) == (409, "Conflict")
+    invalid = await api.client.post(CMS, json={"kind": "ConfigMap", "metadata": {"name": "Not_Valid"}})
+    assert (invalid.status_code, completed(invalid)["reason"]) == (422, "Invalid")
+    refused = await api.client.get(CMS, headers={"Authorization": "Bearer wrong"})
+    assert (refused.status_code, completed(refused)["reason"]) == (401, "Unauthorized")
+
+
+def test_a_plain_text_answer_carries_no_status_reason() -> None:
+    from controlplane.apiserver import errors
+    from controlplane.apiserver.server import _status_reason
+
+    # flow control's 429 is Go's http.Error (server/filters/maxinflight.go): text, no Status
+    too_many = errors.PlainTextError(429, "TooManyRequests", "Too many requests, please try again later.")
+    assert _status_reason(too_many) is None
+    assert _status_reason(errors.StatusError(403, "", "denied by the webhook")) is None  # omitempty
+    assert _status_reason(errors.StatusError(409, "Conflict", "the object has been modified")) == "Conflict"
+
+
 async def test_a_request_refused_by_authentication_is_received_from_anonymous(api: API) -> None:
     response = await api.client.get(CMS, headers={"Authorization": "Bearer wrong"})
     assert response.status_code == 401

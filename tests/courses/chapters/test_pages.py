@@ -95,6 +95,28 @@ def test_asking_for_the_solution_is_recorded(client: Client) -> None:
     assert StepProgress.objects.get(user=user, step="find-the-hub").solution is True
 
 
+def test_the_solution_marks_what_the_cluster_is_expected_to_refuse() -> None:
+    from django.template.loader import render_to_string
+
+    from courses.engine.content import Solution, SolutionCommand, SolutionManifest
+
+    solution = Solution(
+        apply=(SolutionManifest("kind: ConfigMap\n", refused=True),),
+        kubectl=(
+            SolutionCommand("kubectl delete configmap app-config --as=jane", refused=True),
+            SolutionCommand("kubectl get configmap app-config"),
+        ),
+    )
+    html = render_to_string("courses/chapters/_solution.html", {"why": "", "solution": solution})
+    assert "The cluster refuses this manifest: the refusal is the lesson." in html
+    assert html.count("The cluster refuses this command: the refusal is the lesson.") == 1
+    assert (
+        '<pre class="command refused" data-kubectl="kubectl delete configmap app-config --as=jane">' in html
+    )
+    assert '<pre class="command" data-kubectl="kubectl get configmap app-config">' in html
+    assert '<pre class="manifest refused"><code>kind: ConfigMap\n</code></pre>' in html
+
+
 @pytest.mark.django_db
 def test_hints_and_solutions_need_an_account_and_a_post(client: Client) -> None:
     url = "/learn/control-plane/one-hub/find-the-hub/solution/"

@@ -8,6 +8,9 @@ from courses.console.policy import MAX_LENGTH, MAX_WORDS, Reason
 #: Whom the chapter of these tests lets ``--as`` name.
 IMPERSONATE = ("jane", "system:serviceaccount:default:reader")
 
+#: A --raw path whose query has two parameters: its & is a URL's, not a shell's.
+RAW_WITH_QUERY = "/api/v1/namespaces/default/configmaps?resourceVersion=5&resourceVersionMatch=Exact"
+
 #: (line, the reason it is refused).
 ESCAPES: list[tuple[str, Reason]] = [
     # a shell's metacharacters and constructs, even quoted
@@ -24,6 +27,22 @@ ESCAPES: list[tuple[str, Reason]] = [
     ("kubectl get ${HOME}", Reason.SHELL),
     ("kubectl get 'pods;id'", Reason.SHELL),
     ('kubectl get "$(id)"', Reason.SHELL),
+    # an & is harmless only in the query of --raw's path (the line never reaches a shell): elsewhere it
+    # is refused, however it is dressed up as --raw
+    ("kubectl get --raw /api/v1/namespaces?limit=1 & sleep 100", Reason.SHELL),
+    ("kubectl get --raw '/api/v1/namespaces?limit=1&x=1' && id", Reason.SHELL),
+    ("kubectl get --raw '/api/v1/namespaces?limit=1&x=1' | sh", Reason.SHELL),
+    ("kubectl get --raw '/api/v1/namespaces?limit=1&x=1' > /tmp/out", Reason.SHELL),
+    ('kubectl get --raw "/api/v1/namespaces?limit=1&x=$(id)"', Reason.SHELL),
+    ("kubectl get --raw '/api/v1/namespaces&id?limit=1'", Reason.SHELL),
+    ("kubectl get pods -l 'app=web&tier=db'", Reason.SHELL),
+    ("kubectl get pods -l --raw=/api?limit=1&x=1", Reason.SHELL),
+    ("kubectl get pods -- --raw=/api?limit=1&x=1", Reason.SHELL),
+    ("kubectl get --raw=/api?limit=1&x=1 --raw2=/api?a&b", Reason.SHELL),
+    ("sh -c 'kubectl get --raw /api?limit=1&x=1'", Reason.SHELL),
+    ("kubectl get --raw '/api?limit=1&x=1'\nid", Reason.CONTROL_CHARACTER),
+    ("kubectl get --raw 'https://evil.example/api?limit=1&x=1'", Reason.RAW_PATH),
+    ("kubectl get --raw '/../../clusters/sandbox-bob/api?limit=1&x=1'", Reason.RAW_PATH),
     ("kubectl get pods -n $NAMESPACE", Reason.VARIABLE),
     ("kubectl get pods\nrm -rf /", Reason.CONTROL_CHARACTER),
     ("kubectl get pods\r\nid", Reason.CONTROL_CHARACTER),
@@ -187,6 +206,18 @@ ALLOWED: list[tuple[str, tuple[str, ...], bool, bool]] = [
     (
         "kubectl get --raw /api/v1/namespaces?limit=1",
         ("kubectl", "get", "--raw", "/api/v1/namespaces?limit=1"),
+        False,
+        False,
+    ),
+    (
+        f'kubectl get --raw "{RAW_WITH_QUERY}"',
+        ("kubectl", "get", "--raw", RAW_WITH_QUERY),
+        False,
+        False,
+    ),
+    (
+        "kubectl get --raw=/api/v1/namespaces?limit=1&continue=abc -v=6",
+        ("kubectl", "get", "--raw=/api/v1/namespaces?limit=1&continue=abc", "-v=6"),
         False,
         False,
     ),

@@ -27,7 +27,7 @@ from courses.console import consumer as console
 from courses.console import runner
 from courses.console.consumer import ConsoleConsumer, chapter_impersonation
 from tests.courses.console.conftest import FakeSandboxes, SpyRunner
-from tests.courses.console.escapes import ESCAPES, IMPERSONATE
+from tests.courses.console.escapes import ESCAPES, IMPERSONATE, RAW_WITH_QUERY
 from tests.courses.console.test_runner import gone
 from tests.support.lab import LiveLab
 
@@ -174,6 +174,20 @@ async def test_every_escape_is_refused_and_nothing_runs() -> None:
         assert answer["reason"] == reason, (line, answer)
         assert answer["message"].strip() and answer["command"] == line
     assert spy.calls == [], "a refused line reached the runner"
+    await communicator.disconnect()
+
+
+async def test_an_ampersand_runs_only_inside_a_raw_paths_query() -> None:
+    spy = SpyRunner()
+    communicator = socket(FakeSandboxes(), spy)
+    await ready(communicator)
+    messages = await run_to_exit(communicator, f'kubectl get --raw "{RAW_WITH_QUERY}"')
+    assert messages[-1]["code"] == 0
+    assert spy.calls[0]["argv"] == ("kubectl", "get", "--raw", RAW_WITH_QUERY)
+    await communicator.send_json_to({"action": "run", "command": f"kubectl get --raw {RAW_WITH_QUERY} & id"})
+    answer = await receive(communicator)
+    assert (answer["type"], answer["reason"]) == ("refused", "shell")
+    assert len(spy.calls) == 1, "the line with an & outside --raw reached the runner"
     await communicator.disconnect()
 
 

@@ -1,6 +1,6 @@
 """Fuzzing the policy (hypothesis): any text at all gets a decision, never an exception; and whatever is
 allowed, however its words are arranged, keeps kubectl on the student's sandbox, off the server's files
-and within the chapter's impersonation."""
+and within the chapter's impersonation, with no ``&`` but in the query of a ``--raw`` path."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ WORDS = [
     "-o", "-ojsonpath-file=/etc/passwd", "jsonpath-file=/etc/passwd", "yaml", "--template=/x",
     "--raw", "/api", "/../x", "-w", "-A", "-it", "--edit", "--", "-v", "9", "--kuberc", "--from-file=/x",
     "--from-literal=a=b", "--cache-dir=/tmp", "--dry-run", "server", "-h", "--help", "-e", "-p",
+    "&", "a&b", "/api?a=1&b=2", "/api&x?a=1", "--raw=/api?a=1&b=2", "-l=a&b",
 ]  # fmt: skip
 
 
@@ -72,6 +73,9 @@ def test_whatever_is_allowed_stays_inside(words: list[str]) -> None:
             assert not (option.value or "").lower().split("=")[0].endswith("file"), line
         if option.name == "raw":
             assert (option.value or "").startswith("/") and ".." not in (option.value or ""), line
+    # an & only where it is a character of --raw's query, never a word or another option's value
+    in_raw_queries = sum((v or "").partition("?")[2].count("&") for v in parsed.values("raw"))
+    assert sum(word.count("&") for word in words) == in_raw_queries, line
     for word in words:  # not even where kubectl would read it as a value
         if word.startswith("--"):
             assert word[2:].split("=")[0].replace("_", "-") not in ANYWHERE, line

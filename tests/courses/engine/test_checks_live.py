@@ -140,3 +140,46 @@ async def test_a_write_comes_before_its_request_completes(lab: tuple[TraceBus, h
     verdict = evaluator.verdict(0.0)
     assert verdict.status is Status.FAILING
     assert [f.code for f in verdict.failures] == ["trace.stopped"]
+
+
+async def test_a_check_tells_a_conflict_from_an_already_exists(
+    lab: tuple[TraceBus, httpx.AsyncClient],
+) -> None:
+    # Both are 409: the Status reason of request.completed says which (docs/trace.md), and the query of
+    # request.received says the update was a dry run.
+    bus, client = lab
+    conflict = {
+        "id": "stale-update",
+        "trace": {
+            "sequence": [
+                {"type": "request.received", "verb": "update", "query": {"dryRun": "All"}, "as": "req"},
+                {"type": "request.completed", "code": 409, "reason": "Conflict", "same_request": "req"},
+            ]
+        },
+    }
+    evaluator = parse_check(conflict, where="test").evaluator(
+        student="admin", since_seq=bus.last_seq, stability=0
+    )
+    created = await client.post(CMS, json={"kind": "ConfigMap", "metadata": {"name": "app-config"}})
+    assert created.status_code == 201
+    again = await client.post(CMS, json={"kind": "ConfigMap", "metadata": {"name": "app-config"}})
+    assert (again.status_code, again.json()["reason"]) == (409, "AlreadyExists")
+    seen = await run(evaluator, bus, client, 0)
+    assert evaluator.verdict(0.0).status is Status.FAILING
+
+    stale = dict(created.json(), data={"color": "blue"})
+    stale["metadata"]["resourceVersion"] = "1"
+    wet = await client.put(CMS + "/app-config", json=stale)  # the same conflict, but no dry run
+    assert (wet.status_code, wet.json()["reason"]) == (409, "Conflict")
+    seen = await run(evaluator, bus, client, seen)
+    assert evaluator.verdict(0.0).status is Status.FAILING
+
+    dry = await client.put(CMS + "/app-config?dryRun=All", json=stale)
+    assert (dry.status_code, dry.json()["reason"]) == (409, "Conflict")
+    await run(evaluator, bus, client, seen)
+    assert evaluator.verdict(0.0).status is Status.PASSED
+    matched = evaluator.matched("stale-update")
+    assert matched is not None
+    received, completed = bus.recorder.get(matched.first_seq), bus.recorder.get(matched.last_seq)
+    assert received is not None and completed is not None
+    assert received["id"] == completed["id"] == dry.headers["audit-id"]

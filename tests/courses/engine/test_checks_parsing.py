@@ -121,6 +121,13 @@ BAD: list[tuple[Any, str, str]] = [
     (trace({"type": "rbac.decision", "allowed": "yes"}), "trace.sequence[0].allowed", "boolean"),
     (trace({"type": "store.txn", "op": "create"}), "trace.sequence[0].op", "one of txn, get, range"),
     (trace({"type": "request.received", "verb": {"a": 1}}), "trace.sequence[0].verb", "a map cannot match"),
+    (trace({"type": "request.completed", "reason": 409}), "trace.sequence[0].reason", "is string, got"),
+    (trace({"type": "request.received", "query": "dryRun=All"}), "trace.sequence[0].query", "is object, got"),
+    (
+        trace({"type": "request.stage", "query": {"dryRun": "All"}}),
+        "trace.sequence[0].query",
+        "no field 'query'",
+    ),
     (
         trace({"type": "request.received", "verb": ["create"]}),
         "trace.sequence[0].verb",
@@ -265,6 +272,17 @@ def test_mentions() -> None:
     }
 
 
+def test_a_status_reason_is_mentioned_and_a_query_is_not() -> None:
+    check = parse_check(
+        trace(
+            {"type": "request.received", "verb": "update", "query": {"dryRun": "All"}, "as": "req"},
+            {"type": "request.completed", "code": 409, "reason": "Conflict", "same_request": "req"},
+        ),
+        where=WHERE,
+    )
+    assert check.mentions() == {"request.received", "update", "request.completed", "Conflict"}
+
+
 def test_mentions_leave_out_globs_and_the_student() -> None:
     check = parse_check(
         {
@@ -369,6 +387,8 @@ def test_values_with_the_student_are_checked_when_bound() -> None:
         {"type": "rbac.decision", "rule": {"verbs": ["create"]}},  # a map field
         {"type": "request.completed", "duration": 0.5},
         {"type": "watch.event", "watch": 3},
+        {"type": "request.completed", "code": 409, "reason": "Conflict"},  # a Status reason
+        {"type": "request.received", "query": {"dryRun": "All", "resourceVersion": "*"}},  # the query
     ],
 )
 def test_accepted_values(matcher: dict[str, Any]) -> None:

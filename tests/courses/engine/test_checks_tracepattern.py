@@ -281,10 +281,35 @@ def test_partial_matches_are_capped() -> None:
         ),
         (["node-1"], ["node-1"], True),
         (["node-1"], ["node-1", "node-2"], False),
+        # request.received's query: a parameter's value, or one of a repeated parameter's values
+        ({"dryRun": "All"}, {"dryRun": "All", "fieldManager": "kubectl"}, True),
+        ({"dryRun": "All"}, {"dryRun": ["All", "All"]}, True),
+        ({"resourceVersion": "*"}, {"watch": "1"}, False),
+        ({"watch": "1", "resourceVersion": "0"}, {"watch": "1", "resourceVersion": "0"}, True),
     ],
 )
 def test_field_values(expected: Any, value: Any, result: bool) -> None:
     assert compile_value(expected, ALICE)(value) is result
+
+
+def test_a_conflict_is_told_from_an_already_exists_by_its_reason() -> None:
+    t = Trace()
+    m = matcher(
+        [
+            {"type": "request.received", "user": "$student", "as": "req"},
+            {"type": "request.completed", "code": 409, "reason": "Conflict", "same_request": "req"},
+        ]
+    )
+    exists = [
+        t("request.received", id="a", user=ALICE, verb="create", resource="configmaps"),
+        t("request.completed", id="a", user=ALICE, code=409, reason="AlreadyExists"),
+    ]
+    assert feed(m, exists) is None
+    conflict = [
+        t("request.received", id="b", user=ALICE, verb="update", resource="configmaps"),
+        t("request.completed", id="b", user=ALICE, code=409, reason="Conflict"),
+    ]
+    assert feed(m, conflict) == conflict[-1]["seq"]
 
 
 def test_a_student_name_is_never_a_glob() -> None:

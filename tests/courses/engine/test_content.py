@@ -60,14 +60,44 @@ def test_a_valid_course_loads_with_every_part() -> None:
     assert step.timeline == content.Timeline(speed=0.5, at="created")
     assert step.hints == (content.Hint("use-the-form", "created"), content.Hint("name-and-data", "stored"))
     assert step.solution == content.Solution(
-        apply=(manifest,),
-        kubectl=("kubectl get configmap app-config",),
+        apply=(content.SolutionManifest(manifest),),
+        kubectl=(content.SolutionCommand("kubectl get configmap app-config"),),
         background=("kubectl get configmap -w",),
     )
+    assert not step.solution.apply[0].refused and not step.solution.kubectl[0].refused
     assert step.check.ids() == {"created", "stored"}
 
     second = course.chapters[1].steps[0]
     assert second.wait is not None and second.hints == () and second.timeline is None
+
+
+def test_a_solution_may_expect_the_cluster_to_refuse_a_manifest_or_a_command(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES / "tiny", tmp_path / "tiny")
+    first = tmp_path / "tiny" / "01-first"
+    invalid = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_A_Name}\n"
+    (first / "manifests" / "invalid.yaml").write_text(invalid, encoding="utf-8")
+    chapter = first / "chapter.yaml"
+    written = '      apply: [manifests/configmap.yaml]\n      kubectl: ["kubectl get configmap app-config"]\n'
+    refusals = (
+        "      apply: [manifests/configmap.yaml, {apply: manifests/invalid.yaml, expect: refused}]\n"
+        "      kubectl:\n"
+        '        - {kubectl: "kubectl delete configmap app-config --as=jane", expect: refused}\n'
+        "        - kubectl get configmap app-config\n"
+    )
+    text = chapter.read_text(encoding="utf-8")
+    assert written in text
+    chapter.write_text(text.replace(written, refusals), encoding="utf-8")
+
+    solution = content.load_course("tiny", root=tmp_path).chapters[0].steps[1].solution
+    manifest = (first / "manifests" / "configmap.yaml").read_text(encoding="utf-8")
+    assert solution.apply == (
+        content.SolutionManifest(manifest, refused=False),
+        content.SolutionManifest(invalid, refused=True),
+    )
+    assert solution.kubectl == (
+        content.SolutionCommand("kubectl delete configmap app-config --as=jane", refused=True),
+        content.SolutionCommand("kubectl get configmap app-config", refused=False),
+    )
 
 
 def test_the_prose_is_rendered_per_language() -> None:

@@ -419,6 +419,99 @@ CASES = [
         "steps[create-configmap].solution.apply[0]",
         "there is no file",
     ),
+    Case(
+        "solution expects nonsense",
+        edit(
+            C,
+            '["kubectl get configmap app-config"]',
+            '[{kubectl: "kubectl get configmap app-config", expect: success}]',
+        ),
+        C,
+        "steps[create-configmap].solution.kubectl[0].expect",
+        "'success': the one expectation is 'refused'",
+    ),
+    Case(
+        "solution expectation missing",
+        edit(C, '["kubectl get configmap app-config"]', '[{kubectl: "kubectl get configmap app-config"}]'),
+        C,
+        "steps[create-configmap].solution.kubectl[0].expect",
+        "missing",
+    ),
+    Case(
+        "solution expectation is no string",
+        edit(
+            C,
+            '["kubectl get configmap app-config"]',
+            '[{kubectl: "kubectl get configmap app-config", expect: [refused]}]',
+        ),
+        C,
+        "steps[create-configmap].solution.kubectl[0].expect",
+        "must be a non-empty string, not a list",
+    ),
+    Case(
+        "solution expectation unknown key",
+        edit(
+            C,
+            '["kubectl get configmap app-config"]',
+            '[{kubectl: "kubectl get configmap app-config", expect: refused, code: 403}]',
+        ),
+        C,
+        "steps[create-configmap].solution.kubectl[0].code",
+        "unknown key (known: kubectl, expect)",
+    ),
+    Case(
+        "refused command still runs unattended",
+        edit(
+            C,
+            '["kubectl get configmap app-config"]',
+            '[{kubectl: "kubectl get configmap -w", expect: refused}]',
+        ),
+        C,
+        "steps[create-configmap].solution.kubectl[0].kubectl",
+        "-w would never finish",
+    ),
+    Case(
+        "refused command is shell",
+        edit(
+            C,
+            '["kubectl get configmap app-config"]',
+            '[{kubectl: "kubectl get configmap | sh", expect: refused}]',
+        ),
+        C,
+        "steps[create-configmap].solution.kubectl[0].kubectl",
+        "the console runs kubectl alone",
+    ),
+    Case(
+        "refused manifest file",
+        edit(
+            C, "apply: [manifests/configmap.yaml]", "apply: [{apply: manifests/gone.yaml, expect: refused}]"
+        ),
+        C,
+        "steps[create-configmap].solution.apply[0].apply",
+        "there is no file",
+    ),
+    Case(
+        "refused manifest under another key",
+        edit(
+            C,
+            "apply: [manifests/configmap.yaml]",
+            "apply: [{kubectl: manifests/configmap.yaml, expect: refused}]",
+        ),
+        C,
+        "steps[create-configmap].solution.apply[0].apply",
+        "missing",
+    ),
+    Case(
+        "background cannot expect a refusal",
+        edit(
+            C,
+            '["kubectl get configmap -w"]',
+            '[{kubectl: "kubectl get configmap -w", expect: refused}]',
+        ),
+        C,
+        "steps[create-configmap].solution.background[0]",
+        "nothing can expect it to be refused",
+    ),
     # the prose
     Case("prose file missing", remove(ZH), ZH, "", "the file is missing"),
     Case(

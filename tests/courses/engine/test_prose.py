@@ -191,6 +191,17 @@ def test_a_kubectl_block_line_the_console_would_refuse_is_a_problem() -> None:
     assert found == [("kubectl get pods", 6, False), ("kubectl get pods | wc -l", 7, True), ("ls", 8, True)]
 
 
+def test_an_ampersand_is_a_commands_only_in_the_query_of_a_raw_path() -> None:
+    raw = 'kubectl get --raw "/api/v1/namespaces/default/configmaps?resourceVersion=5&limit=1"'
+    parsed = parse_prose(f"# T\n\n## S {{#s}}\n\n```kubectl\n{raw}\nkubectl get pods & sleep 1\n```\n")
+    found = [(c.command, c.problem) for c in parsed.commands]
+    assert found[0] == (raw, None)
+    assert found[1][0] == "kubectl get pods & sleep 1"
+    assert found[1][1] is not None and found[1][1].startswith("the console runs kubectl alone")
+    html = render_markdown(f"```console\n$ {raw}\n$ kubectl get pods -l 'a&b'\n```\n")
+    assert html.count("data-kubectl") == 1 and "resourceVersion=5&amp;limit=1" in html
+
+
 def test_keys_tables_and_lists_render() -> None:
     html = render_markdown(
         "Press [[Ctrl+C]].\n\n| a | b |\n|--:|---|\n| 1 | 2 |\n\n1. one\n2. two\n\n> note\n"

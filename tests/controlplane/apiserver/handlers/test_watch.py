@@ -82,3 +82,46 @@ async def test_watch_events_are_built_without_encoding_the_objects(api: API) -> 
     assert event["name"] == "b" and event["kind"] == "ConfigMap"
     (change,) = [e for e in api.server.caches["/registry/configmaps"].events if e.key.endswith("/b")]
     assert change._line is None
+
+
+WATCH_CMS = "/api/v1/watch/namespaces/default/configmaps"
+
+
+async def test_the_deprecated_watch_path_with_a_name_watches_that_object_only(api: API) -> None:
+    # upstream's ListResource (endpoints/handlers/get.go): the name is a metadata.name field selector
+    first = (await api.client.post(CMS, json=cm("a"))).json()
+    await api.client.post(CMS, json=cm("b"))
+    await api.client.post(CMS, json=cm("ab"))
+    initial = await api.client.get(f"{WATCH_CMS}/a", params={"resourceVersion": "0", "timeoutSeconds": "0"})
+    assert initial.status_code == 200
+    events = [json.loads(line) for line in initial.text.splitlines()]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "a")]
+
+    rv = first["metadata"]["resourceVersion"]
+    for name in ("b", "a"):
+        changed = await api.client.patch(
+            f"{CMS}/{name}",
+            json={"data": {"k": "v"}},
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        assert changed.status_code == 200
+    resumed = await api.client.get(f"{WATCH_CMS}/a", params={"resourceVersion": rv, "timeoutSeconds": "0"})
+    changes = [json.loads(line) for line in resumed.text.splitlines()]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in changes] == [("MODIFIED", "a")]
+    sent = [e for e in watch_events(api, resumed.headers["audit-id"]) if e["type"] == "watch.event"]
+    assert [e["name"] for e in sent] == ["a"]
+
+
+async def test_a_named_watch_takes_only_a_field_selector_for_the_same_name(api: API) -> None:
+    await api.client.post(CMS, json=cm("a", app="web"))
+    await api.client.post(CMS, json=cm("b", app="web"))
+    params = {"resourceVersion": "0", "timeoutSeconds": "0"}
+    same = await api.client.get(f"{WATCH_CMS}/a", params={**params, "fieldSelector": "metadata.name=a"})
+    assert [json.loads(line)["object"]["metadata"]["name"] for line in same.text.splitlines()] == ["a"]
+    for selector in ("metadata.name=b", "metadata.namespace=default", "metadata.name!=a"):
+        other = await api.client.get(f"{WATCH_CMS}/a", params={**params, "fieldSelector": selector})
+        assert other.status_code == 400, selector
+        assert other.json()["reason"] == "BadRequest"
+        assert other.json()["message"] == "fieldSelector metadata.name doesn't match requested name"
+    labelled = await api.client.get(f"{WATCH_CMS}/a", params={**params, "labelSelector": "app=web"})
+    assert [json.loads(line)["object"]["metadata"]["name"] for line in labelled.text.splitlines()] == ["a"]
