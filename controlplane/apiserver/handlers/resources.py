@@ -484,10 +484,13 @@ async def delete(ctx: Context) -> Reply:
         orphan=policy == "Orphan" or options.get("orphanDependents") is True,
         foreground=policy == "Foreground",
     )
+    # Upstream's handlers/delete.go answers 200 even when the object is only marked (a grace period,
+    # finalizers): 202 Accepted only for a deletion not yet done that asked orphanDependents=false,
+    # since "doing this always ... will break existing clients".
+    code = 202 if not gone and options.get("orphanDependents") is False else 200
     if ctx.accept.table:
-        return Reply(200 if gone else 202, _render_one(ctx, obj))
-    # upstream handlers/delete.go: 200 once gone, 202 Accepted while finalizers or a grace period run
-    return Reply(200 if gone else 202, dumps(obj))
+        return Reply(code, _render_one(ctx, obj))
+    return Reply(code, dumps(obj))
 
 
 async def delete_collection(ctx: Context) -> Reply:

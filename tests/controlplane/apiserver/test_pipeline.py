@@ -100,7 +100,8 @@ async def test_a_delete_held_by_a_finalizer_marks_first_and_deletes_with_the_las
     held = {"kind": "ConfigMap", "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
     assert (await api.client.post(CMS, json=held)).status_code == 201
     marked = await api.client.delete(CMS + "/held")
-    assert marked.status_code == 202 and marked.json()["metadata"]["deletionTimestamp"]  # accepted, not done
+    # 200 with the marked object, as upstream answers (202 only with orphanDependents=false)
+    assert marked.status_code == 200 and marked.json()["metadata"]["deletionTimestamp"]
     stored = storage_of(api, marked.headers["audit-id"])
     revision = int(marked.json()["metadata"]["resourceVersion"])
     assert (stored["op"], stored["revision"]) == ("terminate", revision)
@@ -124,7 +125,7 @@ async def test_deleting_a_namespace_marks_it_terminating(api: API) -> None:
         await api.client.post(namespaces, json={"kind": "Namespace", "metadata": {"name": "doomed"}})
     ).status_code == 201
     marked = await api.client.delete(namespaces + "/doomed")
-    assert marked.status_code == 202
+    assert marked.status_code == 200  # upstream: 200 while it terminates
     stored = storage_of(api, marked.headers["audit-id"])
     assert (stored["op"], stored["key"]) == ("terminate", "/registry/namespaces/doomed")
     assert stored["revision"] == int(marked.json()["metadata"]["resourceVersion"])
@@ -267,3 +268,16 @@ def test_components_appear_as_their_diagram_nodes() -> None:
     assert agent == "kube-proxy/v1.37.0-kubelab (node/worker-2)"
     assert diagram_node("system:kube-proxy", agent) == "kube-proxy:worker-2"
     assert diagram_node("system:kube-proxy", "curl/8.0") == "kube-proxy"
+
+
+async def test_only_a_cascading_delete_asking_orphan_dependents_false_is_accepted_with_202(api: API) -> None:
+    """Upstream's handlers/delete.go: 202 for a deletion not yet done with orphanDependents=false."""
+    held = {"kind": "ConfigMap", "metadata": {"name": "held-202", "finalizers": ["example.com/hold"]}}
+    assert (await api.client.post(CMS, json=held)).status_code == 201
+    marked = await api.client.request(
+        "DELETE",
+        CMS + "/held-202",
+        json={"kind": "DeleteOptions", "apiVersion": "v1", "orphanDependents": False},
+    )
+    assert marked.status_code == 202, marked.text
+    assert marked.json()["metadata"]["deletionTimestamp"]
