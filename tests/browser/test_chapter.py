@@ -182,6 +182,18 @@ def test_every_chapter_reads_in_both_languages_beside_a_live_diagram(lab: LiveLa
             overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             if overflow > 0:
                 problems.append(f"{where}: the page is {overflow}px wider than the window")
+            # Nothing in the text column may reach under the diagram: wide tables scroll in place.
+            spill = page.evaluate(
+                """() => {
+                    const column = document.querySelector('.chapter-text').getBoundingClientRect();
+                    return [...document.querySelectorAll('.chapter-text .prose > *')]
+                        .filter(el => !el.closest('[hidden]'))
+                        .map(el => el.getBoundingClientRect().right - column.right)
+                        .filter(px => px > 1).length;
+                }"""
+            )
+            if spill:
+                problems.append(f"{where}: {spill} block(s) of the text run past its column")
             page.screenshot(path=str(_artifacts() / f"chapter-{chapter.number:02d}-{language}.png"))
     context.close()
     assert not problems, problems
