@@ -302,6 +302,22 @@ def matcher_phrase(matcher: EventMatcher) -> Phrase:
     return what
 
 
+def times_phrase(n: int) -> Phrase:
+    """How many times: "once", "30 times". An event is always named in the singular ("the watch
+    event for pods 30 times"), so no language has to make a plural of a phrase."""
+    if n == 1:
+        return Phrase(gettext_noop("once"))
+    return Phrase(gettext_noop("%(n)s times"), {"n": n})
+
+
+def counted_phrase(matcher: EventMatcher) -> Phrase:
+    """A step with its count, when it waits for several events: "watch event for pods 30 times"."""
+    what = matcher_phrase(matcher)
+    if matcher.at_least == 1:
+        return what
+    return Phrase(gettext_noop("%(what)s %(times)s"), {"what": what, "times": times_phrase(matcher.at_least)})
+
+
 STEP_BEGAN = Phrase(gettext_noop("this step began"))
 
 
@@ -328,6 +344,7 @@ __all__ = [
     "bound_phrase",
     "condition_phrase",
     "count_label",
+    "counted_phrase",
     "field_label",
     "is_count_field",
     "item_phrase",
@@ -336,4 +353,5 @@ __all__ = [
     "object_phrase",
     "objects_phrase",
     "since_phrase",
+    "times_phrase",
 ]

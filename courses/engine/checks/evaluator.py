@@ -47,11 +47,13 @@ from courses.engine.checks.conditions import bind_condition, check_list, check_o
 from courses.engine.checks.describe import (
     bound_phrase,
     condition_phrase,
+    counted_phrase,
     limit_phrase,
     matcher_phrase,
     object_phrase,
     objects_phrase,
     since_phrase,
+    times_phrase,
 )
 from courses.engine.checks.failures import Failure, Param, Phrase, Unknown, gettext_noop
 from courses.engine.checks.reads import Read, ReadResult, index_keys, read_for
@@ -59,6 +61,7 @@ from courses.engine.checks.spec import (
     AllOf,
     Check,
     Condition,
+    EventMatcher,
     Node,
     Not,
     StateLeaf,
@@ -426,8 +429,12 @@ class Evaluator:
 
     # -- words ---------------------------------------------------------------------------------------
 
-    def _describe(self, matcher: Any) -> Phrase:
+    def _describe(self, matcher: EventMatcher) -> Phrase:
         return matcher_phrase(bind_matcher_text(matcher, self.student))
+
+    def _counted(self, matcher: EventMatcher) -> Phrase:
+        """A step as one of a sequence's "done" steps: with its count when it waited for several."""
+        return counted_phrase(bind_matcher_text(matcher, self.student))
 
     def _trace_failure(self, i: int) -> Failure:
         run = self._traces[i]
@@ -436,22 +443,45 @@ class Evaluator:
         matcher.prune(*self._last)
         reached = matcher.furthest()
         if matcher.expired_at > reached:
-            at = matcher.expired_at
+            at, seen = matcher.expired_at
+            limit = limit_phrase(matcher.max_events, matcher.max_seconds)
+            if seen:  # ran out of time while counting the events of a step with times
+                counting: dict[str, Param] = {
+                    "what": self._describe(steps[at]),
+                    "times": times_phrase(steps[at].at_least),
+                    "seen": times_phrase(seen),
+                    "limit": limit,
+                }
+                if at == 0:
+                    return Failure(leaf.id, "trace.counted_too_late", counting)
+                return Failure(
+                    leaf.id, "trace.counted_too_late_after", {**counting, "first": self._describe(steps[0])}
+                )
             return Failure(
                 leaf.id,
                 "trace.too_late",
                 {
-                    "done": self._describe(steps[at - 1]),
+                    "done": self._counted(steps[at - 1]),
                     "next": self._describe(steps[at]),
                     "first": self._describe(steps[0]),
-                    "limit": limit_phrase(matcher.max_events, matcher.max_seconds),
+                    "limit": limit,
                 },
             )
-        if reached:
+        at, seen = reached
+        if seen:  # some of the events of a step with times, not all
+            counted: dict[str, Param] = {
+                "what": self._describe(steps[at]),
+                "times": times_phrase(steps[at].at_least),
+                "seen": times_phrase(seen),
+            }
+            if at == 0:
+                return Failure(leaf.id, "trace.counted", {**counted, "since": self._since(leaf)})
+            return Failure(leaf.id, "trace.counted_after", {**counted, "done": self._counted(steps[at - 1])})
+        if at:
             return Failure(
                 leaf.id,
                 "trace.stopped",
-                {"done": self._describe(steps[reached - 1]), "next": self._describe(steps[reached])},
+                {"done": self._counted(steps[at - 1]), "next": self._describe(steps[at])},
             )
         if matcher.blocked_by is not None:
             return Failure(
@@ -473,7 +503,7 @@ class Evaluator:
         return since_phrase(None)
 
     def _trace_phrase(self, leaf: TraceLeaf) -> Param:
-        phrases: list[Phrase] = [self._describe(m) for m in leaf.sequence]
+        phrases: list[Phrase] = [self._counted(m) for m in leaf.sequence]
         what = phrases[-1]
         for earlier in reversed(phrases[:-1]):
             what = Phrase(gettext_noop("%(first)s followed by %(next)s"), {"first": earlier, "next": what})

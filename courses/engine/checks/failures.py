@@ -131,6 +131,17 @@ TEMPLATES: Mapping[str, str] = {
         "saw the %(done)s, but the %(next)s did not come within %(limit)s of the %(first)s"
     ),
     "trace.too_early": gettext_noop("the %(early)s came before the %(first)s"),
+    # A step that waits for several events (times: {at_least: N}), not all of them seen yet.
+    "trace.counted": gettext_noop("expected the %(what)s %(times)s since %(since)s, saw it %(seen)s"),
+    "trace.counted_after": gettext_noop(
+        "after the %(done)s, expected the %(what)s %(times)s, saw it %(seen)s"
+    ),
+    "trace.counted_too_late": gettext_noop(
+        "expected the %(what)s %(times)s within %(limit)s, saw it %(seen)s"
+    ),
+    "trace.counted_too_late_after": gettext_noop(
+        "expected the %(what)s %(times)s within %(limit)s of the %(first)s, saw it %(seen)s"
+    ),
     # A not: what it wraps holds.
     "not.seen": gettext_noop("did not expect the %(what)s, but it was seen"),
     "not.held": gettext_noop("did not expect %(what)s, but it holds"),

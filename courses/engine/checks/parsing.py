@@ -14,7 +14,9 @@ without a cluster is checked when the course loads, and ``CheckSpecError`` names
 - trace leaves: event types of the trace schema (``controlplane.trace.schema.EVENT_TYPES``), fields
   that type has, values of the field's JSON type and among its choices (``op`` of ``store.txn`` is
   ``txn``, ``get`` or ``range``), ``as`` names unique, ``same_request`` naming an earlier step of
-  the same sequence, ``since`` naming a trace leaf written earlier, ``within`` positive.
+  the same sequence, ``times: {at_least: N}`` with N >= 1 on a step of a sequence (never ``at_most``:
+  a leaf that held cannot stop holding; never with ``as``: it would name one of N events), ``since``
+  naming a trace leaf written earlier, ``within`` positive.
 
 The rules themselves (what each key means) are in docs/course-format.md, "Checks".
 """
@@ -388,9 +390,15 @@ class _Parser:
         schema = etype.fields()
         fields: list[tuple[str, Any]] = []
         as_name = same_request = None
+        at_least = 1
         for key, value in data.items():
             where = _join(at, str(key))
             if key == "type":
+                continue
+            if key == "times":
+                if names is None:
+                    raise self.fail(where, "times is for the events of a sequence")
+                at_least = self.times(value, where)
                 continue
             if key in ("as", "same_request"):
                 if names is None:
@@ -409,6 +417,9 @@ class _Parser:
                         raise self.fail(where, f"no earlier event of this sequence is named {value!r}{known}")
                     same_request = value
                 continue
+            if key == "count" and isinstance(value, Mapping):
+                # A state leaf's count: {at_least: N} written on a step (store.txn's count is a number).
+                raise self.fail(where, "to wait for several events of one step, write times: {at_least: N}")
             if not isinstance(key, str) or key in _ENVELOPE_ONLY or key not in schema:
                 raise self.fail(
                     where,
@@ -416,7 +427,27 @@ class _Parser:
                 )
             self.field_value(schema[key], value, where, type_name, key)
             fields.append((key, value))
-        return EventMatcher(type_name, tuple(fields), as_name, same_request)
+        if as_name is not None and at_least > 1:
+            raise self.fail(
+                _join(at, "as"),
+                f"as names one event, and this step waits for {at_least} of them: name the event of"
+                " another step",
+            )
+        return EventMatcher(type_name, tuple(fields), as_name, same_request, at_least)
+
+    def times(self, data: Any, at: str) -> int:
+        """``times: {at_least: N}``: how many events must fit one step of a sequence (N >= 1)."""
+        for key in ("at_most", "equals"):
+            if isinstance(data, Mapping) and key in data:
+                raise self.fail(
+                    _join(at, key),
+                    "a trace leaf holds once its events have come, so a step waits for at least so many"
+                    " of them; to say at most N, put the leaf under not: with times: {at_least: N+1}",
+                )
+        spec = self.mapping(data, at, ("at_least",))
+        if "at_least" not in spec:
+            raise self.fail(at, "times needs at_least (how many events must fit this step)")
+        return self.integer(spec["at_least"], _join(at, "at_least"), minimum=1)
 
     def field_value(self, spec: SchemaField, value: Any, at: str, type_name: str, name: str) -> None:
         """Refuse a value the field can never have: another JSON type, or none of its choices."""

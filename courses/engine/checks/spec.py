@@ -154,14 +154,20 @@ class EventMatcher:
     """One event a trace leaf waits for: its ``type`` and values of its fields (docs/trace.md).
 
     ``fields`` keeps the values as written (a ``*`` glob, ``$student``, a number, a map for an item
-    of a list field such as ``writes``); ``tracepattern.compile_matcher`` turns them into tests.
+    of a list field such as ``writes``); ``tracepattern.CompiledMatcher`` turns them into tests.
     ``as_name`` names the event so that a later one can ask for ``same_request`` as it.
+
+    ``at_least`` (``times: {at_least: N}``, 1 when not written) is how many events must fit this step,
+    each after the one before: N fitting events in a row of the pattern, so "30 pod watch events" is
+    one step rather than 30 copies of it. A trace leaf holds once its events have come, so a step
+    says "at least", never "at most": "not 30 times" is a ``not`` around ``at_least: 30``.
     """
 
     type: str
     fields: tuple[tuple[str, Any], ...]
     as_name: str | None = None
     same_request: str | None = None
+    at_least: int = 1
 
     def field(self, name: str) -> Any:
         for key, value in self.fields:

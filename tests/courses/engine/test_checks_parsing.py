@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from controlplane.trace.schema import EVENT_TYPES
 from courses.engine.checks import CheckSpecError, parse_check
 from courses.engine.checks.spec import AllOf, AnyOf, Count, Not, StateLeaf, TraceLeaf, Within
 
@@ -166,6 +167,33 @@ BAD: list[tuple[Any, str, str]] = [
     ),
     ({"id": "me", **trace(RECEIVED, since="me")}, "trace.since", "its own events"),
     ({"id": "top", "all": [trace(RECEIVED, since="top")]}, "all[0].trace.since", "'top' is not a trace leaf"),
+    # times: how many events one step of a sequence waits for
+    (trace({**RECEIVED, "times": {"at_least": 0}}), "trace.sequence[0].times.at_least", "at least 1"),
+    (trace({**RECEIVED, "times": {"at_least": True}}), "trace.sequence[0].times.at_least", "at least 1"),
+    (trace({**RECEIVED, "times": {"at_least": 2.5}}), "trace.sequence[0].times.at_least", "whole number"),
+    (trace({**RECEIVED, "times": {}}), "trace.sequence[0].times", "needs at_least"),
+    (trace({**RECEIVED, "times": 30}), "trace.sequence[0].times", "expected a map"),
+    (trace({**RECEIVED, "times": {"at_most": 3}}), "trace.sequence[0].times.at_most", "the leaf under not:"),
+    (
+        trace({**RECEIVED, "times": {"at_least": 3, "at_most": 1}}),
+        "trace.sequence[0].times.at_most",
+        "at least so many",
+    ),
+    (trace({**RECEIVED, "times": {"equals": 3}}), "trace.sequence[0].times.equals", "the leaf under not:"),
+    (trace({**RECEIVED, "times": {"at_lest": 3}}), "trace.sequence[0].times.at_lest", "unknown key"),
+    (
+        trace({**RECEIVED, "as": "r", "times": {"at_least": 3}}),
+        "trace.sequence[0].as",
+        "waits for 3 of them",
+    ),
+    (
+        trace(RECEIVED, not_before=[{**RECEIVED, "times": {"at_least": 2}}]),
+        "trace.not_before[0].times",
+        "for the events of a sequence",
+    ),
+    # A state leaf's count written on a step, even where the event has a count field of its own.
+    (trace({**RECEIVED, "count": {"at_least": 3}}), "trace.sequence[0].count", "write times: {at_least: N}"),
+    (trace({"type": "store.txn", "count": {"at_least": 3}}), "trace.sequence[0].count", "write times"),
 ]
 
 
@@ -254,6 +282,34 @@ def test_the_documented_example() -> None:
     assert pods.target.label_selector == "app=web"
     assert check.ids() == {"created", "stored", "three-pods"}
     assert check.where == WHERE
+
+
+def test_times_on_a_step() -> None:
+    check = parse_check(
+        trace(
+            {"type": "request.received", "user": "$student", "as": "watch"},
+            {"type": "watch.event", "resource": "pods", "same_request": "watch", "times": {"at_least": 30}},
+            {"type": "reconcile", "controller": "replicaset", "times": {"at_least": 1}},
+        ),
+        where=WHERE,
+    )
+    (leaf,) = check.leaves()
+    assert isinstance(leaf, TraceLeaf)
+    assert [m.at_least for m in leaf.sequence] == [1, 30, 1]
+    counted = leaf.sequence[1]
+    assert counted.same_request == "watch"
+    assert counted.field("times") is None  # not a field of the event: nothing to match, nothing to mention
+    assert "times" not in check.mentions() and "30" not in check.mentions()
+    # store.txn's own count field (keys read) is still a field, matched as a number.
+    (txn,) = parse_check(trace({"type": "store.txn", "count": 3}), where=WHERE).leaves()
+    assert isinstance(txn, TraceLeaf) and txn.sequence[0].field("count") == 3
+
+
+def test_the_keys_of_a_step_are_no_event_fields() -> None:
+    """``as``, ``same_request`` and ``times`` say how a step is matched: were an event type to grow a
+    field of one of these names, a check could not name that field (a step's key would shadow it)."""
+    for etype in EVENT_TYPES.values():
+        assert not {"as", "same_request", "times"} & set(etype.fields()), etype.name
 
 
 def test_mentions() -> None:

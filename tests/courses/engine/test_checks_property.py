@@ -2,8 +2,9 @@
 over the whole list finds.
 
 The reference below states the rules of a trace leaf once more, as plainly as possible: try every
-choice of events for the steps (in seq order), keep those that fit every step, ``same_request``,
-``within`` and ``not_before``, and take the earliest last event. It shares no code with
+choice of events for the steps (in seq order; a step with ``times: {at_least: N}`` is N steps), keep
+those that fit every step, ``same_request``, ``within`` and ``not_before``, and take the earliest last
+event. It shares no code with
 ``tracepattern.py`` but the parser, so a shortcut of the incremental matcher that loses a match (or
 invents one) shows up as a counterexample.
 """
@@ -78,7 +79,13 @@ def matchers(draw: st.DrawFn) -> dict[str, Any]:
             spec["writes"] = writes
     elif draw(st.integers(0, 2)) == 0:
         spec["controller"] = draw(st.sampled_from(["rs", "d*"]))
+    if draw(st.integers(0, 3)) == 0:
+        spec["times"] = {"at_least": draw(st.integers(min_value=1, max_value=3))}
     return spec
+
+
+def counted(step: Mapping[str, Any]) -> bool:
+    return int(step.get("times", {}).get("at_least", 1)) > 1
 
 
 @st.composite
@@ -87,11 +94,13 @@ def trace_leaves(draw: st.DrawFn) -> dict[str, Any]:
     for index in range(1, len(steps)):
         if draw(st.booleans()):
             earlier = draw(st.integers(min_value=0, max_value=index - 1))
+            if counted(steps[earlier]):
+                continue  # as names one event: never a step that waits for several
             steps[earlier]["as"] = f"s{earlier}"
             steps[index]["same_request"] = f"s{earlier}"
     spec: dict[str, Any] = {"sequence": steps}
     if draw(st.booleans()):
-        spec["not_before"] = [draw(matchers())]
+        spec["not_before"] = [{k: v for k, v in draw(matchers()).items() if k != "times"}]
     within: dict[str, Any] = {}
     if draw(st.booleans()):
         within["events"] = draw(st.integers(min_value=1, max_value=4))
@@ -139,17 +148,18 @@ def reference(leaf: TraceLeaf, all_events: list[dict[str, Any]], after: int | No
         (i for i, e in enumerate(evs) if any(event_fits(m, e) for m in leaf.not_before)),
         len(evs),
     )
-    names = {m.as_name: k for k, m in enumerate(leaf.sequence) if m.as_name}
+    steps = [m for m in leaf.sequence for _ in range(m.at_least)]  # times: N steps in a row
+    names = {m.as_name: k for k, m in enumerate(steps) if m.as_name}
     best: int | None = None
-    for combo in itertools.combinations(range(len(evs)), len(leaf.sequence)):
+    for combo in itertools.combinations(range(len(evs)), len(steps)):
         if combo[0] > block:
             continue
         chosen = [evs[i] for i in combo]
-        if not all(event_fits(m, e) for m, e in zip(leaf.sequence, chosen, strict=True)):
+        if not all(event_fits(m, e) for m, e in zip(steps, chosen, strict=True)):
             continue
         if not all(
             m.same_request is None or ids(e) & ids(chosen[names[m.same_request]])
-            for m, e in zip(leaf.sequence, chosen, strict=True)
+            for m, e in zip(steps, chosen, strict=True)
         ):
             continue
         within = leaf.within
@@ -207,6 +217,41 @@ _RECONCILE = {"controller": "rs", "key": "k", "result": "success"}
         _e(2, "request.received", id="a", verb="create"),
         _e(3, "request.received", id="b", verb="create"),
         _e(4, "store.txn", id="b", op="txn", revision=4),
+    ],
+    since_seq=0,
+)
+# A later start that counted less replaces none that counted more: the window lets only it finish.
+@example(
+    first={
+        "sequence": [{"type": "reconcile", "times": {"at_least": 3}}, {"type": "store.txn"}],
+        "within": {"events": 3},
+    },
+    second=None,
+    trace=[
+        _e(1, "reconcile", **_RECONCILE),
+        _e(2, "request.received", id="a"),
+        _e(3, "reconcile", **_RECONCILE),
+        _e(4, "reconcile", **_RECONCILE),
+        _e(5, "reconcile", **_RECONCILE),
+        _e(6, "store.txn", op="txn", revision=6),
+    ],
+    since_seq=0,
+)
+# Counted events of the same request as a named step: the other request's events do not count.
+@example(
+    first={
+        "sequence": [
+            {"type": "request.received", "as": "r"},
+            {"type": "store.txn", "same_request": "r", "times": {"at_least": 2}},
+        ]
+    },
+    second=None,
+    trace=[
+        _e(1, "request.received", id="a"),
+        _e(2, "request.received", id="b"),
+        _e(3, "store.txn", id="a", op="txn", revision=3),
+        _e(4, "store.txn", id="b", op="txn", revision=4),
+        _e(5, "store.txn", id="b", op="txn", revision=5),
     ],
     since_seq=0,
 )

@@ -1,4 +1,4 @@
-"""Trace patterns: sequences among noise, same_request, not_before, within, since another leaf."""
+"""Trace patterns: sequences among noise, same_request, not_before, within, times, since another leaf."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from django.utils import translation
 
 from courses.engine.checks import Status, parse_check
+from courses.engine.checks.describe import times_phrase
 from courses.engine.checks.spec import TraceLeaf
 from courses.engine.checks.tracepattern import MAX_PARTIAL, SequenceMatcher, compile_value, request_ids
 
@@ -90,7 +91,7 @@ def test_order_matters() -> None:
     t = Trace()
     m = matcher([CREATE, WRITE])
     assert feed(m, [txn(t, "r1"), create(t, "r1")]) is None
-    assert m.furthest() == 1  # the create started a match that waits for its write
+    assert m.furthest() == (1, 0)  # the create started a match that waits for its write
 
 
 def test_same_request_finds_its_own_among_many() -> None:
@@ -188,7 +189,7 @@ def test_not_before_stops_new_starts_but_not_old_ones() -> None:
         )
         is None
     )
-    assert m.blocked_by == 0 and m.furthest() == 0
+    assert m.blocked_by == 0 and m.furthest() == (0, 0)
     t = Trace()
     m = matcher([pod, then], not_before=[binding])
     events = [
@@ -204,7 +205,7 @@ def test_within_events_drops_a_stale_start_and_takes_a_newer_one() -> None:
     m = matcher([CREATE, WRITE], within={"events": 3})
     events = [create(t, "r1"), *noise(t, 2), txn(t, "r1")]  # 7 events apart: too late
     assert feed(m, events) is None
-    assert m.expired_at == 1
+    assert m.expired_at == (1, 0)
     events = [create(t, "r2"), t("reconcile", controller="x", key="k", result="success"), txn(t, "r2")]
     assert feed(m, events) == events[-1]["seq"]
     assert m.completed is not None and m.completed.first_seq == events[0]["seq"]
@@ -320,6 +321,128 @@ def test_a_student_name_is_never_a_glob() -> None:
 def test_request_ids() -> None:
     assert request_ids({"id": "a", "requests": ["b", "", 3]}) == {"a", "b"}
     assert request_ids({"id": None}) == frozenset()
+
+
+# -- times: several events for one step ---------------------------------------------------------------
+
+POD_EVENT = {"type": "watch.event", "to": "controller-manager", "resource": "pods", "name": "catalog-*"}
+
+
+def pod_event(
+    t: Trace, name: str = "catalog-1", *, to: str = "controller-manager", dt: float = 1.0
+) -> dict[str, Any]:
+    fields = {"watch": "w", "event": "MODIFIED", "revision": t.seq, "resource": "pods", "name": name}
+    return t("watch.event", dt=dt, to=to, **fields)
+
+
+def sync(t: Trace, name: str = "catalog-5d8f", *, dt: float = 1.0) -> dict[str, Any]:
+    return t("reconcile", dt=dt, controller="replicaset", key=f"default/{name}", name=name, result="success")
+
+
+def scale(t: Trace) -> dict[str, Any]:
+    return t("request.received", id="s", user=ALICE, verb="patch", resource="deployments", name="catalog")
+
+
+SCALE = {"type": "request.received", "user": "$student", "resource": "deployments", "name": "catalog"}
+
+
+def test_times_completes_on_the_nth_fitting_event() -> None:
+    t = Trace()
+    m = matcher([{**POD_EVENT, "times": {"at_least": 3}}])
+    events = [pod_event(t), *noise(t, 2), pod_event(t, to="scheduler"), pod_event(t, "web-1"), pod_event(t)]
+    assert feed(m, events) is None
+    assert m.furthest() == (0, 2)  # two of the three seen; the others were for someone else
+    last = pod_event(t)
+    assert feed(m, [last]) == last["seq"]
+    assert m.completed is not None and m.completed.first_seq == 1
+
+
+def test_times_counts_only_after_the_step_before() -> None:
+    t = Trace()
+    m = matcher([SCALE, {**POD_EVENT, "times": {"at_least": 2}}])
+    assert feed(m, [pod_event(t), pod_event(t), scale(t), pod_event(t)]) is None
+    assert m.furthest() == (1, 1)
+    assert feed(m, [pod_event(t)]) == 5
+
+
+def test_one_event_counts_once_even_for_two_steps_of_its_type() -> None:
+    t = Trace()
+    m = matcher([{**POD_EVENT, "times": {"at_least": 2}}, POD_EVENT])  # three pod events in all
+    assert feed(m, [pod_event(t), pod_event(t)]) is None
+    assert m.furthest() == (1, 0)
+    assert feed(m, [pod_event(t)]) == 3
+
+
+def test_the_step_after_a_counted_one_waits_for_the_count() -> None:
+    t = Trace()
+    m = matcher([{**POD_EVENT, "times": {"at_least": 3}}, {"type": "reconcile", "controller": "replicaset"}])
+    assert feed(m, [pod_event(t), sync(t), pod_event(t), sync(t), pod_event(t)]) is None
+    assert m.furthest() == (1, 0)
+    assert feed(m, [sync(t)]) == 6
+
+
+def test_times_with_same_request_counts_that_request_only() -> None:
+    t = Trace()
+    m = matcher(
+        [
+            {"type": "watch.opened", "to": "user:$student", "as": "watch"},
+            {"type": "watch.event", "to": "user:$student", "same_request": "watch", "times": {"at_least": 2}},
+        ]
+    )
+
+    def opened(rid: str) -> dict[str, Any]:
+        return t("watch.opened", id=rid, watch=rid, to=f"user:{ALICE}", resource="pods")
+
+    def event(rid: str) -> dict[str, Any]:
+        return t("watch.event", id=rid, watch=rid, event="ADDED", revision=t.seq, to=f"user:{ALICE}")
+
+    assert feed(m, [opened("a"), opened("b"), event("a"), event("b")]) is None
+    assert sorted(tally.seen() for tally in m.tallies[1].values()) == [1, 1]  # one per watch
+    assert feed(m, [event("b")]) == 5
+
+
+def test_without_a_window_one_partial_match_counts_for_every_start() -> None:
+    # Every fitting event could start a new count; the one that counted most is kept, alone.
+    t = Trace()
+    m = matcher([{**POD_EVENT, "times": {"at_least": 5000}}])
+    assert feed(m, [pod_event(t) for _ in range(1000)]) is None
+    (tally,) = m.tallies[0].values()
+    assert tally.seen() == 1000 and [partial.first_seq for _, partial in tally.members] == [1]
+
+
+def test_with_a_window_the_starts_share_one_count() -> None:
+    # Each start may be the one that fits the window, so each is kept; one event still costs one
+    # addition for all of them, and the ones that ran out leave from the front.
+    t = Trace()
+    m = matcher([{**POD_EVENT, "times": {"at_least": 5000}}], within={"events": 10})
+    assert feed(m, [pod_event(t) for _ in range(100)]) is None
+    (tally,) = m.tallies[0].values()
+    # Seqs 90 to 100 fit a window of 10 events: the start at 90 has seen 11, the one at 100 one.
+    assert tally.seen() == 11
+    assert [tally.count - mark for mark, _ in tally.members] == list(range(11, 0, -1))
+    assert [partial.first_seq for _, partial in tally.members] == list(range(90, 101))
+    assert m.expired_at == (0, 11)  # the start at 89 saw 89 to 99
+
+
+def test_with_a_window_a_later_start_finishes_where_an_earlier_ran_out() -> None:
+    t = Trace()
+    m = matcher([{**POD_EVENT, "times": {"at_least": 3}}], within={"seconds": 5})
+    assert feed(m, [pod_event(t), pod_event(t, dt=10)]) is None
+    assert m.furthest() == (0, 1)  # the second started anew: the first ran out of its window
+    assert m.expired_at == (0, 1)
+    assert feed(m, [pod_event(t), pod_event(t)]) == 4
+    assert m.completed is not None and m.completed.first_seq == 2
+
+
+def test_a_count_started_before_a_not_before_event_may_finish() -> None:
+    t = Trace()
+    m = matcher([{**POD_EVENT, "times": {"at_least": 2}}], not_before=[{"type": "reconcile"}])
+    assert feed(m, [pod_event(t), sync(t)]) is None
+    assert m.blocked_by == 0
+    assert feed(m, [pod_event(t)]) == 3
+    m = matcher([{**POD_EVENT, "times": {"at_least": 2}}], not_before=[{"type": "reconcile"}])
+    t = Trace()
+    assert feed(m, [sync(t), pod_event(t), pod_event(t)]) is None  # no count starts after it
 
 
 # -- through the evaluator: since, and what a failing trace leaf says ----------------------------------
@@ -513,3 +636,88 @@ def test_a_match_that_ran_out_of_time_is_told_as_too_late_even_without_its_next_
         "saw the create request for configmaps by student:alice, but the store transaction writing "
         "/registry/configmaps/*/app-config did not come within 3 events"
     )
+
+
+# -- what a step with times says ---------------------------------------------------------------------
+
+PODS_TEXT = "watch event for pods named catalog-* to controller-manager"
+SCALE_TEXT = "request for deployments named catalog by student:alice"
+
+
+def test_message_counts_what_was_seen() -> None:
+    t = Trace()
+    data = {"id": "many", "trace": {"sequence": [{**POD_EVENT, "times": {"at_least": 30}}]}}
+    evaluator = evaluate(data, [pod_event(t) for _ in range(12)])
+    expected = f"expected the {PODS_TEXT} 30 times since this step began, saw it 12 times"
+    assert messages(evaluator) == [expected]
+    evaluator = evaluate(data, [pod_event(Trace())])
+    assert messages(evaluator) == [f"expected the {PODS_TEXT} 30 times since this step began, saw it once"]
+    assert messages(evaluate(data, [])) == [f"no {PODS_TEXT} was seen since this step began"]
+
+
+def test_message_counts_after_the_step_before() -> None:
+    t = Trace()
+    data = {"trace": {"sequence": [SCALE, {**POD_EVENT, "times": {"at_least": 3}}]}}
+    evaluator = evaluate(data, [pod_event(t), scale(t), pod_event(t), pod_event(t)])
+    expected = f"after the {SCALE_TEXT}, expected the {PODS_TEXT} 3 times, saw it 2 times"
+    assert messages(evaluator) == [expected]
+
+
+def test_message_after_a_counted_step() -> None:
+    t = Trace()
+    data = {"trace": {"sequence": [{**POD_EVENT, "times": {"at_least": 2}}, {"type": "reconcile"}]}}
+    evaluator = evaluate(data, [pod_event(t), pod_event(t)])
+    assert messages(evaluator) == [f"saw the {PODS_TEXT} 2 times, but no reconcile after it"]
+
+
+def test_message_when_a_count_ran_out_of_time() -> None:
+    t = Trace()
+    data = {"trace": {"sequence": [{**POD_EVENT, "times": {"at_least": 3}}], "within": {"seconds": 5}}}
+    evaluator = evaluate(data, [pod_event(t), pod_event(t), pod_event(t, dt=10)])
+    assert messages(evaluator) == [f"expected the {PODS_TEXT} 3 times within 5 seconds, saw it 2 times"]
+    data = {"trace": {"sequence": [SCALE, {**POD_EVENT, "times": {"at_least": 3}}], "within": {"seconds": 5}}}
+    t = Trace()
+    evaluator = evaluate(data, [scale(t), pod_event(t), pod_event(t, dt=10)])
+    assert messages(evaluator) == [
+        f"expected the {PODS_TEXT} 3 times within 5 seconds of the {SCALE_TEXT}, saw it once"
+    ]
+
+
+def test_message_when_a_counted_step_ran_out_of_time_before_the_next() -> None:
+    t = Trace()
+    data = {
+        "trace": {
+            "sequence": [{**POD_EVENT, "times": {"at_least": 2}}, {"type": "reconcile"}],
+            "within": {"seconds": 5},
+        }
+    }
+    evaluator = evaluate(data, [pod_event(t), pod_event(t), sync(t, dt=10)])
+    assert messages(evaluator) == [
+        f"saw the {PODS_TEXT} 2 times, but the reconcile did not come within 5 seconds of the {PODS_TEXT}"
+    ]
+
+
+def test_not_around_a_count_says_how_many_it_did_not_expect() -> None:
+    t = Trace()
+    rs_sync = {"type": "reconcile", "controller": "replicaset", "name": "catalog-*", "times": {"at_least": 3}}
+    data = {"id": "fewer", "not": {"trace": {"sequence": [rs_sync]}}}
+    evaluator = evaluate(data, [sync(t), sync(t)])
+    assert evaluator.verdict(0.0).status is Status.PASSED
+    evaluator = evaluate(data, [sync(t), sync(t), sync(t)])
+    assert messages(evaluator) == [
+        "did not expect the reconcile by the replicaset controller of catalog-* 3 times, but it was seen"
+    ]
+
+
+def test_count_messages_in_chinese() -> None:
+    t = Trace()
+    data = {"trace": {"sequence": [SCALE, {**POD_EVENT, "times": {"at_least": 3}}]}}
+    evaluator = evaluate(data, [scale(t), pod_event(t)])
+    verdict = evaluator.verdict(0.0)
+    with translation.override("zh-hans"):
+        (message,) = [failure.render() for failure in verdict.failures]
+        once = times_phrase(1).render()
+        many = times_phrase(3).render()
+    assert message != f"after the {SCALE_TEXT}, expected the {PODS_TEXT} 3 times, saw it once"
+    assert once in message and many in message and "3" in many
+    assert "after" not in message and "times" not in message
