@@ -9,7 +9,8 @@ that moment on, as a client-go informer lists and then watches:
   deleted) and the leader-election Leases in kube-system (who leads) — the same facts a ``store.txn``
   carries for each write of one (``trace/objects.py``);
 - what the lab itself knows at the trace's seq S: the components it runs (with the controllers of the
-  controller manager) and the client watches open on the API server.
+  controller manager) and those it stopped, the client watches open on the API server, and the faults
+  in force (``controlplane/faults``).
 
 The trace socket (``controlplane/consumers/trace.py``) takes S and the components and watches in one
 step with its subscription, so no event falls between the state and the stream, and reads the store
@@ -138,14 +139,16 @@ async def read_objects(store: Store, *, revision: int | None = None) -> DiagramO
     )
 
 
-def component_rows(running: Mapping[str, object]) -> list[dict[str, Any]]:
+def component_rows(running: Mapping[str, object], stopped: Iterable[str] = ()) -> list[dict[str, Any]]:
     """The components the lab runs for a cluster (diagram node id -> component), as the diagram draws
-    them: ``{"id": "controller-manager", "state": "running", "leader": true, "controllers": [...]}``.
+    them: ``{"id": "controller-manager", "state": "running", "leader": true, "controllers": [...]}``,
+    then those of its plan that are stopped now (a kubelet a fault stopped): ``{"id": "kubelet:node-2",
+    "state": "stopped"}``, the state their last ``component.state`` said.
 
     ``leader`` is there for components that stand for leader election (None: not electing);
     ``controllers`` for the controller manager, by the names its reconcile events use.
     """
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = [{"id": node_id, "state": "stopped"} for node_id in sorted(stopped)]
     for node_id, component in running.items():
         row: dict[str, Any] = {"id": node_id, "state": "running"}
         is_leader = getattr(component, "is_leader", None)
@@ -178,6 +181,9 @@ class TakenState:
     store: Store
     components: list[dict[str, Any]]
     watches: list[dict[str, Any]]
+    #: The faults in force (``controlplane/faults``), each as its ``fault.applied`` named it:
+    #: ``{"fault": "stop-kubelet", "target": "kubelet:node-2"}``.
+    faults: list[dict[str, Any]] = field(default_factory=list)
 
     async def read(self) -> dict[str, Any]:
         """The state as the trace socket sends it (``framing.state_message``)."""
@@ -188,13 +194,24 @@ class TakenState:
             "objects": objects.objects_json(),
             "components": self.components,
             "watches": self.watches,
+            "faults": self.faults,
         }
 
 
-def take_state(store: Store, running: Mapping[str, object], caches: Iterable[WatchCache]) -> TakenState:
-    """The components (``running``: diagram node id -> component) and open watches (the API server's
-    watch caches) now, without waiting: call it in the same step as the subscription it goes with."""
-    return TakenState(store, component_rows(running), watch_rows(caches))
+def take_state(
+    store: Store,
+    running: Mapping[str, object],
+    caches: Iterable[WatchCache],
+    *,
+    stopped: Iterable[str] = (),
+    faults: Iterable[Mapping[str, Any]] = (),
+) -> TakenState:
+    """The components (``running``: diagram node id -> component; ``stopped``: the ids of those
+    stopped), open watches (the API server's watch caches) and faults in force now, without waiting:
+    call it in the same step as the subscription it goes with."""
+    return TakenState(
+        store, component_rows(running, stopped), watch_rows(caches), [dict(fault) for fault in faults]
+    )
 
 
 def state_taker(lab: Lab, name: str) -> Callable[[], TakenState] | None:
@@ -208,7 +225,13 @@ def state_taker(lab: Lab, name: str) -> Callable[[], TakenState] | None:
     def take() -> TakenState:
         apiserver = cluster.apiserver
         caches = apiserver.caches.values() if apiserver is not None else ()
-        return take_state(cluster.store, cluster.components_running, caches)
+        return take_state(
+            cluster.store,
+            cluster.components_running,
+            caches,
+            stopped=cluster.components_stopped,
+            faults=cluster.faults_in_force,
+        )
 
     return take
 

@@ -39,9 +39,17 @@ answer. What counts as use is told to the lab (``Lab.touch``, ``Lab.busy``: a pa
 request), and ``Lab.hibernate_idle_sandboxes`` is what ``runlab``'s reaper calls. A lab resumes its
 sandboxes hibernated: they wake when their students come back, not all at once at start.
 
-Starting, waking, hibernating and remaking a cluster are its **transitions**: at most one runs per
-cluster, and whoever asks for one while another runs waits for it and then looks again, so two
-browser tabs waking the same sandbox share one start.
+Starting, waking, hibernating, remaking a cluster and restarting its API server are its
+**transitions**: at most one runs per cluster, and whoever asks for one while another runs waits for
+it and then looks again, so two browser tabs waking the same sandbox share one start.
+
+The components reach the API server at the cluster's **endpoint** (``controlplane/endpoint.py``),
+its address in this process, never the server itself: so ``Lab.restart_apiserver`` can put a new API
+server behind it, as a kube-apiserver restarts under its clients, and they only see their watches end
+and their connections refused for a moment. ``Cluster.stop_component`` and ``start_component`` stop
+and start one component of the plan while the rest runs (a node's kubelet), and what the lab runs on a
+cluster's behalf besides (``controlplane/faults``) hears of a cluster's stop first
+(``Lab.add_stop_hook``). Faults use all three (docs/faults.md).
 
 Nothing here starts on import. ``manage.py runlab`` builds a ``Lab``, starts it on daphne's event loop
 and stops it on Ctrl-C; tests start and stop their own. ``activate`` makes a lab the process's lab, so
@@ -66,7 +74,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Coroutine, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -94,6 +102,7 @@ from controlplane.components.identities import KINDS, component_identity
 from controlplane.components.kubelet.kubelet import Kubelet
 from controlplane.components.kubelet.simulation import PullTiming
 from controlplane.components.launch import Component, LaunchOptions, build_component
+from controlplane.endpoint import APIEndpoint
 from controlplane.metrics import MetricsRegistry, RestClientMetrics, WorkqueueMetrics
 from controlplane.pki import ClusterPKI
 from controlplane.revocation import RevocationList
@@ -368,8 +377,20 @@ class Cluster:
         self._tokens: TokenRegistry | None = None
         #: The cluster's API server, mounted at /clusters/<name>/ while the cluster runs.
         self.apiserver: APIServer | None = None
+        #: Where in-process clients reach the API server serving now (``controlplane/endpoint.py``):
+        #: the components and the web app hold this address, never the server, so that the server
+        #: can restart under them (``restart_apiserver``) as a kube-apiserver restarts under its clients.
+        self.endpoint = APIEndpoint(self.name, lambda: self.apiserver)
         #: The running components by trace id (``scheduler``, ``kubelet:node-1`` ...), in start order.
         self.components_running: dict[str, Component] = {}
+        #: Components of the plan stopped while the cluster runs (``stop_component``), by trace id:
+        #: a node whose kubelet was stopped. Started again by ``start_component``, or by the next start.
+        self.components_stopped: set[str] = set()
+        #: The faults in force on the cluster as the diagram draws them (``{"fault", "target"}``),
+        #: kept by ``controlplane/faults``: part of the state a topology page starts from.
+        self.faults_in_force: list[dict[str, Any]] = []
+        #: Where the components' REST clients and workqueues report (made at each start).
+        self._component_metrics: tuple[RestClientMetrics, WorkqueueMetrics] | None = None
         #: Their client certificates, by the same ids.
         self.component_certificates: dict[str, ComponentCertificate] = {}
         self._revocations: RevocationList | None = None
@@ -430,36 +451,12 @@ class Cluster:
                 # Off the event loop: the first start generates keys (an RSA key takes a while).
                 identities = await asyncio.to_thread(load_identities, self.data_dir)
                 self._pki, self._tokens, self._revocations = identities
-            auditor = await self._auditor()
             self.metrics = MetricsRegistry()
+            self.components_stopped = set()
             if self._serving_fd is None:
                 self._serving_fd = await asyncio.to_thread(_serving_lock, self.data_dir)
-            encryption = await asyncio.to_thread(
-                self.encryption_file.load_or_create, self.encryption_provider
-            )
             await self.store.start()
-            apiserver = APIServer(
-                self.name,
-                self.store,
-                trace=self.trace,
-                resource_types=builtin_types(),
-                tokens=self.tokens.authenticate,
-                watch_cache_window=self.watch_cache_window,
-                # ServiceAccount tokens: signed with the cluster's sa.key, kubeadm's issuer and audiences.
-                service_account_issuer=TokenIssuer(self.pki.service_account_key),
-                # Client certificates: of the cluster's client CA, by the cluster clock, unless revoked.
-                client_certificates=X509Authenticator(
-                    self.pki.ca.certificate, clock=self.clock, is_revoked=self._revocations.is_revoked
-                ),
-                flow_control=self.flow_control,
-                anonymous=self.anonymous_auth,
-                metrics_registry=self.metrics,
-                auditor=auditor,
-                encryption=encryption_config.build(encryption),
-                admission_options=self.admission_options(),
-                kubernetes_service=self.kubernetes_service_options(),
-            )
-            self.metrics.register(auditor)  # apiserver_audit_*
+            apiserver = await self._build_apiserver()
             self.apiserver = apiserver  # before it starts: a start interrupted halfway stops it too
             await apiserver.start()
             self.serving_since = time.monotonic()
@@ -467,7 +464,7 @@ class Cluster:
             self._encryption_task = asyncio.create_task(
                 self._watch_encryption_config(), name=f"encryption-config-{self.name}"
             )
-            await self._start_components(apiserver)
+            await self._start_components()
         except BaseException as error:
             self.state = ClusterState.FAILED
             self._serving.clear()
@@ -485,6 +482,70 @@ class Cluster:
                 await self.store.close()
             raise
         self.state = ClusterState.RUNNING
+
+    async def _build_apiserver(self) -> APIServer:
+        """A new API server over the cluster's (started) store, with the cluster's identities, audit
+        policy, encryption configuration and options, not yet started."""
+        auditor = await self._auditor()
+        encryption = await asyncio.to_thread(self.encryption_file.load_or_create, self.encryption_provider)
+        apiserver = APIServer(
+            self.name,
+            self.store,
+            trace=self.trace,
+            resource_types=builtin_types(),
+            tokens=self.tokens.authenticate,
+            watch_cache_window=self.watch_cache_window,
+            # ServiceAccount tokens: signed with the cluster's sa.key, kubeadm's issuer and audiences.
+            service_account_issuer=TokenIssuer(self.pki.service_account_key),
+            # Client certificates: of the cluster's client CA, by the cluster clock, unless revoked.
+            client_certificates=X509Authenticator(
+                self.pki.ca.certificate, clock=self.clock, is_revoked=self.revocations.is_revoked
+            ),
+            flow_control=self.flow_control,
+            anonymous=self.anonymous_auth,
+            metrics_registry=self.metrics,
+            auditor=auditor,
+            encryption=encryption_config.build(encryption),
+            admission_options=self.admission_options(),
+            kubernetes_service=self.kubernetes_service_options(),
+        )
+        self.metrics.register(auditor)  # apiserver_audit_*
+        return apiserver
+
+    async def restart_apiserver(self) -> None:
+        """Stop the running API server and start a new one on the same store, as ``systemctl restart
+        kube-apiserver`` (or the kubelet restarting its static pod) does.
+
+        The old server stops gracefully: every watch it serves ends, and until the new one serves,
+        in-process clients find nothing listening at ``endpoint`` (a refused connection) and HTTPS
+        requests wait for it (``Lab.restart_apiserver``). The new server fills its watch caches from
+        the store at the current revision, so its window of events starts there: a client that
+        watches again from an older resourceVersion is answered 410 "too old resource version" and
+        lists again (upstream's cacher, ``storage/cacher/watch_cache.go``). Its metrics start from
+        zero, as a new process's do. The components go on as they were: they only see their
+        connections break and come back. Call it through ``Lab.restart_apiserver``, which makes it
+        one of the cluster's transitions.
+        """
+        if self.state is not ClusterState.RUNNING:
+            raise RuntimeError(f"cluster {self.name!r} is {self.state.value}: its API server does not run")
+        self._serving.clear()
+        old, self.apiserver = self.apiserver, None
+        if old is not None:
+            await old.stop()
+        # What reported into the old server's registry goes to the new one's: the components'
+        # client and workqueue metrics; the old server's own series go with it.
+        self.metrics = MetricsRegistry()
+        if self._component_metrics is not None:
+            for collector in self._component_metrics:
+                self.metrics.register(collector)
+        apiserver = await self._build_apiserver()
+        self.apiserver = apiserver
+        await apiserver.start()
+        for component in self.components_running.values():
+            if isinstance(component, Kubelet):
+                apiserver.kubelets.register(component.node_name, component.server)
+        self.serving_since = time.monotonic()
+        self._serving.set()
 
     async def _auditor(self) -> Auditor:
         """The audit policy (read off the event loop; ``InvalidPolicy`` stops the start) and log."""
@@ -591,14 +652,27 @@ class Cluster:
             plan += [(kind, f"node-{i}") for kind in ("kubelet", "kube-proxy") if kind in self.components]
         return plan
 
-    async def _start_components(self, apiserver: APIServer) -> None:
-        """Start the components as clients of ``apiserver``, over the in-process transport.
+    async def _start_components(self) -> None:
+        """Start the components as clients of the cluster's API server, over the in-process transport.
 
         Each authenticates with a client certificate of its own identity from the cluster CA
         (``controlplane.componentcerts``): issued at every start, living a day of cluster time and
-        renewed as it runs. Nothing of it is written to disk.
+        renewed as it runs. Nothing of it is written to disk. They reach the server through
+        ``endpoint``, as a real component reaches its API server's address, never the server itself.
         """
-        options = LaunchOptions(
+        # The components' REST clients and workqueues count into the cluster's metrics.
+        client_metrics, workqueue_metrics = RestClientMetrics(), WorkqueueMetrics()
+        self._component_metrics = (client_metrics, workqueue_metrics)
+        self.metrics.register(client_metrics)
+        self.metrics.register(workqueue_metrics)
+        plan = [(kind, node, component_identity(kind, node)) for kind, node in self.component_plan()]
+        # Earlier versions gave components bearer tokens: any left in the registry are revoked.
+        await asyncio.to_thread(self._revoke_component_tokens, {identity.user for _, _, identity in plan})
+        for kind, node, _ in plan:
+            await self._start_component(kind, node)
+
+    def _launch_options(self) -> LaunchOptions:
+        return LaunchOptions(
             cluster=self.name,
             clock=self.clock,
             timing=self.timing,
@@ -609,40 +683,105 @@ class Cluster:
                 **self.node_options,
             },
         )
-        # The components' REST clients and workqueues count into the cluster's metrics.
-        client_metrics, workqueue_metrics = RestClientMetrics(), WorkqueueMetrics()
-        self.metrics.register(client_metrics)
-        self.metrics.register(workqueue_metrics)
-        plan = [(kind, node, component_identity(kind, node)) for kind, node in self.component_plan()]
-        # Earlier versions gave components bearer tokens: any left in the registry are revoked.
-        await asyncio.to_thread(self._revoke_component_tokens, {identity.user for _, _, identity in plan})
+
+    def client_config(
+        self,
+        user: str,
+        groups: tuple[str, ...] = (),
+        *,
+        user_agent: str,
+        qps: float,
+        burst: int,
+        request_metrics: RestClientMetrics | None = None,
+    ) -> Config:
+        """A client of this cluster as ``user`` (in ``groups``) over the in-process transport, with a
+        client certificate of its own from the cluster CA, renewed as it runs: how the components
+        connect, and how the lab connects anything else it runs inside the cluster."""
+        return self._client(user, groups, user_agent, qps, burst, request_metrics)[0]
+
+    def _client(
+        self,
+        user: str,
+        groups: tuple[str, ...],
+        user_agent: str,
+        qps: float,
+        burst: int,
+        request_metrics: RestClientMetrics | None,
+    ) -> tuple[Config, ComponentCertificate]:
+        certificate = ComponentCertificate(self.pki, user, groups, now=self.clock.now)
+        config = Config.for_in_process(
+            self.endpoint,
+            self.name,
+            mount_prefix=f"/clusters/{self.name}",
+            cert_source=certificate.current,
+            user_agent=user_agent,
+            qps=qps,
+            burst=burst,
+            clock=self.clock,
+            request_metrics=request_metrics,
+        )
+        return config, certificate
+
+    async def _start_component(self, kind: str, node: str) -> Component:
+        """Start the component ``kind`` (of ``node``) as a new process would start: a new certificate,
+        a new client, everything listed again."""
+        identity = component_identity(kind, node)
+        client_metrics, workqueue_metrics = self._component_metrics or (None, None)
+        qps, burst = self.rate_limits.get(kind, (identity.qps, identity.burst))
+        config, certificate = self._client(
+            identity.user, identity.groups, identity.user_agent, qps, burst, client_metrics
+        )
+        self.component_certificates[identity.trace_id] = certificate
+        node_options = self._node_options(node) if kind == "kubelet" else None
         with reporting_workqueues(workqueue_metrics):
-            for kind, node, identity in plan:
-                certificate = ComponentCertificate(
-                    self.pki, identity.user, identity.groups, now=self.clock.now
-                )
-                self.component_certificates[identity.trace_id] = certificate
-                config = Config.for_in_process(
-                    apiserver,
-                    self.name,
-                    mount_prefix=f"/clusters/{self.name}",
-                    cert_source=certificate.current,
-                    user_agent=identity.user_agent,
-                    qps=self.rate_limits.get(kind, (identity.qps, identity.burst))[0],
-                    burst=self.rate_limits.get(kind, (identity.qps, identity.burst))[1],
-                    clock=self.clock,
-                    request_metrics=client_metrics,
-                )
-                node_options = self._node_options(node) if kind == "kubelet" else None
-                component = build_component(
-                    kind, partial(RESTClient, config), options, node=node, node_options=node_options
-                )
-                # Listed before it starts: a start interrupted halfway (Ctrl-C) is stopped all the same.
-                self.components_running[identity.trace_id] = component
-                await component.start()
-                if isinstance(component, Kubelet):
-                    # The API server reaches this kubelet's API (containerLogs) without a socket.
-                    apiserver.kubelets.register(node, component.server)
+            component = build_component(
+                kind,
+                partial(RESTClient, config),
+                self._launch_options(),
+                node=node,
+                node_options=node_options,
+            )
+            # Listed before it starts: a start interrupted halfway (Ctrl-C) is stopped all the same.
+            self.components_running[identity.trace_id] = component
+            self.components_stopped.discard(identity.trace_id)
+            await component.start()
+        if isinstance(component, Kubelet) and self.apiserver is not None:
+            # The API server reaches this kubelet's API (containerLogs) without a socket.
+            self.apiserver.kubelets.register(node, component.server)
+        return component
+
+    def planned(self, trace_id: str) -> tuple[str, str] | None:
+        """The ``(kind, node)`` of the planned component ``trace_id`` (``kubelet:node-2``), or None."""
+        for kind, node in self.component_plan():
+            if component_identity(kind, node).trace_id == trace_id:
+                return kind, node
+        return None
+
+    async def stop_component(self, trace_id: str) -> bool:
+        """Stop one running component, as ``systemctl stop kubelet`` on its node would; whether it ran.
+
+        The rest of the cluster goes on: a stopped kubelet no longer renews its Lease or reports its
+        Node's status, and the node lifecycle controller notices (``components/controllers/``). It
+        stays stopped until ``start_component`` (or the cluster's next start) starts it again.
+        """
+        component = self.components_running.pop(trace_id, None)
+        if component is None:
+            return False
+        self.components_stopped.add(trace_id)
+        self.component_certificates.pop(trace_id, None)
+        if isinstance(component, Kubelet) and self.apiserver is not None:
+            self.apiserver.kubelets.unregister(component.node_name, component.server)
+        await component.stop()
+        return True
+
+    async def start_component(self, trace_id: str) -> bool:
+        """Start a planned component that does not run (stopped by ``stop_component``, or that failed);
+        whether it was started. A kubelet starting again adopts its Node and its pods."""
+        planned = self.planned(trace_id)
+        if planned is None or trace_id in self.components_running or self.state is not ClusterState.RUNNING:
+            return False
+        await self._start_component(*planned)
+        return True
 
     @staticmethod
     def _node_options(node: str) -> dict[str, Any]:
@@ -701,6 +840,8 @@ class Cluster:
 
 #: Opens the (not yet started) store of the named cluster.
 StoreOpener = Callable[[str], Store]
+#: Awaited with a cluster's name just before the lab stops it (``Lab.add_stop_hook``).
+StopHook = Callable[[str], Awaitable[None]]
 
 #: What a sandbox's name starts with: ``sb-<account id>``, a name no classroom cluster is given.
 SANDBOX_PREFIX = "sb-"
@@ -869,6 +1010,8 @@ class Lab:
         self._stopping: set[asyncio.Task[None]] = set()
         #: When each cluster was last used (pages, sockets, API requests).
         self.activity = Activity()
+        #: What runs on a cluster's behalf besides its own parts, told before the cluster stops.
+        self._stop_hooks: list[StopHook] = []
 
     def __repr__(self) -> str:
         return f"<Lab {self.config.data_dir} {self.state.value} clusters={list(self._clusters)}>"
@@ -968,6 +1111,20 @@ class Lab:
     def busy(self, name: str) -> contextlib.AbstractContextManager[None]:
         """A context in which the cluster serves someone (a request, a watch): it does not hibernate."""
         return self.activity.busy(name)
+
+    def add_stop_hook(self, hook: StopHook) -> None:
+        """Have ``hook(name)`` awaited just before the lab stops cluster ``name``: when it hibernates,
+        is made anew, or the lab stops. What the lab runs on a cluster's behalf besides the cluster's
+        own parts (the faults in force, ``controlplane/faults``) ends there, and does not outlive the
+        cluster it was for. A hook that fails is logged; the cluster stops all the same."""
+        self._stop_hooks.append(hook)
+
+    async def _before_stop(self, name: str) -> None:
+        for hook in list(self._stop_hooks):
+            try:
+                await hook(name)
+            except Exception:
+                logger.exception("a stop hook of cluster %r failed", name)
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -1071,6 +1228,18 @@ class Lab:
                 hibernated.append(cluster.name)
         return hibernated
 
+    async def restart_apiserver(self, name: str) -> None:
+        """Restart running cluster ``name``'s API server (``Cluster.restart_apiserver``), as one of its
+        transitions: a request that arrives meanwhile waits for the new server, as one that wakes a
+        hibernated cluster does, and no hibernation or remaking runs at the same time."""
+        check_cluster_name(name)
+        while name in self._transitions:
+            await self.settled(name)
+        cluster = self.cluster(name)
+        if cluster.state is not ClusterState.RUNNING:
+            raise ClusterUnavailable(name, cluster.state, cluster.error)
+        await asyncio.shield(self._begin(name, cluster.restart_apiserver(), stops=True))
+
     async def recreate_cluster(self, name: str) -> Cluster:
         """Stop cluster ``name``, delete its data (its store and its identities) and start it anew,
         empty: a new CA, new tokens, a store without the old objects. Its trace bus carries on."""
@@ -1095,6 +1264,7 @@ class Lab:
         await asyncio.gather(*pending, return_exceptions=True)
         for cluster in reversed(list(self._clusters.values())):
             try:
+                await self._before_stop(cluster.name)
                 await cluster.stop()
             except Exception:
                 logger.exception("cluster %r did not stop cleanly", cluster.name)
@@ -1131,8 +1301,12 @@ class Lab:
 
     async def _until_serving(self, cluster: Cluster, task: asyncio.Task[None]) -> None:
         """Wait until ``cluster``'s API server serves or ``task`` ends; ``ClusterUnavailable`` if the
-        task failed (or was cancelled: the lab is stopping)."""
-        if not cluster.serving:
+        task failed (or was cancelled: the lab is stopping). A transition that stops the API server
+        (a hibernation, a remaking, a restart) is waited for to its end: until its first step runs,
+        the old server still looks as if it served."""
+        if task in self._stopping:
+            await asyncio.wait({task})
+        elif not cluster.serving:
             serving = asyncio.ensure_future(cluster.wait_serving())
             try:
                 await asyncio.wait({task, serving}, return_when=asyncio.FIRST_COMPLETED)
@@ -1205,6 +1379,7 @@ class Lab:
         )
 
     async def _hibernate(self, cluster: Cluster) -> None:
+        await self._before_stop(cluster.name)
         try:
             await cluster.stop()  # its store is closed even if something else failed to stop
         finally:
@@ -1219,6 +1394,7 @@ class Lab:
 
     async def _recreate(self, name: str) -> None:
         old = self._clusters.get(name)
+        await self._before_stop(name)
         if old is not None:
             await old.stop()
         await self._wipe(name)

@@ -19,12 +19,15 @@ Today that is:
   (``hibernate_cluster``), made anew (``recreate_cluster``), kept awake (``touch``); what it is
   (``cluster_facts``); the tokens the lab keeps to act for people (``kept_token``); objects the lab
   itself applies through the API server (``apply_as_lab``); where kubectl reaches it and which CA
-  to trust (``api_endpoint``).
+  to trust (``api_endpoint``);
+- faults (``controlplane/faults``): applied to a cluster (``apply_fault``), cleared (``clear_fault``,
+  ``clear_all_faults``), listed (``faults_in_force``), through the lab's one ``FaultService``.
 
 What comes back is plain data (frozen dataclasses, the store's ``KeyValue`` rows), never the ``Lab``,
 a ``Cluster`` or a ``Store``, so a caller cannot start, stop or write anything by accident. The errors
 a caller handles are defined or re-exported here: ``NotServedHere``, ``NotRunning``,
-``InvalidClusterName`` and the store's ``Compacted``, ``FutureRevision`` and ``InvalidRequest``.
+``InvalidClusterName``, ``FaultRefused`` and the store's ``Compacted``, ``FutureRevision`` and
+``InvalidRequest``.
 
 A feature that needs more of the lab (a student's own cluster, a request from the kubectl console,
 the objects a check looks at) adds a function here, so the web side's dependencies on the control
@@ -50,6 +53,8 @@ from controlplane.apiserver.admission.sandboxguardrails import GUARDRAIL_LABEL
 from controlplane.client.transport import InProcessTransport
 from controlplane.consumers.routing import websocket_urlpatterns
 from controlplane.diagram import DiagramObjects, read_objects
+from controlplane.faults.catalogue import FaultSpec, InvalidFault
+from controlplane.faults.service import FaultError, FaultService
 from controlplane.identity import SYSTEM_MASTERS
 from controlplane.pki import locked, write_atomic
 from controlplane.runtime import (
@@ -61,6 +66,8 @@ from controlplane.runtime import (
     Lab,
     LabState,
     active_lab,
+    cluster_dir,
+    is_served,
     known_clusters,
 )
 from controlplane.runtime import check_cluster_name as _check_cluster_name
@@ -248,12 +255,14 @@ async def api_client(
     lab = active_lab()
     if lab is not None:
         await lab.use(cluster)
-    server = _running(cluster).apiserver
-    if server is None:
+    found = _running(cluster)
+    if found.apiserver is None:
         raise NotRunning(cluster, state=STOPPED)
     assert lab is not None  # _running found the cluster in it
     prefix = f"/clusters/{cluster}"
-    transport = InProcessTransport(server, mount_prefix=prefix)
+    # The cluster's address, not its server: a client kept open across an API server restart
+    # reaches the new server, as kubectl's next request does (controlplane/endpoint.py).
+    transport = InProcessTransport(found.endpoint, mount_prefix=prefix)
     client = httpx.AsyncClient(
         transport=transport,
         base_url=f"http://lab{prefix}",
@@ -482,6 +491,83 @@ def api_endpoint(*, cluster: str) -> ApiEndpoint:
     return ApiEndpoint(lab.config.api_address if lab is not None else None, found.root_ca)
 
 
+# -- faults: breaking a cluster on purpose ---------------------------------------------------------------
+
+
+class FaultRefused(Exception):
+    """A fault that cannot be applied or cleared now; the message says why (in English, for the log
+    and the instructor: a student's page words it itself)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FaultDone:
+    """What applying or clearing a fault did to a cluster.
+
+    ``outcome`` is ``applied`` (in force from now, or done: a fault that happens at once), ``renewed``
+    (it was in force: its time starts anew), ``under way`` (it is happening now), ``pending`` (it starts
+    later), ``cleared``, or ``not in force`` (there was nothing to clear).
+    """
+
+    kind: str
+    target: str
+    outcome: str
+    #: When it ends by itself (cluster time), for a lasting fault applied.
+    ends_at: float | None = None
+
+
+def _faults(cluster: str) -> FaultService:
+    return FaultService.of(_lab_here(cluster))
+
+
+async def apply_fault(*, cluster: str, fault: FaultSpec, reason: str) -> FaultDone:
+    """Apply ``fault`` (checked by the catalogue) to the cluster, woken first if it hibernates; returns
+    once it is in force (a restart: once the new API server serves). ``reason`` says who and why, on
+    the trace. Raises ``NotServedHere`` or ``FaultRefused``."""
+    lab = _lab_here(cluster)
+    await lab.use(cluster)
+    try:
+        done = await FaultService.of(lab).apply_spec(cluster, fault, reason=reason)
+    except UnknownCluster:
+        raise NotServedHere(cluster) from None
+    except (InvalidFault, FaultError) as error:
+        raise FaultRefused(str(error)) from error
+    return FaultDone(fault.kind, fault.target, done.outcome.value, done.fault.ends_at)
+
+
+async def clear_fault(*, cluster: str, fault: FaultSpec, reason: str) -> FaultDone:
+    """Clear ``fault`` from the cluster (the one with its kind and parameters). Raises as ``apply_fault``."""
+    try:
+        cleared = await _faults(cluster).clear(cluster, fault.kind, fault.parameters(), reason=reason)
+    except UnknownCluster:
+        raise NotServedHere(cluster) from None
+    except (InvalidFault, FaultError) as error:
+        raise FaultRefused(str(error)) from error
+    return FaultDone(fault.kind, fault.target, "cleared" if cleared else "not in force")
+
+
+async def clear_all_faults(*, cluster: str, reason: str) -> int:
+    """Clear every fault of the cluster and heal what is left broken (``FaultService.clear_all``); how
+    many faults were cleared. Raises ``NotServedHere``."""
+    try:
+        return len(await _faults(cluster).clear_all(cluster, reason=reason))
+    except UnknownCluster:
+        raise NotServedHere(cluster) from None
+
+
+def lab_serves(*, data_dir: Path, cluster: str) -> bool:
+    """Whether a lab process (``runlab``) serves ``cluster`` of the data directory now, this process
+    or another: what ``manage.py fault`` asks before it writes a request for the lab to do."""
+    return is_served(cluster_dir(data_dir, cluster))
+
+
+def faults_in_force(*, cluster: str) -> list[dict[str, Any]]:
+    """The faults in force on the cluster, each as ``Fault.as_json`` says it (none without a lab here)."""
+    lab = active_lab()
+    if lab is None:
+        return []
+    return [fault.as_json() for fault in FaultService.of(lab).in_force(cluster)]
+
+
 # -- the control plane's own routes ------------------------------------------------------------------
 
 #: The control plane's websocket routes (controlplane/consumers/routing.py). Channels serves them,
@@ -511,6 +597,8 @@ __all__ = [
     "ClusterStatus",
     "Compacted",
     "DiagramObjects",
+    "FaultDone",
+    "FaultRefused",
     "FutureRevision",
     "InvalidClusterName",
     "InvalidRequest",
@@ -523,12 +611,17 @@ __all__ = [
     "api_client",
     "api_endpoint",
     "apply_as_lab",
+    "apply_fault",
     "check_cluster_name",
+    "clear_all_faults",
+    "clear_fault",
     "cluster_facts",
     "cluster_names",
     "ensure_cluster",
+    "faults_in_force",
     "hibernate_cluster",
     "kept_token",
+    "lab_serves",
     "read_diagram",
     "read_keys",
     "read_range",

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from django.utils import translation
+
+from tests.support.database import forget_worker_connections
 
 #: How many loop turns a test's tasks get to finish on their own after the test returns.
 SETTLE_TURNS = 5
@@ -40,9 +43,33 @@ async def _asyncio_task_leak_check() -> AsyncIterator[None]:
         pytest.fail(f"the test left {len(leaked)} asyncio task(s) running: {names}", pytrace=False)
 
 
+@pytest.fixture
+async def _worker_connections_dropped() -> AsyncIterator[None]:
+    yield
+    await forget_worker_connections()
+
+
+def _uses_database(request: pytest.FixtureRequest) -> bool:
+    return bool(
+        {"db", "transactional_db"} & set(request.fixturenames) or request.node.get_closest_marker("django_db")
+    )
+
+
 @pytest.fixture(autouse=True)
 def _no_leaked_asyncio_tasks(request: pytest.FixtureRequest) -> None:
-    """For asyncio tests: fail the test if it leaves tasks running (set up first, checked last)."""
+    """For asyncio tests: fail the test if it leaves tasks running (set up first, checked last); and
+    for those that use the database, drop the connection the async ORM's worker thread made, which
+    would outlive the test and trip a later one (tests/support/database.py says why)."""
     function = getattr(request.node, "function", None)
     if function is not None and inspect.iscoroutinefunction(function):
         request.getfixturevalue("_asyncio_task_leak_check")
+        if _uses_database(request):
+            request.getfixturevalue("_worker_connections_dropped")
+
+
+@pytest.fixture(autouse=True)
+def _default_language_after() -> Iterator[None]:
+    """A test that activates a language (a middleware called directly, a view) must not leave it to
+    the next test in this process: Django keeps the active language per thread until told otherwise."""
+    yield
+    translation.deactivate()

@@ -37,6 +37,13 @@ way.
 Closing the response early (the client stops a watch) is what a closed connection is to a server:
 ``receive()`` answers ``http.disconnect``, the app notices and returns, and if it does not within a
 grace period its task is cancelled. No task outlives its response, or the transport.
+
+An app with nothing listening behind it (a cluster whose API server is restarting, see
+``Cluster.endpoint`` in ``controlplane/runtime.py``) raises ``ConnectionRefusedError`` before it
+answers anything. The transport turns that into ``httpx.ConnectError``, what httpx raises when a TCP
+connection is refused, so a client cannot tell the two apart: client-go's reflector backs off and
+watches again on a refused connection (``isWatchErrorRetriable`` in ``tools/cache/reflector.go``),
+and so does this project's.
 """
 
 from __future__ import annotations
@@ -127,6 +134,8 @@ class _Exchange:
         """The app returned (or raised): whatever it did not send will never come."""
         if not self.started.done() and self.closed:
             self.started.cancel()  # nobody waits for this response any more
+        elif not self.started.done() and isinstance(error, ConnectionRefusedError):
+            self.started.set_exception(httpx.ConnectError(f"connection refused: {error}"))
         elif not self.started.done():
             self.started.set_exception(
                 httpx.RemoteProtocolError(f"the ASGI app ended without a response: {error!r}")
@@ -403,6 +412,8 @@ class InProcessTransport(httpx.AsyncBaseTransport):
                 await self.app(scope, collected.receive, collected.send)
         except TimeoutError:
             raise httpx.ReadTimeout("timed out waiting for the in-process response") from None
+        except ConnectionRefusedError as refused:  # nothing listens there (see the module docstring)
+            raise httpx.ConnectError(f"connection refused: {refused}") from None
         except Exception as failure:  # a bug in the app: the client sees a broken response, like a reset
             logger.exception("in-process ASGI app failed on %s %s", method, target.path)
             raise httpx.RemoteProtocolError(
@@ -470,6 +481,8 @@ class InProcessTransport(httpx.AsyncBaseTransport):
         except asyncio.CancelledError as cancelled:
             error = cancelled
             raise
+        except ConnectionRefusedError as refused:  # nothing listens there (see the module docstring)
+            error = refused
         except Exception as failure:  # a bug in the app: the client sees a broken response, like a reset
             logger.exception("in-process ASGI app failed on %s %s", scope["method"], scope["path"])
             error = failure

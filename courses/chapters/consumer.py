@@ -9,9 +9,12 @@ is recorded at once and latched (``courses.progress``).
 Messages from the page (JSON): ``{"action": "open", "step": id}``, ``{"action": "check"}`` (the
 "Check" button: read the cluster again now), ``{"action": "solve"}`` (run the open step's solution as
 the student), ``{"action": "jump", "step": id}`` (reset the sandbox and run the solutions of the
-steps before ``id``). To the page: ``sandbox`` (state, text, expected seconds), ``verdict`` (step,
-status, failures with messages in the student's language, the failing leaves), ``progress`` (what a
-solution or a jump is doing), ``jumped`` (go to the step) and ``error``.
+steps before ``id``), ``{"action": "request", "index": n}`` (the open step's n-th request button),
+``{"action": "fault", "index": n}`` (the open step's n-th action, a fault: applied to, or cleared
+from, the student's own sandbox, whatever else the message says). To the page: ``sandbox`` (state,
+text, expected seconds), ``verdict`` (step, status, failures with messages in the student's
+language, the failing leaves), ``progress`` (what a solution, a jump or a fault is doing),
+``jumped`` (go to the step) and ``error``.
 
 A socket for a course or chapter that does not exist is closed with 4404, an anonymous one with 4403.
 """
@@ -112,6 +115,8 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             self._spawn(self._solve(self.step))
         elif action == "request" and self.step is not None and isinstance(message.get("index"), int):
             self._spawn(self._request(self.step, message["index"]))
+        elif action == "fault" and self.step is not None and isinstance(message.get("index"), int):
+            self._spawn(self._fault(self.step, message["index"]))
         elif action == "jump" and isinstance(message.get("step"), str):
             self._spawn(self._jump(message["step"]))
 
@@ -311,6 +316,30 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
                 "code": response.status_code,
             }
             await self._progress(text, "done" if response.is_success else "error")
+
+    async def _fault(self, step_id: str, index: int) -> None:
+        """A step's fault button: the ``index``-th action of the open step, applied to (or cleared from)
+        the student's own sandbox. Only the index comes from the page: which fault, with which
+        parameters, is the chapter's, and the sandbox is always the one of the socket's student."""
+        assert self.chapter is not None
+        step = self.chapter.step(step_id)
+        actions = step.actions if step is not None else ()
+        fault = actions[index].fault if 0 <= index < len(actions) else None
+        with translation.override(self.language):
+            if fault is None:
+                await self._progress(gettext("This step offers no such fault."), "error")
+                return
+            await self._ready.wait()
+            try:
+                self.access = await sandboxes.ensure_sandbox(user=self.user)
+                where = f"{self.chapter.course}/{self.chapter.slug}"
+                reason = f"chapter {where}, step {step_id}, by {self.access.user}"
+                await solutions.run_fault(access=self.access, fault=fault, say=self._progress, reason=reason)
+            except solutions.SolutionFailed as error:
+                await self._progress(str(error), "error")
+            except (sandboxes.SandboxUnavailable, Exception) as error:
+                logger.exception("a fault on the sandbox of %s failed", self.user)
+                await self._progress(_unexpected(error), "error")
 
     async def _begin(self) -> bool:
         if self._busy:

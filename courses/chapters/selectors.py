@@ -106,7 +106,8 @@ def course_views(*, user: User, language: str | None = None) -> list[CourseView]
 
 @dataclass(frozen=True, slots=True)
 class ActionView:
-    """A step's button: a kubectl command for the console, or the ``index``-th request of the step."""
+    """A step's button: a kubectl command for the console, the ``index``-th request of the step, or a
+    fault (``index``: its place among all the step's actions, what the page sends back)."""
 
     kind: str
     label: str
@@ -117,7 +118,7 @@ class ActionView:
 def action_views(step: Any, lang: str) -> tuple[ActionView, ...]:
     found: list[ActionView] = []
     requests = 0
-    for action in step.actions:
+    for position, action in enumerate(step.actions):
         label = action.label.get(lang) or action.label.get("en")
         if action.kubectl is not None:
             found.append(ActionView("kubectl", label or action.kubectl, command=action.kubectl))
@@ -125,6 +126,10 @@ def action_views(step: Any, lang: str) -> tuple[ActionView, ...]:
             text = label or f"{action.request.method} {action.request.path}"
             found.append(ActionView("request", text, index=requests))
             requests += 1
+        elif action.fault is not None:
+            # The catalogue's words in the page's language, unless the chapter gives its own.
+            text = action.label.get(lang) or action.fault.label(lang)
+            found.append(ActionView("fault", text, index=position))
     return tuple(found)
 
 

@@ -1,7 +1,10 @@
 """Running a step's solution on the student's sandbox, as the student.
 
-A solution (docs/course-format.md) is manifests to apply and kubectl commands to run. They run
-exactly as the student's own actions would: the manifests through the manifest form's service
+A solution (docs/course-format.md) is faults to apply, manifests to apply and kubectl commands to
+run. The faults come before the manifests and the commands (a step whose lesson needs a stopped
+kubelet), once the background commands watch, through the lab's fault service (``run_fault``, the
+same a step's fault button uses), on the student's own sandbox only. The rest runs exactly as the
+student's own actions would: the manifests through the manifest form's service
 (server-side apply with the student's name as field manager, through the full pipeline), the
 commands through the kubectl console's runner (the real kubectl with the student's kubeconfig, after
 the console's policy). The web app gains no rights by running them.
@@ -37,7 +40,7 @@ from courses.sandboxes import services as sandboxes
 
 if TYPE_CHECKING:
     from courses.console.runner import RunResult
-    from courses.engine.content import SolutionCommand, SolutionManifest
+    from courses.engine.content import FaultAction, SolutionCommand, SolutionManifest
     from courses.manifests.results import SubmitResult
 
 Say = Callable[[str, str], Awaitable[None]]
@@ -63,8 +66,8 @@ async def run_solution(
     *, access: sandboxes.SandboxAccess, step: Any, say: Say, user: Any = None, impersonate: Sequence[str] = ()
 ) -> None:
     """Run ``step``'s solution as the student: its background commands first (once their watch is
-    open), then the manifests, then the other commands, in order; then wait for the background
-    commands to end. Raises ``SolutionFailed`` with what went wrong."""
+    open), then its faults, the manifests, then the other commands, in order; then wait for the
+    background commands to end. Raises ``SolutionFailed`` with what went wrong."""
     solution = step.solution
     waiting = solution.background
     commands = solution.kubectl
@@ -85,6 +88,8 @@ async def run_solution(
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(WATCH_OPEN_SECONDS):
                         await _watch_opened(subscription, student=access.user)
+        for fault in solution.faults:
+            await run_fault(access=access, fault=fault, say=say, reason=f"the solution of step {step.id}")
         for manifest in solution.apply:
             await _apply(access, manifest, say)
         for command in commands:
@@ -99,6 +104,40 @@ async def run_solution(
         for task in background:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+async def run_fault(
+    *, access: sandboxes.SandboxAccess, fault: FaultAction, say: Say, reason: str
+) -> gateway.FaultDone:
+    """Apply (or clear) one fault of the catalogue on the student's sandbox, ``access.cluster``, and say
+    what happened in the student's words; ``SolutionFailed`` if it could not be done. A fault is the
+    lab's doing, not the student's: no credential of theirs is involved, but only their own sandbox."""
+    label = fault.label(translation.get_language())
+    await say(gettext("%(fault)s…") % {"fault": label}, "working")
+    try:
+        if fault.clear:
+            done = await gateway.clear_fault(cluster=access.cluster, fault=fault.spec, reason=reason)
+        else:
+            done = await gateway.apply_fault(cluster=access.cluster, fault=fault.spec, reason=reason)
+    except (gateway.FaultRefused, gateway.NotServedHere) as error:
+        raise SolutionFailed(
+            gettext("%(fault)s: it could not be done: %(why)s") % {"fault": label, "why": error}
+        ) from error
+    await say(fault_message(label, done.outcome), "done")
+    return done
+
+
+def fault_message(label: str, outcome: str) -> str:
+    """What the student is told once a fault was applied or cleared (``gateway.FaultDone.outcome``)."""
+    if outcome == "renewed":
+        return gettext("%(fault)s: it was already in force; its time starts again.") % {"fault": label}
+    if outcome == "under way":
+        return gettext("%(fault)s: it is already happening.") % {"fault": label}
+    if outcome == "pending":
+        return gettext("%(fault)s: it will start in a moment.") % {"fault": label}
+    if outcome == "not in force":
+        return gettext("%(fault)s: there was nothing to clear.") % {"fault": label}
+    return gettext("%(fault)s: done.") % {"fault": label}
 
 
 async def _watch_opened(subscription: gateway.Subscription, *, student: str) -> None:

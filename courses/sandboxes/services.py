@@ -15,7 +15,8 @@ page and its socket) share one start and one set-up. ``SandboxAccess`` is what t
 app acts with: the cluster's name, the student's cluster user, and their token.
 
 A reset (``reset_sandbox``) stops the cluster, deletes its data (its store and every identity: old
-kubeconfigs stop working) and makes it anew, empty; progress lives in the database and is kept.
+kubeconfigs stop working) and makes it anew, empty; progress lives in the database and is kept. The
+faults in force on it end first, as when it hibernates (the lab's stop hook, docs/faults.md).
 """
 
 from __future__ import annotations

@@ -259,6 +259,8 @@ root.addEventListener("click", (event) => {
   const action = button.dataset.action;
   if (action === "kubectl") runInConsole(button.dataset.command);
   else if (action === "request") send({ action: "request", index: Number(button.dataset.index) });
+  // A fault of the catalogue on the student's own sandbox: the server looks the action up by its index.
+  else if (action === "fault") send({ action: "fault", index: Number(button.dataset.index) });
   else if (action === "check") send({ action: "check" });
   else if (action === "solve") send({ action: "solve" });
   else if (action === "jump" && window.confirm(config.messages?.jump || "")) send({ action: "jump", step: button.dataset.stepTarget });

@@ -166,6 +166,15 @@ export function podRecord(facts) {
 }
 
 /** Which component a leader-election Lease in kube-system stands for (its diagram node), if any. */
+/**
+ * How a part of the diagram looks, beyond its words: `stopped` when its component does not run (a
+ * kubelet a fault stopped: the box is greyed), `faulted` while a fault of the catalogue is in force on
+ * it. The view turns these into CSS classes of the part's box.
+ */
+export function partLook(node) {
+  return { stopped: node?.state === "stopped", faulted: Boolean(node?.faults?.size) };
+}
+
 export const LEADER_LEASES = { "kube-scheduler": "scheduler", "kube-controller-manager": "controller-manager" };
 
 const PODS_PREFIX = "/registry/pods/";
@@ -408,6 +417,8 @@ export class TopologyModel {
     for (const pod of objects.pods || []) this._setPod(podRecord(pod), at, changes);
     for (const lease of objects.leases || []) this._setLeader(lease, changes);
     for (const watch of state.watches || []) HANDLERS["watch.opened"].call(this, { ...watch, seq: this.lastSeq }, changes);
+    // The faults in force (controlplane/faults): each a fault.applied the page did not see.
+    for (const fault of state.faults || []) HANDLERS["fault.applied"].call(this, { ...fault, seq: this.lastSeq }, changes);
     this.revision = state.revision ?? 0;
     this.stateRevision = this.revision;
     this.compacted = state.compacted ?? 0;

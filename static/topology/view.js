@@ -16,7 +16,7 @@
 // says in the diagram itself, in words, that it shows that revision and not now.
 
 import { gettext, interpolate, lazy, ngettext, pgettext } from "./i18n.js";
-import { STAGES, parseNodeId, requestTitle, stageName } from "./model.js";
+import { STAGES, parseNodeId, partLook, requestTitle, stageName } from "./model.js";
 import { nodeName } from "./narration.js";
 import { podState, podStateWords, podSuffix, sortedPods } from "./pods.js";
 
@@ -385,7 +385,11 @@ export class TopologyView {
   _drawState(id) {
     const group = this.nodeElements.get(id);
     const node = this.model.nodes.get(id);
-    if (!group || !node || !group.stateText) return;
+    if (!group || !node) return;
+    const look = partLook(node);
+    group.classList.toggle("stopped", look.stopped);
+    group.classList.toggle("faulted", look.faulted);
+    if (!group.stateText) return;
     const faults = node.faults?.size ? ` ⚠ ${[...node.faults].join(", ")}` : "";
     const stored = storedNodeWords(node.stored);
     // Short: it shares the box's bottom line with nothing else (the Lease's holder is in the inspector).

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { TopologyModel, podRecord, setStages, STAGES } from "../../static/topology/model.js";
+import { TopologyModel, partLook, podRecord, setStages, STAGES } from "../../static/topology/model.js";
 
 const STATE = {
   type: "state",
@@ -103,4 +103,25 @@ test("the pipeline's stages come from the server's hello", () => {
   assert.deepEqual(STAGES, ["authentication", "storage"]);
   assert.equal(setStages("nonsense"), false);
   setStages(before);
+});
+
+test("a stopped kubelet and the faults in force: from the state, then from the trace", () => {
+  const model = new TopologyModel();
+  model.applyState({
+    ...STATE,
+    components: [...STATE.components, { id: "kubelet:node-2", state: "stopped" }],
+    faults: [{ fault: "stop-kubelet", target: "kubelet:node-2" }],
+  });
+  assert.deepEqual(partLook(model.nodes.get("kubelet:node-2")), { stopped: true, faulted: true });
+  assert.deepEqual(partLook(model.nodes.get("kubelet:node-1")), { stopped: false, faulted: false });
+
+  model.apply({ type: "fault.applied", seq: 41, fault: "restart-apiserver", target: "apiserver", from: "apiserver" });
+  assert.deepEqual(partLook(model.nodes.get("apiserver")), { stopped: false, faulted: true });
+  model.apply({ type: "fault.cleared", seq: 42, fault: "restart-apiserver", target: "apiserver", from: "apiserver" });
+  assert.deepEqual(partLook(model.nodes.get("apiserver")), { stopped: false, faulted: false });
+
+  const running = { type: "component.state", seq: 43, from: "kubelet:node-2", component: "kubelet", node: "node-2", state: "running" };
+  model.apply(running);
+  model.apply({ type: "fault.cleared", seq: 44, fault: "stop-kubelet", target: "kubelet:node-2", from: "kubelet:node-2" });
+  assert.deepEqual(partLook(model.nodes.get("kubelet:node-2")), { stopped: false, faulted: false });
 });

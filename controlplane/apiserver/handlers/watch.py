@@ -20,7 +20,8 @@ The details clients rely on (apiserver ``endpoints/handlers/watch.go``, ``storag
 - the deprecated path that names an object (``/api/v1/watch/namespaces/default/configmaps/app-config``)
   watches that object only: upstream's ``ListResource`` (``endpoints/handlers/get.go``) turns the name
   into a ``metadata.name`` field selector, and refuses a field selector for another name (400);
-- ``timeoutSeconds`` ends the stream cleanly.
+- ``timeoutSeconds`` ends the stream cleanly, on a bookmark when the client allows them; a stream the
+  server cuts (it shuts down or restarts, the client fell too far behind) ends without one.
 
 On the trace a client's watch is the diagram's edge from ``apiserver`` to the watcher's node
 (``scheduler``, ``kubelet:node-1``, ``user:alice``), named by the watch request's Audit-ID:
@@ -143,7 +144,12 @@ async def watch(ctx: Context, *, bookmark_interval: float = BOOKMARK_INTERVAL) -
                 timer = loop.call_at(min(deadline, next_bookmark), watcher.poke)
             if out:
                 await _chunk_raw(send, b"".join(out))
-        if bookmarks and not disconnected.done():
+        if bookmarks and reason == "timeout" and not disconnected.done():
+            # A watch that times out ends on a bookmark, so its client resumes from there (upstream's
+            # cacheWatcher sends one just before the deadline, ``nextBookmarkTime`` in
+            # ``storage/cacher/cache_watcher.go``). A watch the server cut (it shuts down, the watcher
+            # fell behind, the cache lost its history) ends without one, as upstream's: its client
+            # resumes from the last change it really got, and learns from a 410 if that is gone.
             await _chunk_raw(send, encoder.bookmark(cache.revision))
     finally:
         timer.cancel()

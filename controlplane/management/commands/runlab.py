@@ -27,6 +27,9 @@ sandboxes nobody used for ``KUBELAB_SANDBOX_IDLE_SECONDS`` and hibernates them (
 then gives the memory they held back to the system (``release_memory``). Only sandboxes: the demo
 cluster and the classrooms' clusters run for whoever drops by.
 
+Faults. ``manage.py fault`` reaches the running lab through request files in its data directory; a
+task (``controlplane.faults.inbox.serve``) does them through the lab's fault service and answers.
+
 Stopping. Twisted turns SIGINT (Ctrl-C) and SIGTERM into ``reactor.stop()``, which fires the
 *before shutdown* triggers and waits for the Deferreds they return. The lab's trigger cancels a start
 still in progress and stops every cluster; the stores are closed (for SQLite: the WAL checkpointed)
@@ -57,6 +60,7 @@ from django.db import connections
 from controlplane.apiserver.audit.config import AuditSettings
 from controlplane.apiserver.filters.priority_and_fairness import FlowControlOptions
 from controlplane.consumers.relay import TraceRelay, start_relay
+from controlplane.faults import inbox as fault_inbox
 from controlplane.management import labcommand
 from controlplane.pki import WILDCARD_HOSTS, PKIError, ServingPKI
 from controlplane.runtime import (
@@ -186,6 +190,7 @@ class LabServer:
         self._loop: asyncio.AbstractEventLoop = self._reactor._asyncioEventloop
         self._start_task: asyncio.Task[None] | None = None
         self._reaper: asyncio.Task[None] | None = None
+        self._faults: asyncio.Task[None] | None = None
         self.relay: TraceRelay | None = None
 
     def run(self) -> None:
@@ -272,6 +277,10 @@ class LabServer:
             self._reaper = self._loop.create_task(
                 reap_idle_sandboxes(self.lab, idle_seconds=idle), name="kubelab-sandbox-reaper"
             )
+        # ``manage.py fault`` asks through files in the data directory (controlplane/faults/spool.py).
+        self._faults = self._loop.create_task(
+            fault_inbox.serve(self.lab, self.lab.data_dir), name="kubelab-fault-inbox"
+        )
         for cluster in self.lab.clusters():
             line = f"  cluster {cluster.name}: {cluster.state.value}"
             self.command.stdout.write(line + (f" ({cluster.error})" if cluster.error else ""))
@@ -288,7 +297,7 @@ class LabServer:
     async def _stop_lab(self) -> None:
         self.command.stdout.write("Stopping the lab ...")
         self.command.stdout.flush()
-        for task in (self._start_task, self._reaper):
+        for task in (self._start_task, self._reaper, self._faults):
             if task is not None and not task.done():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

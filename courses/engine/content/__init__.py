@@ -5,8 +5,8 @@ YAML (``course.yaml``, each chapter's ``chapter.yaml`` and its ``manifests/``), 
 language, in Markdown (``en.md``, ``zh-Hans.md``). This package turns those files into frozen values:
 
 - ``model``: ``Course``, ``Chapter``, ``Step``, ``Hint``, ``Solution`` (its ``SolutionManifest``\\ s
-  and ``SolutionCommand``\\ s), ``Highlight``, ``Timeline``, ``Action`` and ``Request``, what the
-  pages, the checks and the solutions read;
+  and ``SolutionCommand``\\ s), ``Highlight``, ``Timeline``, ``Action``, ``FaultAction`` and
+  ``Request``, what the pages, the checks and the solutions read;
 - ``loader``: ``load_course(slug)`` and ``courses()``, cached per content root; every problem of a
   course in one ``ContentError`` (``errors``), each with its file and place;
 - ``schema`` and ``diagram``: how the YAML and the diagram node ids are checked;
@@ -34,6 +34,7 @@ from courses.engine.content.model import (
     Action,
     Chapter,
     Course,
+    FaultAction,
     Highlight,
     Hint,
     Request,
@@ -57,6 +58,7 @@ __all__ = [
     "ContentError",
     "Course",
     "CourseNotFound",
+    "FaultAction",
     "Highlight",
     "Hint",
     "Problem",

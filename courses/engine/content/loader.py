@@ -35,6 +35,7 @@ from typing import Any, Literal, cast
 import yaml
 from django.conf import settings
 
+from controlplane.faults import catalogue as faults
 from controlplane.trace.schema import EVENT_TYPES
 from courses.engine.checks import Check, CheckSpecError, parse_check
 from courses.engine.content import linter
@@ -46,6 +47,7 @@ from courses.engine.content.model import (
     Action,
     Chapter,
     Course,
+    FaultAction,
     Highlight,
     Hint,
     Request,
@@ -81,6 +83,9 @@ _TTY = frozenset({"-it", "-ti", "-i", "-t", "--stdin", "--tty"})
 _INTERACTIVE_SUBCOMMANDS = frozenset({"edit", "exec", "attach", "port-forward", "proxy", "debug"})
 #: A solution item's ``expect``: the cluster must refuse it (its one value).
 EXPECT_REFUSED = "refused"
+#: The key that names a fault to apply, and the one that names a fault to clear (docs/faults.md).
+FAULT = "fault"
+CLEAR = "clear"
 
 
 def content_root() -> Path:
@@ -474,6 +479,15 @@ class _ChapterLoader:
         actions: list[Action] = []
         for index, item in enumerate(self.reader.sequence(place, value) or ()):
             action_place = place.item(index)
+            if isinstance(item, dict) and (FAULT in item or CLEAR in item):
+                fault_label: dict[str, str] = {}
+                if "label" in item:
+                    fault_label = self.reader.languages(action_place / "label", item["label"]) or {}
+                rest = {key: item[key] for key in item if key != "label"}
+                fault = self._fault(action_place, rest)
+                if fault is not None:
+                    actions.append(Action(kind="fault", fault=fault, label=fault_label))
+                continue
             found = self.reader.mapping(action_place, item, optional=("kubectl", "request", "label"))
             if found is None:
                 continue
@@ -572,10 +586,51 @@ class _ChapterLoader:
                 hints.append(Hint(id=hint_id, when=when))
         return tuple(hints)
 
+    def _fault(self, place: Place, value: dict[str, Any]) -> FaultAction | None:
+        """A fault to apply, ``{fault: <kind>, <parameter>: <value>, ..., for: <seconds>}``, or to clear,
+        ``{clear: <kind>, <parameter>: <value>, ...}``, checked by the fault catalogue
+        (``controlplane.faults.catalogue.check``) against the chapter's nodes."""
+        if FAULT in value and CLEAR in value:
+            self.problem(
+                place, f"a fault is applied ({FAULT}: <kind>) or cleared ({CLEAR}: <kind>), not both"
+            )
+            return None
+        clear = CLEAR in value
+        key = CLEAR if clear else FAULT
+        for other in ("kubectl", "request"):
+            if other in value:
+                self.problem(
+                    place / other, "unknown key: an action is a kubectl command, a request or a fault"
+                )
+                return None
+        name = self.reader.string(place / key, value[key])
+        if name is None:
+            return None
+        parameters = {k: v for k, v in value.items() if k != key}
+        try:
+            spec = faults.check(name, parameters, nodes=self.nodes, clearing=clear)
+        except faults.InvalidFault as error:
+            self.problem(place / (error.parameter or key), str(error))
+            return None
+        return FaultAction(spec=spec, clear=clear)
+
     def _solution(self, place: Place, value: Any) -> Solution:
-        found = self.reader.mapping(place, value, optional=("background", "apply", "kubectl"))
+        found = self.reader.mapping(place, value, optional=("faults", "background", "apply", "kubectl"))
         if found is None:
             return Solution()
+        applied_faults: list[FaultAction] = []
+        for index, item in enumerate(self.reader.sequence(place / "faults", found.get("faults", [])) or ()):
+            item_place = (place / "faults").item(index)
+            if not isinstance(item, dict) or not (FAULT in item or CLEAR in item):
+                self.problem(
+                    item_place, f"a solution's fault is {{{FAULT}: <kind>, ...}} or {{{CLEAR}: <kind>, ...}}"
+                )
+                continue
+            if "label" in item:
+                self.problem(item_place / "label", "a solution's fault has no button: its label says nothing")
+                continue
+            if (fault := self._fault(item_place, item)) is not None:
+                applied_faults.append(fault)
         applied: list[SolutionManifest] = []
         for index, item in enumerate(self.reader.sequence(place / "apply", found.get("apply", [])) or ()):
             item_place = (place / "apply").item(index)
@@ -612,7 +667,12 @@ class _ChapterLoader:
                 continue
             if (command := self._kubectl(item_place, item, unattended=True, may_watch=True)) is not None:
                 background.append(command)
-        return Solution(apply=tuple(applied), kubectl=tuple(commands), background=tuple(background))
+        return Solution(
+            apply=tuple(applied),
+            kubectl=tuple(commands),
+            background=tuple(background),
+            faults=tuple(applied_faults),
+        )
 
     def _expectation(self, place: Place, value: Any, key: str) -> tuple[Any, bool] | None:
         """A solution's ``apply`` or ``kubectl`` item: the value as written (a manifest file or a

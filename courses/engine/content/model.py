@@ -4,8 +4,9 @@ A ``Course`` is an ordered tuple of ``Chapter``\\ s; a chapter is an ordered tup
 prose in each language (``courses.engine.prose.ChapterProse``). A step says, in one place for every
 language, what the diagram points at (``Highlight``), which trace types its narration shows, how the
 animation plays (``Timeline``), the manifest the form starts with, the buttons it offers
-(``Action``), what it waits for and what "done" means (``Check``\\ s from ``courses.engine.checks``),
-its hints (``Hint``) and its solution (``Solution``: ``SolutionManifest``\\ s and ``SolutionCommand``\\ s).
+(``Action``, a ``FaultAction`` among them), what it waits for and what "done" means (``Check``\\ s
+from ``courses.engine.checks``), its hints (``Hint``) and its solution (``Solution``:
+``SolutionManifest``\\ s and ``SolutionCommand``\\ s).
 
 Nothing here does I/O or knows a student: strings may contain ``$student``, which ``for_student``
 replaces with the student's cluster user name (``student:<username>``) where a string is used.
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Literal
 from courses.engine.prose import ChapterProse
 
 if TYPE_CHECKING:
+    from controlplane.faults.catalogue import FaultSpec
     from courses.engine.checks import Check
 
 #: The languages a course is written in: Django's language code -> the prose file's name.
@@ -83,17 +85,37 @@ class Request:
 
 
 @dataclass(frozen=True)
-class Action:
-    """A button a step offers: a kubectl command typed into the console, or one API request.
+class FaultAction:
+    """A fault of the catalogue (``controlplane/faults``) a step applies to the student's own sandbox,
+    or clears: ``{fault: stop-kubelet, node: node-2}``, ``{clear: stop-kubelet, node: node-2}``.
 
-    ``label`` is the button's text by language (Django codes); empty when the chapter gives none, and
-    then the page shows the command, or the request's method and path.
+    ``spec`` is the fault as checked when the course loaded (its kind, its parameters, its duration);
+    ``clear``: the step clears it rather than applying it.
     """
 
-    kind: Literal["kubectl", "request"]
+    spec: FaultSpec
+    clear: bool = False
+
+    def label(self, lang: str | None) -> str:
+        """The catalogue's words for it in Django language ``lang`` ("Stop the kubelet on node-2")."""
+        return self.spec.clear_label(lang) if self.clear else self.spec.label(lang)
+
+
+@dataclass(frozen=True)
+class Action:
+    """A button a step offers: a kubectl command typed into the console, one API request, or a fault
+    applied to (or cleared from) the student's sandbox.
+
+    ``label`` is the button's text by language (Django codes); empty when the chapter gives none, and
+    then the page shows the command, the request's method and path, or the catalogue's words for the
+    fault.
+    """
+
+    kind: Literal["kubectl", "request", "fault"]
     kubectl: str | None = None
     request: Request | None = None
     label: Mapping[str, str] = field(default_factory=dict)
+    fault: FaultAction | None = None
 
 
 @dataclass(frozen=True)
@@ -137,7 +159,9 @@ class SolutionCommand:
 class Solution:
     """What "show me" does, and what "jump to step N" replays for each step before N.
 
-    ``background``: kubectl commands started first and left running while the rest runs: a watch
+    ``faults``: faults applied to (or cleared from) the sandbox before anything else, in order (a
+    step whose lesson needs a stopped kubelet). ``background``: kubectl commands started next and left
+    running while the rest runs: a watch
     that must be open before the change it is there to see (``kubectl get configmap -w``, or a
     ``kubectl wait --for=...`` that ends by itself); then ``apply``: manifests, applied (server-side)
     as the student, in order; then ``kubectl``: non-interactive kubectl commands, in order. A manifest
@@ -149,10 +173,12 @@ class Solution:
     apply: tuple[SolutionManifest, ...] = ()
     kubectl: tuple[SolutionCommand, ...] = ()
     background: tuple[str, ...] = ()
+    #: Faults applied to (or cleared from) the sandbox first, before anything else of the solution.
+    faults: tuple[FaultAction, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not self.apply and not self.kubectl and not self.background
+        return not self.apply and not self.kubectl and not self.background and not self.faults
 
 
 @dataclass(frozen=True)
@@ -224,6 +250,7 @@ __all__ = [
     "Action",
     "Chapter",
     "Course",
+    "FaultAction",
     "Highlight",
     "Hint",
     "Request",

@@ -156,29 +156,137 @@ async def test_a_sandbox_admin_cannot_impersonate_system_masters(admission_api: 
         assert allowed.json()["status"]["userInfo"]["username"] == "bob"
 
 
-async def test_the_sandbox_flow_control_is_read_only(admission_api: Factory) -> None:
-    async with admission_api(options()) as api:
-        await alice_is_admin(api)
-        schema = {
-            "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
-            "kind": "FlowSchema",
-            "metadata": {"name": "mine"},
-            "spec": {
-                "priorityLevelConfiguration": {"name": "exempt"},
-                "matchingPrecedence": 1,
-                "rules": [
-                    {
-                        "subjects": [{"kind": "User", "user": {"name": "alice"}}],
-                        "resourceRules": [
-                            {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"], "namespaces": ["*"]}
-                        ],
-                    }
-                ],
-            },
+FLOWSCHEMAS = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas"
+LEVELS = "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations"
+MERGE = {"Content-Type": "application/merge-patch+json"}
+
+
+def flow_schema(
+    name: str, level: str, precedence: int, user: str = "hot-loop", **labels: str
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "FlowSchema",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "priorityLevelConfiguration": {"name": level},
+            "matchingPrecedence": precedence,
+            "distinguisherMethod": {"type": "ByUser"},
+            "rules": [
+                {
+                    "subjects": [{"kind": "User", "user": {"name": user}}],
+                    "resourceRules": [
+                        {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"], "namespaces": ["*"]}
+                    ],
+                }
+            ],
+        },
+    }
+
+
+def priority_level(name: str, kind: str = "Limited", **labels: str) -> dict[str, Any]:
+    spec: dict[str, Any] = (
+        {"type": "Exempt", "exempt": {}}
+        if kind == "Exempt"
+        else {
+            "type": "Limited",
+            "limited": {"nominalConcurrencyShares": 1, "limitResponse": {"type": "Reject"}},
         }
-        path = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas"
-        refused = await api.create(path, schema, user="alice")
-        assert refused.status_code == 403
-        assert "read-only here" in refused.json()["message"]
-        assert (await api.as_("alice").delete(f"{path}/global-default")).status_code == 403
-        assert (await api.as_("alice").get(f"{path}/global-default")).status_code == 200
+    )
+    return {
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "PriorityLevelConfiguration",
+        "metadata": {"name": name, "labels": labels},
+        "spec": spec,
+    }
+
+
+async def alice_is_throttled(api: AdmissionAPI) -> None:
+    """What a sandbox gives its student: a FlowSchema at precedence 1000 to a level of their own."""
+    await alice_is_admin(api)
+    guarded = {GUARDRAIL_LABEL: "true"}
+    assert (await api.create(LEVELS, priority_level("student", **guarded))).status_code == 201
+    created = await api.create(FLOWSCHEMAS, flow_schema("student", "student", 1000, user="alice", **guarded))
+    assert created.status_code == 201
+    await api.synced()
+
+
+def refusal(answer: Any) -> str:
+    assert answer.status_code == 403, answer.text
+    message: str = answer.json()["message"]
+    assert message.endswith("(SandboxGuardrails)"), message
+    return message
+
+
+async def test_the_student_configures_flow_control(admission_api: Factory) -> None:
+    # A chapter has the student throttle a hot client: a level that rejects, and a FlowSchema to it.
+    async with admission_api(options()) as api:
+        await alice_is_throttled(api)
+        alice = api.as_("alice")
+        assert (await api.create(LEVELS, priority_level("hot-loop"), user="alice")).status_code == 201
+        answer = await api.create(FLOWSCHEMAS, flow_schema("hot-loop", "hot-loop", 1500), user="alice")
+        assert answer.status_code == 201, answer.text
+        await api.synced()
+        changed = await alice.patch(
+            f"{LEVELS}/hot-loop",
+            json={"spec": {"limited": {"nominalConcurrencyShares": 2}}},
+            headers=MERGE,
+        )
+        assert changed.status_code == 200, changed.text
+        # A suggested object's labels and annotations are hers too (its spec stays as it matches).
+        marked = await alice.patch(
+            f"{FLOWSCHEMAS}/kube-scheduler",
+            json={"metadata": {"annotations": {"apf.kubernetes.io/autoupdate-spec": "false"}}},
+            headers=MERGE,
+        )
+        assert marked.status_code == 200, marked.text
+        assert (await alice.delete(f"{FLOWSCHEMAS}/hot-loop")).status_code == 200
+        assert (await alice.delete(f"{LEVELS}/hot-loop")).status_code == 200
+
+
+async def test_the_student_cannot_step_out_of_their_throttle(admission_api: Factory) -> None:
+    async with admission_api(options()) as api:
+        await alice_is_throttled(api)
+        alice = api.as_("alice")
+        # Nothing may be exempt: no FlowSchema to an Exempt level, no level of that type.
+        to_exempt = await api.create(
+            FLOWSCHEMAS, flow_schema("mine", "exempt", 2000, user="alice"), user="alice"
+        )
+        assert "cannot send requests to the Exempt priority level exempt" in refusal(to_exempt)
+        exempt = await api.create(LEVELS, priority_level("free", kind="Exempt"), user="alice")
+        assert "cannot be of type Exempt" in refusal(exempt)
+        # Nothing may match before her own FlowSchema, by a new FlowSchema or by changing one.
+        early = await api.create(
+            FLOWSCHEMAS, flow_schema("early", "global-default", 999, user="alice"), user="alice"
+        )
+        assert "needs a matchingPrecedence greater than 1000" in refusal(early)
+        tie = await api.create(
+            FLOWSCHEMAS, flow_schema("a-tie", "global-default", 1000, user="alice"), user="alice"
+        )
+        assert "greater than 1000" in refusal(tie)  # ties go by name: "a-tie" would come first
+        rewritten = await alice.patch(
+            f"{FLOWSCHEMAS}/kube-scheduler",
+            json={"spec": {"rules": flow_schema("x", "workload-high", 800, user="alice")["spec"]["rules"]}},
+            headers=MERGE,
+        )
+        assert "greater than 1000" in refusal(rewritten)
+        # The mandatory objects and the guardrails' own stay as they are.
+        assert "mandatory flow-control object" in refusal(await alice.delete(f"{FLOWSCHEMAS}/catch-all"))
+        widened = await alice.patch(
+            f"{LEVELS}/catch-all",
+            json={"spec": {"limited": {"nominalConcurrencyShares": 100}}},
+            headers=MERGE,
+        )
+        assert refusal(widened) == (
+            'prioritylevelconfigurations.flowcontrol.apiserver.k8s.io "catch-all" is forbidden: '
+            "catch-all is a mandatory flow-control object, which the API server keeps as it made it, "
+            "and it cannot be changed here (SandboxGuardrails)"
+        )
+        assert "guardrails (label" in refusal(await alice.delete(f"{FLOWSCHEMAS}/student"))
+        loosened = await alice.patch(
+            f"{LEVELS}/student", json={"spec": {"limited": {"nominalConcurrencyShares": 100}}}, headers=MERGE
+        )
+        assert "guardrails (label" in refusal(loosened)
+        # She can still read all of it; system:masters may still do anything.
+        assert (await alice.get(f"{FLOWSCHEMAS}/global-default")).status_code == 200
+        assert (await api.create(FLOWSCHEMAS, flow_schema("ops", "exempt", 1, user="ops"))).status_code == 201

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import json
 from typing import Any
@@ -125,3 +126,37 @@ async def test_a_named_watch_takes_only_a_field_selector_for_the_same_name(api: 
         assert other.json()["message"] == "fieldSelector metadata.name doesn't match requested name"
     labelled = await api.client.get(f"{WATCH_CMS}/a", params={**params, "labelSelector": "app=web"})
     assert [json.loads(line)["object"]["metadata"]["name"] for line in labelled.text.splitlines()] == ["a"]
+
+
+async def test_a_watch_the_server_cuts_ends_without_a_bookmark_and_one_that_times_out_with_one(
+    api: API,
+) -> None:
+    """Upstream's cacher sends a bookmark just before a watch's deadline, so its client resumes from
+    there; a watch it terminates (shutting down, a watcher too slow) just ends, and its client resumes
+    from the last change it really got."""
+    first = (await api.client.post(CMS, json=cm("a"))).json()
+    params = {
+        "watch": "true",
+        "resourceVersion": first["metadata"]["resourceVersion"],
+        "allowWatchBookmarks": "true",
+    }
+    cache = api.server.caches["/registry/configmaps"]
+    cut = asyncio.create_task(api.client.get(CMS, params=params))
+    for _ in range(1000):  # until the watch is registered with the cache (no time passes)
+        if cache.watchers:
+            break
+        await asyncio.sleep(0)
+    await api.client.post(CMS, json=cm("b"))
+    for _ in range(1000):  # until the change was sent to the client
+        if any(e["type"] == "watch.event" and e.get("name") == "b" for e in api.trace.events):
+            break
+        await asyncio.sleep(0)
+    for watcher in list(cache.watchers):
+        watcher.close("the API server is shutting down")
+    response = await cut
+    assert [json.loads(line)["type"] for line in response.text.splitlines()] == ["ADDED"]
+    (closed,) = [e for e in watch_events(api, response.headers["audit-id"]) if e["type"] == "watch.closed"]
+    assert closed["reason"] == "the API server is shutting down"
+
+    timed_out = await api.client.get(CMS, params={**params, "timeoutSeconds": "0"})
+    assert [json.loads(line)["type"] for line in timed_out.text.splitlines()] == ["ADDED", "BOOKMARK"]

@@ -1,0 +1,312 @@
+"""The fault catalogue: every kind of fault the lab can apply, its parameters, and their check.
+
+A kind says what it stands for upstream, which box of the diagram it hits (``target``: the diagram
+node ids of ``controlplane/trace/nodes.py``), which parameters it takes, whether it **lasts** (a stopped
+kubelet stays stopped until cleared, or until its time is up) or happens **at once** (a compaction, a
+restart: over as soon as it is done, so it takes no duration and cannot be cleared), and how to say
+it in each language: a short label (what a chapter's button says) and a summary (what ``manage.py
+fault list`` and the instructor's console say). Languages are Django's codes, ``en`` and ``zh-hans``.
+
+``check(kind, values, nodes=N)`` is the one check of a fault's parameters, for every caller: the
+content loader (a chapter's ``{fault: stop-kubelet, node: node-2}``), the service and the management
+command. It returns a ``FaultSpec`` (the kind, its parameters, its duration) or raises ``InvalidFault``
+saying in words what is wrong. Nothing here does I/O.
+
+A lasting fault's duration is ``for`` seconds of the cluster's clock; without one it lasts until
+cleared, and never longer than ``MAX_DURATION`` (30 minutes), so a forgotten fault cannot break a
+student's cluster for the rest of the day.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from controlplane.trace import nodes
+
+#: The longest any fault lasts, in seconds of the cluster's clock (whatever ``for`` says).
+MAX_DURATION: Final = 1800.0
+#: The key of a lasting fault's duration, in seconds, wherever a fault is written down.
+DURATION: Final = "for"
+#: A simulated node's name (``Cluster.component_plan``: ``node-1`` ... ``node-N``).
+NODE_NAME: Final = re.compile(r"node-([1-9][0-9]*)")
+#: The languages every text of the catalogue is written in (Django's codes), English first.
+LANGUAGES: Final = ("en", "zh-hans")
+
+
+class InvalidFault(ValueError):
+    """A fault that cannot be applied as written: an unknown kind, a missing, unknown or bad parameter.
+
+    ``parameter`` names the parameter at fault (None: the kind itself), so a caller can say where.
+    """
+
+    def __init__(self, message: str, *, parameter: str | None = None) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter of a kind: its name, what it is (in each language), how its value is checked."""
+
+    name: str
+    description: Mapping[str, str]
+    #: The check of a value, given the cluster's node count (None: not known here); returns the value.
+    check: Callable[[Any, int | None], str | int]
+    #: How the value looks, for ``manage.py fault list`` (``node-1 ... node-N``).
+    shape: str
+
+
+def _node(value: Any, nodes_in_cluster: int | None) -> str:
+    if not isinstance(value, str) or (match := NODE_NAME.fullmatch(value)) is None:
+        raise InvalidFault(f"{value!r} is not a node's name: node-1, node-2 ...", parameter="node")
+    if nodes_in_cluster is not None and int(match[1]) > nodes_in_cluster:
+        raise InvalidFault(
+            f"{value!r}: the cluster has {nodes_in_cluster} node(s), node-1 to node-{nodes_in_cluster}",
+            parameter="node",
+        )
+    return value
+
+
+NODE: Final = Parameter(
+    "node",
+    {"en": "the node, node-1 to node-N of the cluster", "zh-hans": "节点：集群中的 node-1 到 node-N"},
+    _node,
+    "node-1 ... node-N",
+)
+
+
+@dataclass(frozen=True)
+class FaultKind:
+    """One kind of fault (see the module's docstring)."""
+
+    name: str
+    #: What upstream operation or failure it is, in one line (``manage.py fault list``, docs/faults.md).
+    upstream: str
+    #: A label per language: what a button that applies it says. ``{node}`` and the like are its
+    #: parameters' values.
+    label: Mapping[str, str]
+    #: What a button that clears it says (None: it happens at once, there is nothing to clear).
+    clear_label: Mapping[str, str] | None
+    #: What it does, per language: ``manage.py fault list`` and the instructor's console.
+    summary: Mapping[str, str]
+    #: The diagram node it hits, its parameters' values filled in (``kubelet:{node}``).
+    target: str
+    parameters: tuple[Parameter, ...] = ()
+    #: Whether it lasts until cleared or its time is up (False: over once it is done).
+    lasting: bool = True
+    max_duration: float = MAX_DURATION
+
+    def parameter(self, name: str) -> Parameter | None:
+        return next((p for p in self.parameters if p.name == name), None)
+
+
+CATALOGUE: Final[Mapping[str, FaultKind]] = {
+    kind.name: kind
+    for kind in (
+        FaultKind(
+            name="compact-store",
+            upstream="etcd compaction at the current revision (kube-apiserver's --etcd-compaction-interval)",
+            label={"en": "Compact etcd's history now", "zh-hans": "立即压缩 etcd 的历史版本"},
+            clear_label=None,
+            summary={
+                "en": "Compacts the cluster's store at its current revision, as kube-apiserver's "
+                "--etcd-compaction-interval does: reads and watches of the store at older revisions "
+                "get 410 Gone (too old resource version).",
+                "zh-hans": "在当前修订版本压缩集群存储，就像 kube-apiserver 的 --etcd-compaction-interval "
+                "那样：在更早修订版本上读取和监听存储会得到 410 Gone（资源版本过旧）。",
+            },
+            target=nodes.ETCD,
+            lasting=False,
+        ),
+        FaultKind(
+            name="restart-apiserver",
+            upstream="a kube-apiserver restart (systemctl restart, or its static pod restarted)",
+            label={"en": "Restart the API server", "zh-hans": "重启 API 服务器"},
+            clear_label=None,
+            summary={
+                "en": "Restarts the API server: its watch caches are filled anew from the store at "
+                "the current revision and every watch is cut; each client watches again from its last "
+                "resourceVersion, is answered 410 (too old resource version) and lists again.",
+                "zh-hans": "重启 API 服务器：它的监听缓存从存储的当前修订版本重新填充，所有监听都被切断；"
+                "每个客户端从它最后的 resourceVersion 重新监听，得到 410（资源版本过旧）后重新列举。",
+            },
+            target=nodes.APISERVER,
+            lasting=False,
+        ),
+        FaultKind(
+            name="stop-kubelet",
+            upstream="a node's kubelet stopped (systemctl stop kubelet): no Lease renewals, no status",
+            label={"en": "Stop the kubelet on {node}", "zh-hans": "停止 {node} 上的 kubelet"},
+            clear_label={
+                "en": "Start the kubelet on {node} again",
+                "zh-hans": "重新启动 {node} 上的 kubelet",
+            },
+            summary={
+                "en": "Stops the node's kubelet: its Lease is no longer renewed and its status no "
+                "longer reported, so the node lifecycle controller marks the node Unknown, taints it "
+                "unreachable:NoExecute, and its pods are evicted after their tolerationSeconds. "
+                "Clearing it starts the kubelet again.",
+                "zh-hans": "停止该节点的 kubelet：它的 Lease 不再续约，状态不再上报，于是节点生命周期控制器"
+                "把节点标为 Unknown，加上 unreachable:NoExecute 污点，Pod 在 tolerationSeconds 之后被驱逐。"
+                "清除故障会重新启动 kubelet。",
+            },
+            target=nodes.kubelet("{node}"),
+            parameters=(NODE,),
+        ),
+        FaultKind(
+            name="hot-loop-client",
+            upstream="a controller stuck in a hot loop, throttled by API Priority and Fairness",
+            label={
+                "en": "Start a controller that hot-loops (user hot-loop)",
+                "zh-hans": "启动一个陷入热循环的控制器（用户 hot-loop）",
+            },
+            clear_label={"en": "Stop the hot-looping controller", "zh-hans": "停止陷入热循环的控制器"},
+            summary={
+                "en": "Runs a controller in the cluster, as the user hot-loop, that patches its "
+                "ConfigMap in kube-system in bursts of many requests at once, five times a second, with "
+                "no client-side rate limit, ignoring Retry-After: API Priority and Fairness queues it in "
+                "a priority level of its own and answers it 429 once that level's queue is full, while "
+                "everyone else's requests go on as before.",
+                "zh-hans": "在集群中以用户 hot-loop 运行一个控制器：它不做客户端限速，也不理会 Retry-After，"
+                "每秒五次、每次同时发出许多请求，修补它在 kube-system 中的 ConfigMap。API 优先级与公平性把它"
+                "放进自己的优先级队列，队列满后对它返回 429，而其他人的请求照常进行。",
+            },
+            target=nodes.user("hot-loop"),
+            # It costs the lab's CPU while it runs: five minutes at most, whatever ``for`` says.
+            max_duration=300.0,
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """A fault as written down, checked: its kind, its parameters' values, its duration.
+
+    ``duration`` is seconds of the cluster's clock for a lasting fault (None: until cleared, at most
+    the kind's ``max_duration``); always None for a fault that happens at once. Two specs with the same
+    kind and parameters are the same fault (``key``), whatever their durations.
+    """
+
+    kind: str
+    params: tuple[tuple[str, str | int], ...] = ()
+    duration: float | None = None
+
+    @property
+    def definition(self) -> FaultKind:
+        return CATALOGUE[self.kind]
+
+    @property
+    def key(self) -> tuple[str, tuple[tuple[str, str | int], ...]]:
+        """What tells one fault from another: its kind and its parameters."""
+        return self.kind, self.params
+
+    def parameters(self) -> dict[str, str | int]:
+        return dict(self.params)
+
+    @property
+    def target(self) -> str:
+        """The diagram node it hits (``kubelet:node-2``)."""
+        return self.definition.target.format(**self.parameters())
+
+    def label(self, lang: str | None = None) -> str:
+        """What a button applying it says, in Django language ``lang`` (English if not written in it)."""
+        text = _in(self.definition.label, lang).format(**self.parameters())
+        if self.duration is not None:
+            seconds = f"{self.duration:g}"
+            text += f"，持续 {seconds} 秒" if _language(lang) == "zh-hans" else f" for {seconds} s"
+        return text
+
+    def clear_label(self, lang: str | None = None) -> str:
+        """What a button clearing it says; ``InvalidFault`` for a fault that happens at once."""
+        labels = self.definition.clear_label
+        if labels is None:
+            raise InvalidFault(f"{self.kind} happens at once: there is nothing to clear")
+        return _in(labels, lang).format(**self.parameters())
+
+    def as_written(self) -> dict[str, Any]:
+        """As a chapter or the command writes it: ``{"fault": kind, <param>: value, "for": seconds}``."""
+        written: dict[str, Any] = {"fault": self.kind, **self.parameters()}
+        if self.duration is not None:
+            written[DURATION] = self.duration
+        return written
+
+
+def _language(lang: str | None) -> str:
+    code = (lang or "en").lower()
+    return "zh-hans" if code.startswith("zh") else "en"
+
+
+def _in(texts: Mapping[str, str], lang: str | None) -> str:
+    return texts.get(_language(lang)) or texts["en"]
+
+
+def kind(name: Any) -> FaultKind:
+    """The kind called ``name``; ``InvalidFault`` naming the known ones if there is none."""
+    found = CATALOGUE.get(name) if isinstance(name, str) else None
+    if found is None:
+        raise InvalidFault(f"{name!r} is not a fault kind (known: {', '.join(CATALOGUE)})")
+    return found
+
+
+def _duration(value: Any, definition: FaultKind) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidFault(f"{DURATION} is a number of seconds, not {value!r}", parameter=DURATION)
+    if not 1 <= value <= definition.max_duration:
+        raise InvalidFault(
+            f"{DURATION} must be from 1 to {definition.max_duration:g} seconds, not {value:g}",
+            parameter=DURATION,
+        )
+    return float(value)
+
+
+def check(
+    name: Any, values: Mapping[str, Any], *, nodes: int | None = None, clearing: bool = False
+) -> FaultSpec:
+    """The fault ``name`` with the parameters ``values`` (and ``for``, its duration), checked.
+
+    ``nodes`` is the node count of the cluster it is for, when known (a chapter's ``nodes:``), so
+    ``node: node-4`` is refused for a three-node sandbox. ``clearing``: the fault is named to be
+    cleared, so it takes no duration, and a kind that happens at once cannot be named at all.
+    Raises ``InvalidFault`` for the first problem found.
+    """
+    definition = kind(name)
+    if clearing and not definition.lasting:
+        raise InvalidFault(f"{definition.name} happens at once: there is nothing to clear")
+    known = {p.name for p in definition.parameters}
+    for key in values:
+        if key == DURATION and definition.lasting and not clearing:
+            continue
+        if key == DURATION:
+            why = "it is cleared, not applied" if clearing else "it happens at once"
+            raise InvalidFault(f"{definition.name} takes no {DURATION}: {why}", parameter=DURATION)
+        if key not in known:
+            takes = ", ".join(sorted(known)) or "none"
+            raise InvalidFault(
+                f"{definition.name} has no parameter {key!r} (its parameters: {takes})", parameter=str(key)
+            )
+    params: list[tuple[str, str | int]] = []
+    for parameter in definition.parameters:
+        if parameter.name not in values:
+            raise InvalidFault(f"{definition.name} needs {parameter.name!r}", parameter=parameter.name)
+        params.append((parameter.name, parameter.check(values[parameter.name], nodes)))
+    duration = _duration(values[DURATION], definition) if DURATION in values else None
+    return FaultSpec(definition.name, tuple(params), duration)
+
+
+__all__ = [
+    "CATALOGUE",
+    "DURATION",
+    "LANGUAGES",
+    "MAX_DURATION",
+    "NODE",
+    "FaultKind",
+    "FaultSpec",
+    "InvalidFault",
+    "Parameter",
+    "check",
+    "kind",
+]
