@@ -425,6 +425,10 @@ if KUBELAB_SANDBOX_MAX_OBJECTS < 1:
     raise ValueError(f"KUBELAB_SANDBOX_MAX_OBJECTS={KUBELAB_SANDBOX_MAX_OBJECTS}: expected at least 1")
 #: Seconds without a page, socket or API request after which a sandbox hibernates (its components
 #: stop, its store closes; the next request wakes it with every object intact). 0: never.
+#: Trace events each sandbox's recorder keeps (the lab's clusters keep KUBELAB_TRACE_RECORDER_SIZE).
+KUBELAB_SANDBOX_TRACE_SIZE: int = _env_count("KUBELAB_SANDBOX_TRACE_SIZE", 10_000)
+if KUBELAB_SANDBOX_TRACE_SIZE < 1:
+    raise ValueError(f"KUBELAB_SANDBOX_TRACE_SIZE={KUBELAB_SANDBOX_TRACE_SIZE}: expected at least 1")
 _sandbox_idle = _env_float("KUBELAB_SANDBOX_IDLE_SECONDS")
 KUBELAB_SANDBOX_IDLE_SECONDS: float = 900.0 if _sandbox_idle is None else _sandbox_idle
 if KUBELAB_SANDBOX_IDLE_SECONDS < 0:

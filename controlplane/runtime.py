@@ -862,6 +862,11 @@ class SandboxProfile:
     #: Seconds without a page, socket or API request before a sandbox hibernates
     #: (``KUBELAB_SANDBOX_IDLE_SECONDS``); 0: never.
     idle_seconds: float = 900.0
+    #: Trace events a sandbox's recorder keeps while its student's page is open
+    #: (``KUBELAB_SANDBOX_TRACE_SIZE``). An event costs 1 to 2 KB: the lab's 50,000 would be some
+    #: 80 MB per student. 10,000 is ten minutes or more of a sandbox's history, longer than a step's
+    #: check looks back and than the page's narration shows.
+    trace_capacity: int = 10_000
 
     @staticmethod
     def is_sandbox(name: str) -> bool:
@@ -1023,9 +1028,10 @@ class Lab:
     def trace_bus(self, name: str) -> TraceBus:
         """The trace bus of cluster ``name`` (made on first use)."""
         if name not in self._buses:
+            sandbox = self.config.sandbox
             self._buses[name] = TraceBus(
                 name,
-                capacity=self.config.trace_capacity,
+                capacity=sandbox.trace_capacity if sandbox.is_sandbox(name) else self.config.trace_capacity,
                 recording=self.config.trace_recording,
                 now=self.config.clock.now,
             )

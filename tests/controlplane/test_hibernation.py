@@ -5,6 +5,7 @@ a lab that resumes its sandboxes asleep."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import weakref
 from collections.abc import AsyncIterator
@@ -288,3 +289,12 @@ async def test_only_a_request_with_credentials_of_the_sandbox_wakes_it(lab: Lab)
         answer = await client.get(f"/clusters/{SANDBOX}/api", headers={"Authorization": f"Bearer {token}"})
     assert answer.status_code == 200
     assert lab.serving(SANDBOX)
+
+
+def test_a_sandboxs_trace_recorder_keeps_fewer_events_than_the_labs_clusters(tmp_path: Path) -> None:
+    """A student's page makes their sandbox record; at 1-2 KB an event, a class of 50 must not keep 50,000
+    events each."""
+    config = LabConfig(data_dir=tmp_path, demo_cluster="", trace_capacity=50_000)
+    lab = Lab(dataclasses.replace(config, sandbox=dataclasses.replace(config.sandbox, trace_capacity=1_000)))
+    assert lab.trace_bus("sb-7").recorder.capacity == 1_000
+    assert lab.trace_bus("classroom-a").recorder.capacity == 50_000

@@ -421,6 +421,7 @@ class Command(BaseCommand):
                 sandbox=SandboxProfile(
                     max_objects=settings.KUBELAB_SANDBOX_MAX_OBJECTS,
                     idle_seconds=settings.KUBELAB_SANDBOX_IDLE_SECONDS,
+                    trace_capacity=settings.KUBELAB_SANDBOX_TRACE_SIZE,
                 ),
             )
         )
