@@ -114,6 +114,8 @@ class ConsoleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
         self.cluster = ""
         self.impersonate: tuple[str, ...] = ()
         self.workspace: runner.Workspace | None = None
+        self._user: Any = None
+        self._kubeconfig = b""
         self._next_run = 0
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._processes: dict[int, runner.KubectlProcess] = {}
@@ -154,6 +156,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
                 user=user, server=settings.KUBELAB_CONSOLE_SERVER or None
             )
             self.workspace = await asyncio.to_thread(runner.Workspace.create, kubeconfig)
+            self._user, self._kubeconfig = user, kubeconfig
         except Exception as error:
             unavailable = getattr(self.sandboxes, "SandboxUnavailable", None)
             if isinstance(unavailable, type) and isinstance(
@@ -238,6 +241,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             ) % {"count": limit}
             await self._refused(command, "busy", message)
             return
+        await self._fresh_kubeconfig()
         self._next_run += 1
         run = self._next_run
         try:
@@ -250,6 +254,20 @@ class ConsoleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             self._follow(run, command, decision, stdin if decision.stdin_from_editor else None),
             name=f"console run {run} of user {self.user_key}",
         )
+
+    async def _fresh_kubeconfig(self) -> None:
+        """Write the student's kubeconfig again if it changed since the console opened: a reset of the
+        sandbox (from another tab, the sandbox page) replaces every token of the old one."""
+        try:
+            kubeconfig = await self.sandboxes.kubeconfig_for(
+                user=self._user, server=settings.KUBELAB_CONSOLE_SERVER or None
+            )
+        except Exception:  # the run says what is wrong with the sandbox; the old file is no worse
+            logger.info("console of user %s: no fresh kubeconfig", self.user_key, exc_info=True)
+            return
+        if kubeconfig != self._kubeconfig and self.workspace is not None:
+            await asyncio.to_thread(self.workspace.replace_kubeconfig, kubeconfig)
+            self._kubeconfig = kubeconfig
 
     def _check_stdin(self, decision: Allowed, stdin: str | None) -> str | None:
         if not decision.stdin_from_editor:

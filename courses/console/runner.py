@@ -144,6 +144,13 @@ class Workspace:
             directory.mkdir(mode=0o500)
         return workspace
 
+    def replace_kubeconfig(self, kubeconfig: bytes) -> None:
+        """Put a new kubeconfig in place at once (a kubectl running now keeps reading the old one)."""
+        descriptor, staged = tempfile.mkstemp(dir=self.root, prefix=".kubeconfig-")  # mode 0600
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(kubeconfig)
+        os.replace(staged, self.kubeconfig)
+
     def environment(self) -> dict[str, str]:
         """kubectl's whole environment."""
         return {"PATH": str(self.bin), "HOME": str(self.root), "KUBECONFIG": str(self.kubeconfig)}

@@ -294,6 +294,29 @@ async def test_closing_the_socket_kills_what_runs_and_removes_the_workspace(lab:
     assert runner.SLOTS.running == {}
 
 
+async def test_a_reset_elsewhere_gives_the_next_command_the_new_kubeconfig() -> None:
+    """A reset replaces every token: the open console writes the new kubeconfig before its next run."""
+    sandboxes, seen = FakeSandboxes(kubeconfig=b"old"), []
+
+    @asynccontextmanager
+    async def look(**kwargs: Any) -> AsyncIterator[Any]:
+        seen.append(await asyncio.to_thread(kwargs["workspace"].kubeconfig.read_bytes))
+        async with SpyRunner()(**kwargs) as process:
+            yield process
+
+    communicator = socket(sandboxes, look)
+    await ready(communicator)
+    await communicator.send_json_to({"action": "run", "command": "kubectl get pods"})
+    while (await receive(communicator))["type"] != "exit":
+        pass
+    sandboxes.kubeconfig = b"new"  # the sandbox was reset from the sandbox page
+    await communicator.send_json_to({"action": "run", "command": "kubectl get pods"})
+    while (await receive(communicator))["type"] != "exit":
+        pass
+    await communicator.disconnect()
+    assert seen == [b"old", b"new"]
+
+
 # -- at most two at a time ---------------------------------------------------------------------------
 
 
