@@ -641,10 +641,15 @@ def test_background_traffic_is_folded_and_the_switch_animates_it(
     page.keyboard.press("b")
     assert page.locator("[data-control=background]").is_checked()
     assert "Showing background traffic event by event." in narration(page)
+    # Each event is narrated as it plays, unless it is too late to animate (then it is applied at once):
+    # on a busy machine the browser itself may be that late, so no deadline here.
+    page.evaluate("() => { window.kubelabTopology.timeline.maxLag = 1e9; }")
     shown = lease_renewal(trace, "lease-4", 14)
     fake_socket.frame(shown)
     page.wait_for_function(f"window.kubelabTopology.model.lastSeq === {trace.seq}")
     page.wait_for_function(f"document.querySelector(\"li[data-seq='{trace.seq}']\") !== null")
+    # Animated events are narrated as the timeline plays them: wait until it has played them all.
+    page.wait_for_function("window.kubelabTopology.timeline.queue.length === 0")
     assert page.evaluate("() => window.__packets") == ["kubectl", "lease-4"]
     assert {e["seq"] for e in shown} <= set(narrated_seqs(page))
 
