@@ -190,6 +190,8 @@ class KubeletConnections:
 
     def __init__(self, *, transport: httpx.AsyncBaseTransport | None = None, scheme: str = "http") -> None:
         self._apps: dict[str, ASGIApp] = {}
+        #: Nodes whose kubelet ran in this process: their addresses are simulated, never dialled.
+        self._simulated: set[str] = set()
         self._transport = transport
         self.scheme = scheme
         self._http: httpx.AsyncClient | None = None
@@ -197,6 +199,7 @@ class KubeletConnections:
     def register(self, node: str, app: ASGIApp) -> None:
         """An in-process kubelet for ``node`` (the runtime calls this when it starts the kubelet)."""
         self._apps[node] = app
+        self._simulated.add(node)
 
     def unregister(self, node: str, app: ASGIApp | None = None) -> None:
         """Forget ``node``'s in-process kubelet (only if it is still ``app``, when given)."""
@@ -235,6 +238,11 @@ class KubeletConnections:
         url = f"{self.scheme}://{host}:{port}{path}"
         if query:
             url += "?" + urlencode(query)
+        if node in self._simulated:
+            # Its kubelet ran here and is stopped: nothing listens at its (simulated) address, so the
+            # answer is what dialling a node whose kubelet is down gives upstream, never a real dial
+            # to an address that may be somebody else's.
+            raise KubeletUnavailable(f'Get "{url}": dial tcp {host}:{port}: connect: connection refused')
         if self._http is None:
             self._http = httpx.AsyncClient(
                 transport=self._transport, timeout=httpx.Timeout(CONNECT_TIMEOUT, read=None)

@@ -9,6 +9,7 @@ Status objects.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -313,3 +314,35 @@ async def test_an_unregistered_kubelet_is_dialled_at_its_node_address() -> None:
     finally:
         await connections.aclose()
     assert seen == ["http://10.0.0.9:10250/containerLogs/default/web/app?tailLines=1"]
+
+
+async def test_a_stopped_in_process_kubelet_is_refused_not_dialled() -> None:
+    """A simulated node's address is nobody's: with its kubelet stopped, the dial fails as upstream's
+    does on a node whose kubelet is down, and no request leaves the process."""
+    seen: list[str] = []
+
+    def anywhere(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(404)
+
+    connections = KubeletConnections(transport=httpx.MockTransport(anywhere))
+    node = {
+        "metadata": {"name": "node-2"},
+        "status": {
+            "addresses": [{"type": "InternalIP", "address": "172.18.0.3"}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        },
+    }
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:  # the in-process kubelet, then stopped
+        raise AssertionError("not reached")
+
+    connections.register("node-2", app)
+    connections.unregister("node-2", app)
+    try:
+        refused = re.escape("dial tcp 172.18.0.3:10250: connect: connection refused")
+        with pytest.raises(KubeletUnavailable, match=refused):
+            await connections.get("node-2", node, "/containerLogs/default/web/app", {})
+    finally:
+        await connections.aclose()
+    assert seen == []
