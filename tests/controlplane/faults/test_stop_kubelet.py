@@ -12,33 +12,10 @@ from __future__ import annotations
 from controlplane.api.meta import Object
 from controlplane.faults.book import Outcome
 from tests.controlplane.faults.conftest import Running
+from tests.controlplane.test_cluster import deployment, live_running
 from tests.support.inprocess import condition, wait_for
 
 UNREACHABLE = ("node.kubernetes.io/unreachable", "NoExecute")
-
-
-def deployment(name: str, replicas: int) -> Object:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": "nginx"}]},
-            },
-        },
-    }
-
-
-def live_running(items: list[Object]) -> list[Object]:
-    return [
-        p
-        for p in items
-        if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")
-    ]
 
 
 def node_named(items: list[Object], name: str) -> Object:
