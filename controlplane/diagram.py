@@ -142,13 +142,13 @@ async def read_objects(store: Store, *, revision: int | None = None) -> DiagramO
 def component_rows(running: Mapping[str, object], stopped: Iterable[str] = ()) -> list[dict[str, Any]]:
     """The components the lab runs for a cluster (diagram node id -> component), as the diagram draws
     them: ``{"id": "controller-manager", "state": "running", "leader": true, "controllers": [...]}``,
-    then those of its plan that are stopped now (a kubelet a fault stopped): ``{"id": "kubelet:node-2",
-    "state": "stopped"}``, the state their last ``component.state`` said.
+    and those of its plan that are stopped now (a kubelet a fault stopped): ``{"id": "kubelet:node-2",
+    "state": "stopped"}``, the state their last ``component.state`` said; all by id.
 
     ``leader`` is there for components that stand for leader election (None: not electing);
     ``controllers`` for the controller manager, by the names its reconcile events use.
     """
-    rows: list[dict[str, Any]] = [{"id": node_id, "state": "stopped"} for node_id in sorted(stopped)]
+    rows: list[dict[str, Any]] = [{"id": node_id, "state": "stopped"} for node_id in stopped]
     for node_id, component in running.items():
         row: dict[str, Any] = {"id": node_id, "state": "running"}
         is_leader = getattr(component, "is_leader", None)
@@ -159,7 +159,9 @@ def component_rows(running: Mapping[str, object], stopped: Iterable[str] = ()) -
         if isinstance(controllers, list):
             row["controllers"] = sorted(str(getattr(c, "name", c)) for c in controllers)
         rows.append(row)
-    return rows
+    # By id: a page draws the parts in the order it meets them, so node-2 stays between node-1 and
+    # node-3 whether its kubelet is stopped or was started again after the others.
+    return sorted(rows, key=lambda row: str(row["id"]))
 
 
 def watch_rows(caches: Iterable[WatchCache]) -> list[dict[str, Any]]:

@@ -341,6 +341,8 @@ export class TopologyView {
     }
     if (kind === "controller-manager") group.controllerLayer = el("g", { class: "controllers" }, group);
     group.stateText = text(group, box.x + box.w - 10, box.y + box.h - 8, "", { class: "small state", "text-anchor": "end" });
+    // The width the state line has: a kubelet's shares its bottom line with the kube-proxy chip.
+    group.stateRoom = kind === "kubelet" ? box.w - 110 : box.w - 20;
     // The part's background traffic, folded (background.js): a short line; the sentence in its title.
     // The title line, where there is room: kubelets and the controller manager have pods and
     // controllers below, and the scheduler's bottom line says its state.
@@ -390,12 +392,18 @@ export class TopologyView {
     group.classList.toggle("stopped", look.stopped);
     group.classList.toggle("faulted", look.faulted);
     if (!group.stateText) return;
-    const faults = node.faults?.size ? ` ⚠ ${[...node.faults].join(", ")}` : "";
+    const faults = node.faults?.size ? [...node.faults].join(", ") : "";
     const stored = storedNodeWords(node.stored);
-    // Short: it shares the box's bottom line with nothing else (the Lease's holder is in the inspector).
+    // Short (the Lease's holder is in the inspector): a fault is a ⚠ here, named in the line's tooltip.
     const leads = node.leader === undefined ? "" : node.leader ? S().leader : S().noLeader;
     const words = [node.state, stored, leads].filter(Boolean).join(" · ");
-    group.stateText.textContent = `${words}${faults}`;
+    const mark = faults ? " ⚠" : "";
+    group.stateText.textContent = `${words}${mark}`;
+    if (group.stateText.getComputedTextLength?.() > group.stateRoom && stored) {
+      // Too long for its box (a stopped kubelet on an Unknown node): what kubectl shows comes first.
+      group.stateText.textContent = `${stored}${mark}`;
+    }
+    if (faults) el("title", {}, group.stateText).textContent = `⚠ ${faults}`;
     const state = words ? say(S().comma, { detail: words }) : "";
     const quiet = node.quiet ? say(S().stop, { detail: node.quiet }) : "";
     group.setAttribute("aria-label", `${nodeName(id)}${state}${faults}${group.podWords ?? ""}${quiet}`);

@@ -16,6 +16,7 @@ import pytest
 
 from controlplane.client.config import Config
 from controlplane.client.rest import RESTClient
+from controlplane.diagram import component_rows
 from controlplane.identity import SYSTEM_MASTERS
 from controlplane.runtime import Lab, LabConfig
 from tests.support.inprocess import wait_for
@@ -158,3 +159,16 @@ async def test_a_page_that_reconnects_after_nobody_watched_starts_again_from_the
         assert made["metadata"]["name"] in {p["name"] for p in fresh["objects"]["pods"]}
     finally:
         await close(again)
+
+
+def test_components_are_listed_by_id_stopped_or_running() -> None:
+    """A page draws parts in the order it meets them: node-2's kubelet keeps its place between node-1
+    and node-3 while a fault has it stopped, and after it was started again behind the others."""
+    running = {"kubelet:node-3": object(), "scheduler": object(), "kubelet:node-1": object()}
+    rows = component_rows(running, stopped=["kubelet:node-2"])
+    assert [(r["id"], r["state"]) for r in rows] == [
+        ("kubelet:node-1", "running"),
+        ("kubelet:node-2", "stopped"),
+        ("kubelet:node-3", "running"),
+        ("scheduler", "running"),
+    ]
