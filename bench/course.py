@@ -317,12 +317,12 @@ def report_sleep(reporter: Reporter, result: _coursesleep.SleepResult) -> None:
     running = result.per_sandbox_mb(result.rss_running_mb)
     memory: dict[str, Any] = {
         "sandboxes": result.sandboxes,
-        "rss_empty_mb": _round(result.rss_empty_mb, 1),
-        "rss_running_mb": _round(result.rss_running_mb, 1),
-        "rss_hibernated_mb": _round(result.rss_hibernated_mb, 1),
-        "rss_after_wakes_mb": _round(result.rss_after_wakes_mb, 1),
+        "rss_empty_mb": _round(result.rss_empty_mb, 2),
+        "rss_running_mb": _round(result.rss_running_mb, 2),
+        "rss_hibernated_mb": _round(result.rss_hibernated_mb, 2),
+        "rss_after_wakes_mb": _round(result.rss_after_wakes_mb, 2),
         "running_mb_per_sandbox": _round(running, 2),
-        "rss_one_at_a_time_mb": [_round(r, 1) for r in result.rss_one_at_a_time_mb],
+        "rss_one_at_a_time_mb": [_round(r, 2) for r in result.rss_one_at_a_time_mb],
         "one_at_a_time_mb_per_sandbox": _round(result.one_at_a_time_mb(), 2),
         "heap_kib_per_sandbox": _round(_kib(result.heap_retained_bytes), 1),
     }
