@@ -8,8 +8,10 @@ is recorded at once and latched (``courses.progress``).
 
 Messages from the page (JSON): ``{"action": "open", "step": id}``, ``{"action": "check"}`` (the
 "Check" button: read the cluster again now), ``{"action": "solve"}`` (run the open step's solution as
-the student), ``{"action": "jump", "step": id}`` (reset the sandbox and run the solutions of the
-steps before ``id``), ``{"action": "request", "index": n}`` (the open step's n-th request button),
+the student), ``{"action": "mistake"}`` (run the open step's common mistake as the student: the
+check must go on failing, and say what it saw), ``{"action": "jump", "step": id}`` (reset the
+sandbox and run the solutions of the steps before ``id``), ``{"action": "request", "index": n}``
+(the open step's n-th request button),
 ``{"action": "fault", "index": n}`` (the open step's n-th action, a fault: applied to, or cleared
 from, the student's own sandbox, whatever else the message says). To the page: ``sandbox`` (state,
 text, expected seconds), ``verdict`` (step, status, failures with messages in the student's
@@ -113,6 +115,8 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             await self._open_again(self.step)
         elif action == "solve" and self.step is not None:
             self._spawn(self._solve(self.step))
+        elif action == "mistake" and self.step is not None:
+            self._spawn(self._solve(self.step, mistake=True))
         elif action == "request" and self.step is not None and isinstance(message.get("index"), int):
             self._spawn(self._request(self.step, message["index"]))
         elif action == "fault" and self.step is not None and isinstance(message.get("index"), int):
@@ -226,18 +230,20 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
 
     # -- solutions -----------------------------------------------------------------------------------
 
-    async def _solve(self, step_id: str) -> None:
+    async def _solve(self, step_id: str, *, mistake: bool = False) -> None:
+        """Run the step's solution, or its common mistake (which is not recorded: it solves nothing)."""
         assert self.chapter is not None
-        if not await self._begin():
+        step = next(s for s in self.chapter.steps if s.id == step_id)
+        if (mistake and step.mistake is None) or not await self._begin():
             return
         try:
             await self._ready.wait()
             # Made anew since (a reset elsewhere)? Then with the sandbox's new credentials.
             self.access = await sandboxes.ensure_sandbox(user=self.user)
-            step = next(s for s in self.chapter.steps if s.id == step_id)
-            await progress.arecord_solution(
-                user=self.user, course=self.chapter.course, chapter=self.chapter.slug, step=step_id
-            )
+            if not mistake:
+                await progress.arecord_solution(
+                    user=self.user, course=self.chapter.course, chapter=self.chapter.slug, step=step_id
+                )
             with translation.override(self.language):
                 await solutions.run_solution(
                     access=self.access,
@@ -245,8 +251,13 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
                     say=self._progress,
                     user=self.user,
                     impersonate=self.chapter.impersonate,
+                    mistake=mistake,
                 )
-                await self._progress(gettext("The solution ran. The check looks at the result."), "done")
+                if mistake:
+                    done = gettext("The mistake ran. The check says what it saw.")
+                else:
+                    done = gettext("The solution ran. The check looks at the result.")
+                await self._progress(done, "done")
         except solutions.SolutionFailed as error:
             await self._progress(str(error), "error")
         except (sandboxes.SandboxUnavailable, Exception) as error:

@@ -40,7 +40,7 @@ from courses.sandboxes import services as sandboxes
 
 if TYPE_CHECKING:
     from courses.console.runner import RunResult
-    from courses.engine.content import FaultAction, SolutionCommand, SolutionManifest
+    from courses.engine.content import FaultAction, Solution, SolutionCommand, SolutionManifest
     from courses.manifests.results import SubmitResult
 
 Say = Callable[[str, str], Awaitable[None]]
@@ -63,12 +63,22 @@ def _username(access: sandboxes.SandboxAccess) -> str:
 
 
 async def run_solution(
-    *, access: sandboxes.SandboxAccess, step: Any, say: Say, user: Any = None, impersonate: Sequence[str] = ()
+    *,
+    access: sandboxes.SandboxAccess,
+    step: Any,
+    say: Say,
+    user: Any = None,
+    impersonate: Sequence[str] = (),
+    mistake: bool = False,
 ) -> None:
     """Run ``step``'s solution as the student: its background commands first (once their watch is
     open), then its faults, the manifests, then the other commands, in order; then wait for the
-    background commands to end. Raises ``SolutionFailed`` with what went wrong."""
-    solution = step.solution
+    background commands to end. Raises ``SolutionFailed`` with what went wrong.
+
+    ``mistake``: run the step's common mistake instead, the same way (it is written as a solution is).
+    """
+    solution: Solution = step.mistake.actions if mistake else step.solution
+    what = "mistake" if mistake else "solution"
     waiting = solution.background
     commands = solution.kubectl
     kubeconfig = (
@@ -89,7 +99,7 @@ async def run_solution(
                     async with asyncio.timeout(WATCH_OPEN_SECONDS):
                         await _watch_opened(subscription, student=access.user)
         for fault in solution.faults:
-            await run_fault(access=access, fault=fault, say=say, reason=f"the solution of step {step.id}")
+            await run_fault(access=access, fault=fault, say=say, reason=f"the {what} of step {step.id}")
         for manifest in solution.apply:
             await _apply(access, manifest, say)
         for command in commands:

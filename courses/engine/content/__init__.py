@@ -4,9 +4,9 @@ A course lives in the repository, reviewed like code (docs/course-format.md): st
 YAML (``course.yaml``, each chapter's ``chapter.yaml`` and its ``manifests/``), and prose once per
 language, in Markdown (``en.md``, ``zh-Hans.md``). This package turns those files into frozen values:
 
-- ``model``: ``Course``, ``Chapter``, ``Step``, ``Hint``, ``Solution`` (its ``SolutionManifest``\\ s
-  and ``SolutionCommand``\\ s), ``Highlight``, ``Timeline``, ``Action``, ``FaultAction`` and
-  ``Request``, what the pages, the checks and the solutions read;
+- ``model``: ``Course``, ``Chapter``, ``Step``, ``Hint``, ``Mistake``, ``Solution`` (its
+  ``SolutionManifest``\\ s and ``SolutionCommand``\\ s), ``Highlight``, ``Timeline``, ``Action``,
+  ``FaultAction`` and ``Request``, what the pages, the checks and the solutions read;
 - ``loader``: ``load_course(slug)`` and ``courses()``, cached per content root; every problem of a
   course in one ``ContentError`` (``errors``), each with its file and place;
 - ``schema`` and ``diagram``: how the YAML and the diagram node ids are checked;
@@ -37,6 +37,7 @@ from courses.engine.content.model import (
     FaultAction,
     Highlight,
     Hint,
+    Mistake,
     Request,
     Solution,
     SolutionCommand,
@@ -61,6 +62,7 @@ __all__ = [
     "FaultAction",
     "Highlight",
     "Hint",
+    "Mistake",
     "Problem",
     "Request",
     "Solution",

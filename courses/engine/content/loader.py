@@ -50,6 +50,7 @@ from courses.engine.content.model import (
     FaultAction,
     Highlight,
     Hint,
+    Mistake,
     Request,
     Solution,
     SolutionCommand,
@@ -257,6 +258,7 @@ class _StepParts:
     check: Check | None = None
     hints: tuple[Hint, ...] = ()
     solution: Solution = field(default_factory=Solution)
+    mistake: Mistake | None = None
 
 
 class _ChapterLoader:
@@ -330,6 +332,7 @@ class _ChapterLoader:
                     check=cast("Check", s.check),
                     hints=s.hints,
                     solution=s.solution,
+                    mistake=s.mistake,
                 )
                 for s in steps
             ),
@@ -376,6 +379,7 @@ class _ChapterLoader:
                 "check",
                 "hints",
                 "solution",
+                "mistake",
             ),
         )
         if data is None:
@@ -402,6 +406,8 @@ class _ChapterLoader:
             parts.hints = self._hints(place / "hints", data["hints"], parts.check)
         if "solution" in data:
             parts.solution = self._solution(place / "solution", data["solution"])
+        if "mistake" in data:
+            parts.mistake = self._mistake(place / "mistake", data["mistake"], parts.check)
         if "timeline" in data:
             parts.timeline = self._timeline(place / "timeline", data["timeline"], (parts.check, parts.wait))
         return parts
@@ -673,6 +679,27 @@ class _ChapterLoader:
             background=tuple(background),
             faults=tuple(applied_faults),
         )
+
+    def _mistake(self, place: Place, value: Any, check: Check | None) -> Mistake | None:
+        """A step's common mistake: what it does, written as a solution is, and ``failing``, the id of
+        the check's leaf that must fail after it (docs/course-format.md)."""
+        found = self.reader.mapping(
+            place, value, required=("failing",), optional=("faults", "background", "apply", "kubectl")
+        )
+        if found is None:
+            return None
+        failing = self.reader.string(place / "failing", found.pop("failing"), pattern=ID_PATTERN)
+        actions = self._solution(place, found)
+        if actions.empty:
+            self.problem(place, "a mistake does something: faults, background, apply or kubectl")
+            return None
+        if failing is None or check is None:
+            return None
+        if failing not in check.ids():
+            known = ", ".join(sorted(check.ids())) or "none has an id"
+            self.problem(place / "failing", f"{failing!r} is no id in the step's check (its ids: {known})")
+            return None
+        return Mistake(actions=actions, failing=failing)
 
     def _expectation(self, place: Place, value: Any, key: str) -> tuple[Any, bool] | None:
         """A solution's ``apply`` or ``kubectl`` item: the value as written (a manifest file or a

@@ -182,6 +182,19 @@ class Solution:
 
 
 @dataclass(frozen=True)
+class Mistake:
+    """A common wrong way to do a step, kept beside it as proof that its check tells the two apart.
+
+    ``actions`` run like a solution (on the student's sandbox, as the student); afterwards the step's
+    check must still fail, at the leaf ``failing``, and say what it saw instead. The course's
+    playthrough test runs every step's mistake before its solution (docs/course-format.md).
+    """
+
+    actions: Solution
+    failing: str
+
+
+@dataclass(frozen=True)
 class Step:
     """One step of a chapter, the same in every language (its words are in ``Chapter.prose``)."""
 
@@ -195,6 +208,7 @@ class Step:
     check: Check
     hints: tuple[Hint, ...]
     solution: Solution
+    mistake: Mistake | None = None
 
 
 @dataclass(frozen=True)

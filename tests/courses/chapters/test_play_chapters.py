@@ -4,7 +4,8 @@ For each step, on the student's own sandbox: its check must fail before the work
 that passes before is a defect), then the step's solution runs as the student and the check must pass
 within its time budget. "Start here" on a later step builds that step's starting state from a reset
 sandbox, where the step's check fails and its solution passes. A wrong action fails the check with a
-message that says what was seen.
+message that says what was seen: every step's common mistake (its ``mistake``, run like a solution
+before the solution) leaves the check failing at the leaf the mistake names, with words for it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 from courses.engine.content import load_course
 from tests.support.lab import LiveLab
-from tests.support.student import chapter_socket, sign_up
+from tests.support.student import ChapterSocket, chapter_socket, sign_up
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -54,8 +55,30 @@ async def test_every_step_fails_first_then_its_solution_passes(lab: LiveLab, cha
             first = await page.verdict(step.id, {"failing", "unknown", "pending", "passed"})
             assert first["status"] == "failing", f"step {step.id}'s check must fail before the work: {first}"
             assert first["failures"], f"a failing check says what failed: {first}"
+            assert step.mistake is not None, f"step {step.id} has no common mistake to tell from its solution"
+            await _mistake_fails(page, step.id, step.mistake.failing)
             await page.send(action="solve")
             await page.verdict(step.id, {"passed"}, seconds=BUDGET_SECONDS)
+
+
+async def _mistake_fails(page: ChapterSocket, step: str, leaf: str) -> None:
+    """Run the open step's mistake; then the check, asked again, must fail at ``leaf`` and say so."""
+    mark = len(page.seen)
+    await page.send(action="mistake")
+    ran = await page.until(
+        lambda m: m.get("type") == "progress" and m.get("state") in {"done", "error"},
+        f"step {step}'s mistake to run",
+        seconds=BUDGET_SECONDS + 30,
+    )
+    assert ran["state"] == "done", f"step {step}'s mistake did not run: {ran['text']}"
+    await page.send(action="check")
+    after = await page.verdict(step, {"failing", "unknown", "pending", "passed", "settling"})
+    assert after["status"] == "failing", f"step {step}'s check must still fail after its mistake: {after}"
+    assert leaf in after["failing"], f"step {step}'s mistake should fail at {leaf!r}: {after}"
+    said = [f["message"] for f in after["failures"]]
+    assert all(said), f"step {step}'s check failed without words: {after}"
+    passed = [m for m in page.seen[mark:] if m.get("type") == "verdict" and m.get("status") == "passed"]
+    assert not passed, f"step {step}'s check passed on its mistake: {passed}"
 
 
 async def test_start_here_builds_the_step_and_its_solution_passes(lab: LiveLab) -> None:

@@ -65,10 +65,15 @@ def test_a_valid_course_loads_with_every_part() -> None:
         background=("kubectl get configmap -w",),
     )
     assert not step.solution.apply[0].refused and not step.solution.kubectl[0].refused
+    dry_run = "kubectl create configmap app-config --from-literal=color=blue --dry-run=server"
+    assert step.mistake == content.Mistake(
+        actions=content.Solution(kubectl=(content.SolutionCommand(dry_run),)), failing="created"
+    )
     assert step.check.ids() == {"created", "stored"}
 
     second = course.chapters[1].steps[0]
     assert second.wait is not None and second.hints == () and second.timeline is None
+    assert second.mistake is None
 
 
 def test_a_solution_may_expect_the_cluster_to_refuse_a_manifest_or_a_command(tmp_path: Path) -> None:
