@@ -90,11 +90,9 @@ async def run_solution(
             # The rest of the solution is what the watch is there to see: it waits until the watch is
             # open. The subscription is made first, so the opening cannot slip by unseen.
             with gateway.subscribe_trace(cluster=access.cluster) as subscription:
-                for command in waiting:
-                    await say(gettext("Starting %(command)s…") % {"command": command}, "working")
-                    background.append(
-                        asyncio.create_task(_run(kubeconfig, command, impersonate, WATCH_SECONDS))
-                    )
+                for line in waiting:
+                    await say(gettext("Starting %(command)s…") % {"command": line}, "working")
+                    background.append(asyncio.create_task(_run(kubeconfig, line, impersonate, WATCH_SECONDS)))
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(WATCH_OPEN_SECONDS):
                         await _watch_opened(subscription, student=access.user)
