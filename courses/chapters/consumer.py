@@ -15,8 +15,8 @@ sandbox and run the solutions of the steps before ``id``), ``{"action": "request
 ``{"action": "fault", "index": n}`` (the open step's n-th action, a fault: applied to, or cleared
 from, the student's own sandbox, whatever else the message says). To the page: ``sandbox`` (state,
 text, expected seconds), ``verdict`` (step, status, failures with messages in the student's
-language, the failing leaves), ``progress`` (what a solution, a jump or a fault is doing),
-``jumped`` (go to the step) and ``error``.
+language, the failing leaves), ``progress`` (what a solution, a jump or a fault is doing;
+``ended`` marks the last word of a solution or a mistake), ``jumped`` (go to the step) and ``error``.
 
 A socket for a course or chapter that does not exist is closed with 4404, an anonymous one with 4403.
 """
@@ -257,13 +257,13 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
                     done = gettext("The mistake ran. The check says what it saw.")
                 else:
                     done = gettext("The solution ran. The check looks at the result.")
-                await self._progress(done, "done")
+                await self._progress(done, "done", ended=True)
         except solutions.SolutionFailed as error:
-            await self._progress(str(error), "error")
+            await self._progress(str(error), "error", ended=True)
         except (sandboxes.SandboxUnavailable, Exception) as error:
             logger.exception("a solution on the sandbox of %s failed", self.user)
             with translation.override(self.language):
-                await self._progress(_unexpected(error), "error")
+                await self._progress(_unexpected(error), "error", ended=True)
         finally:
             self._busy = False
 
@@ -359,8 +359,10 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
         self._busy = True
         return True
 
-    async def _progress(self, text: str, state: str = "working") -> None:
-        await self._send({"type": "progress", "text": text, "state": state})
+    async def _progress(self, text: str, state: str = "working", *, ended: bool = False) -> None:
+        """Say what a solution, a mistake, a jump or a button is doing; ``ended``: the last word of a
+        solution or a mistake (its faults' own "done" come before it)."""
+        await self._send({"type": "progress", "text": text, "state": state, "ended": ended})
 
     # -- plumbing ------------------------------------------------------------------------------------
 

@@ -66,7 +66,7 @@ async def _mistake_fails(page: ChapterSocket, step: str, leaf: str) -> None:
     mark = len(page.seen)
     await page.send(action="mistake")
     ran = await page.until(
-        lambda m: m.get("type") == "progress" and m.get("state") in {"done", "error"},
+        lambda m: m.get("type") == "progress" and m.get("ended") is True,
         f"step {step}'s mistake to run",
         seconds=BUDGET_SECONDS + 30,
     )

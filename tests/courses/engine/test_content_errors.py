@@ -590,7 +590,7 @@ CASES = [
     ),
     Case(
         "mistake does nothing",
-        edit(C, "      failing: created\n      kubectl:", "      failing: created\n      kubectl: []\n      x:"),
+        edit(C, "failing: created\n      kubectl:", "failing: created\n      kubectl: []\n      x:"),
         C,
         "steps[create-configmap].mistake.x",
         "unknown key",
@@ -604,11 +604,7 @@ CASES = [
     ),
     Case(
         "mistake with no action",
-        edit(
-            C,
-            '      kubectl: ["kubectl create configmap app-config --from-literal=color=blue --dry-run=server"]\n',
-            "",
-        ),
+        edit(C, '["kubectl create configmap app-config --from-literal=color=blue --dry-run=server"]', "[]"),
         C,
         "steps[create-configmap].mistake",
         "a mistake does something",
