@@ -10,7 +10,7 @@ as ``courses.models.validate_cluster_name``.
 from __future__ import annotations
 
 from courses.accounts.models import Preference
-from courses.classrooms.models import Classroom, ClassroomCluster, validate_cluster_name
+from courses.classrooms.models import Classroom, ClassroomCluster, ClassroomLogEntry, validate_cluster_name
 from courses.progress.models import ChapterPosition, StepProgress
 from courses.sandboxes.models import Sandbox
 
@@ -18,6 +18,7 @@ __all__ = [
     "ChapterPosition",
     "Classroom",
     "ClassroomCluster",
+    "ClassroomLogEntry",
     "Preference",
     "Sandbox",
     "StepProgress",

@@ -1,6 +1,6 @@
 """The web application's URL routes, the ``courses`` namespace: the landing page here, each area's
 routes included from its own ``urls`` module (the accounts', the chapters', the sandboxes', the
-manifest form's, the kubectl console's and the cluster pages').
+manifest form's, the kubectl console's, the cluster pages' and the classrooms').
 
 Python code builds paths with ``reverse("courses:<name>")`` and templates with ``{% url %}``, never by
 hand.
@@ -22,4 +22,5 @@ urlpatterns = [
     path("", include("courses.manifests.urls")),
     path("", include("courses.console.urls")),
     path("", include("courses.lab.urls")),
+    path("", include("courses.classrooms.urls")),
 ]

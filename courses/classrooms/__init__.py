@@ -4,8 +4,8 @@
   lab that belongs to it); they are models of the ``courses`` app, found through ``courses/models.py``;
 - ``access``: the rule for who may see a cluster (its trace, its topology page, its etcd panel),
   named by ``settings.KUBELAB_CLUSTER_ACCESS`` through ``courses/access.py``;
-- ``admin``: how staff set classrooms up in Django's admin, found through ``courses/admin.py``.
-
-The instructor console (a classroom's students, their clusters and progress, for its instructors) and
-a student's own sandbox cluster (created through ``courses.gateway``) belong here too.
+- ``admin``: how staff set classrooms up in Django's admin, found through ``courses/admin.py``;
+- ``services`` (create a classroom, join it with its code, renew the code, the log) and ``selectors``
+  (the dashboard: each student's progress per chapter and their sandbox), under ``views`` and
+  ``urls``: ``/classrooms/``, the join form, and the instructor's dashboard with its fault controls.
 """

@@ -10,8 +10,9 @@ admins of their classroom's clusters):
 - staff and superusers see every cluster;
 - an instructor sees the clusters of the classrooms they teach;
 - a student sees the clusters of the classrooms they belong to;
-- a student sees their own sandbox (``sb-<their account id>``, ``courses.sandboxes``) and nobody
-  else does but staff: a sandbox belongs to no classroom, whatever a classroom claims;
+- a student sees their own sandbox (``sb-<their account id>``, ``courses.sandboxes``), and so do the
+  instructors of the classrooms the student attends (the dashboard's "their live diagram"), and
+  staff; nobody else: a sandbox belongs to no classroom's clusters, whatever a classroom claims;
 - every signed-in user sees the demo cluster (``KUBELAB_DEMO_CLUSTER``);
 - an anonymous visitor sees the demo cluster only, and only while ``KUBELAB_DEMO_ANONYMOUS`` is on
   (the default, so that a local ``make run`` shows it at once; turn it off on a shared server);
@@ -37,7 +38,7 @@ that exists from one that does not.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from channels.db import database_sync_to_async
@@ -66,6 +67,9 @@ class Viewer:
     attends: frozenset[str] = frozenset()
     #: Their account id (None: unknown): the sandbox ``sb-<id>`` is theirs.
     user_id: int | None = None
+    #: Account ids of students in classrooms they teach. ``clusters_visible_to`` fills in only the
+    #: owners of the sandboxes asked about.
+    teaches_students: frozenset[int] = frozenset()
 
 
 #: A visitor who has not signed in.
@@ -88,23 +92,22 @@ def may_view(viewer: Viewer, cluster: str, *, owner: str | None, demo: str, demo
         return True
     student = sandbox_owner(cluster)
     if student is not None:
-        return viewer.user_id == student
+        return viewer.user_id == student or student in viewer.teaches_students
     if _is_demo(cluster, demo):
         return True
     return owner is not None and (owner in viewer.teaches or owner in viewer.attends)
 
 
 def depends_on_classrooms(viewer: Viewer, cluster: str, *, demo: str) -> bool:
-    """Whether ``may_view``'s answer depends on classrooms (``owner``, ``teaches``, ``attends``) at all.
+    """Whether ``may_view``'s answer depends on classrooms (``owner``, ``teaches``, ``attends``,
+    ``teaches_students``) at all.
 
-    Not for anonymous visitors, staff, the demo cluster or a sandbox: for them nothing needs to be read.
+    Not for anonymous visitors, staff, the demo cluster or one's own sandbox: for them nothing needs
+    to be read.
     """
-    return (
-        viewer.signed_in
-        and not viewer.staff
-        and not _is_demo(cluster, demo)
-        and sandbox_owner(cluster) is None
-    )
+    student = sandbox_owner(cluster)
+    own_sandbox = student is not None and student == viewer.user_id
+    return viewer.signed_in and not viewer.staff and not _is_demo(cluster, demo) and not own_sandbox
 
 
 def viewer_of(user: AbstractBaseUser | AnonymousUser | None) -> Viewer:
@@ -139,6 +142,14 @@ def classroom_of(cluster: str, *, user_id: int | str) -> tuple[str | None, bool,
     return classrooms_of([cluster], user_id=user_id).get(cluster, (None, False, False))
 
 
+def students_taught(owners: Iterable[int], *, user_id: int | str) -> frozenset[int]:
+    """Those of ``owners`` (account ids) who attend a classroom the user teaches. One query."""
+    taught = Classroom.students.through.objects.filter(
+        user_id__in=list(owners), classroom__instructors__id=user_id
+    ).values_list("user_id", flat=True)
+    return frozenset(int(owner) for owner in taught)
+
+
 def _member(owner: str, teaches: bool, attends: bool) -> Viewer:
     """A signed-in viewer as the owning classroom sees them."""
     return Viewer(
@@ -157,7 +168,8 @@ def user_may_view(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -
 
 
 def clusters_visible_to(user: AbstractBaseUser | AnonymousUser | None, clusters: Iterable[str]) -> list[str]:
-    """Those of ``clusters`` that ``user`` may see, in their order, with at most one query.
+    """Those of ``clusters`` that ``user`` may see, in their order, with at most two queries (one for
+    classrooms' clusters, one for other students' sandboxes).
 
     The landing page lists only these, so that nobody learns from it which other clusters exist.
     """
@@ -167,9 +179,13 @@ def clusters_visible_to(user: AbstractBaseUser | AnonymousUser | None, clusters:
     viewer = viewer_of(user)
     asked = [name for name in names if depends_on_classrooms(viewer, name, demo=demo)]
     rows: dict[str, tuple[str, bool, bool]] = {}
+    owners = {student for name in asked if (student := sandbox_owner(name)) is not None}
     # A user without a primary key (never saved) belongs to no classroom: nothing to read.
     if asked and user is not None and user.pk is not None:
-        rows = classrooms_of(asked, user_id=user.pk)
+        if len(owners) < len(asked):
+            rows = classrooms_of([n for n in asked if sandbox_owner(n) is None], user_id=user.pk)
+        if owners:
+            viewer = replace(viewer, teaches_students=students_taught(owners, user_id=user.pk))
     visible = []
     for name in names:
         owner, teaches, attends = rows.get(name, (None, False, False))
@@ -194,6 +210,7 @@ __all__ = [
     "clusters_visible_to",
     "depends_on_classrooms",
     "may_view",
+    "students_taught",
     "user_may_view",
     "viewer_of",
 ]

@@ -1,9 +1,11 @@
-"""Classrooms in Django's admin (``/admin/``): how staff set them up until the instructor console arrives.
+"""Classrooms in Django's admin (``/admin/``): staff set any classroom up here, and grant the
+instructor's permission (``courses.teach_classroom``) to users or groups.
 
-A classroom is edited on one page: its name, its instructors and students, and the clusters it owns
-(one row per cluster name; a cluster belongs to at most one classroom). The list shows each
-classroom's clusters and how many people it has. Django's admin finds this module through
-``courses/admin.py``, which imports it.
+A classroom is edited on one page: its name, course and chapters, join code, its instructors and
+students, and the clusters it owns (one row per cluster name; a cluster belongs to at most one
+classroom). The list shows each classroom's course, join code, clusters and how many people it has;
+the classrooms' logs are read-only. Django's admin finds this module through ``courses/admin.py``,
+which imports it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from django.contrib import admin
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
-from courses.classrooms.models import Classroom, ClassroomCluster
+from courses.classrooms.models import Classroom, ClassroomCluster, ClassroomLogEntry
 
 
 # Django's admin classes are generic only in django-stubs (not subscriptable at runtime): hence the ignores.
@@ -23,7 +25,15 @@ class ClassroomClusterInline(admin.TabularInline):  # type: ignore[type-arg]
 
 @admin.register(Classroom)
 class ClassroomAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("name", "slug", "cluster_names", "instructor_count", "student_count")
+    list_display = (
+        "name",
+        "slug",
+        "course",
+        "join_code",
+        "cluster_names",
+        "instructor_count",
+        "student_count",
+    )
     search_fields = ("name", "slug", "clusters__cluster", "instructors__username", "students__username")
     prepopulated_fields = {"slug": ("name",)}
     filter_horizontal = ("instructors", "students")
@@ -56,3 +66,19 @@ class ClassroomClusterAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_filter = ("classroom",)
     search_fields = ("cluster", "classroom__name", "classroom__slug")
     ordering = ("cluster",)
+
+
+@admin.register(ClassroomLogEntry)
+class ClassroomLogEntryAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """The classrooms' logs, read-only: what instructors did, and who was refused."""
+
+    list_display = ("at", "classroom", "actor", "action", "detail")
+    list_select_related = ("classroom", "actor")
+    list_filter = ("classroom", "action")
+    search_fields = ("detail", "actor__username", "classroom__slug")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False

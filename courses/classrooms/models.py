@@ -8,8 +8,12 @@ of that name belongs to a classroom.
 A cluster belongs to at most one classroom, so "whose cluster is this?" has one answer, which is what
 ``courses.classrooms.access`` (who may see a cluster) asks.
 
-This is the foundation the course issues build on (progress, checks, the instructor console); for now
-staff set classrooms up in Django's admin (``/admin/``, ``courses/classrooms/admin.py``).
+An instructor (a user with the ``courses.teach_classroom`` permission, granted in Django's admin, or
+staff) creates a classroom from ``/classrooms/`` with a course and the chapters it covers; students
+join it with its **join code** (``JoinCode``: eight letters and digits without look-alikes, shown as
+``ABCD-EFGH``), typed in or followed as a link. Every instructor action on a classroom is written to
+its ``ClassroomLogEntry`` rows, which its instructors read on the dashboard. Staff can still set
+everything up in Django's admin (``/admin/``, ``courses/classrooms/admin.py``).
 
 The models belong to the ``courses`` app (app label ``courses``, tables ``courses_classroom`` ...,
 migrations in ``courses/migrations``): Django finds them through ``courses/models.py``, which imports
@@ -17,6 +21,8 @@ them from here. ``courses.models.validate_cluster_name`` is the name migration 0
 """
 
 from __future__ import annotations
+
+import secrets
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -39,6 +45,27 @@ def validate_cluster_name(name: str) -> None:
         )
 
 
+#: A join code's letters: no 0/O, 1/I/L, so that a code read aloud or from a projector is typed right.
+JOIN_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+JOIN_LENGTH = 8
+
+
+def new_join_code() -> str:
+    """A random join code (31^8, about 8.5e11: not guessable at the sign-in rate limit)."""
+    return "".join(secrets.choice(JOIN_ALPHABET) for _ in range(JOIN_LENGTH))
+
+
+def normalise_join_code(text: str) -> str:
+    """What a student typed, as stored: upper case, without spaces or dashes."""
+    return "".join(ch for ch in text.upper() if ch not in " -\t")
+
+
+def show_join_code(code: str) -> str:
+    """``ABCDEFGH`` as ``ABCD-EFGH``: two halves are easier to read out and to copy."""
+    half = len(code) // 2
+    return f"{code[:half]}-{code[half:]}"
+
+
 class Classroom(models.Model):
     """A class of students with their instructors, and (through ``clusters``) the clusters they work on."""
 
@@ -56,12 +83,49 @@ class Classroom(models.Model):
         blank=True,
         help_text="They see every cluster of this classroom.",
     )
+    course = models.SlugField(max_length=100, default="control-plane", help_text="The course it follows.")
+    chapters = models.JSONField(
+        default=list, blank=True, help_text="Slugs of the chapters it covers, in order; empty: all of them."
+    )
+    join_code = models.CharField(
+        max_length=JOIN_LENGTH,
+        unique=True,
+        null=True,
+        blank=True,
+        help_text="Students join with it; empty: joining is closed.",
+    )
+    created = models.DateTimeField(auto_now_add=True, null=True)
 
     class Meta:
         ordering = ["name"]
+        permissions = [("teach_classroom", "Can create classrooms and teach them")]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def shown_join_code(self) -> str:
+        return show_join_code(self.join_code) if self.join_code else ""
+
+
+class ClassroomLogEntry(models.Model):
+    """One thing an instructor did to a classroom or its clusters (a fault applied, a code renewed)."""
+
+    classroom = models.ForeignKey(Classroom, on_delete=models.CASCADE, related_name="log")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField(auto_now_add=True)
+    action = models.CharField(max_length=50)
+    detail = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        verbose_name = "classroom log entry"
+        verbose_name_plural = "classroom log"
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.action} {self.detail}"
 
 
 class ClassroomCluster(models.Model):

@@ -197,3 +197,27 @@ def test_moving_a_cluster_to_another_classroom_moves_who_sees_it(people: dict[st
 
 def test_the_trace_socket_is_handed_this_rule() -> None:
     assert access_rule() is user_may_view
+
+
+def test_a_sandbox_is_seen_by_its_student_and_the_instructors_of_their_classrooms() -> None:
+    sandbox = "sb-7"
+    rule = {"demo": DEMO, "demo_anonymous": True, "owner": None}
+    assert may_view(Viewer(signed_in=True, user_id=7), sandbox, **rule)
+    assert may_view(Viewer(signed_in=True, user_id=1, teaches_students=frozenset({7})), sandbox, **rule)
+    assert not may_view(Viewer(signed_in=True, user_id=1, teaches_students=frozenset({8})), sandbox, **rule)
+    # A classroom claiming the sandbox as one of its clusters changes nothing.
+    assert not may_view(INSTRUCTOR, sandbox, **{**rule, "owner": "k8s-101"})
+    assert not depends_on_classrooms(Viewer(signed_in=True, user_id=7), sandbox, demo=DEMO)
+    assert depends_on_classrooms(Viewer(signed_in=True, user_id=1), sandbox, demo=DEMO)
+
+
+def test_instructors_see_the_sandboxes_of_their_own_students_only(
+    people: dict[str, User], django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
+    alice = f"sb-{people['alice'].pk}"  # attends k8s-101, which bob teaches
+    seen = {name for name, user in people.items() if user_may_view(user, alice)}
+    assert seen == {"alice", "bob", "root", "super"}
+    with django_assert_num_queries(0):
+        assert user_may_view(people["alice"], alice)  # one's own: nothing to read
+    with django_assert_num_queries(1):
+        assert not user_may_view(people["carol"], alice)

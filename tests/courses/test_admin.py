@@ -40,6 +40,8 @@ def test_a_classroom_is_set_up_on_one_page(staff_client: Client) -> None:
         {
             "name": "Kubernetes 101",
             "slug": "k8s-101",
+            "course": "control-plane",
+            "chapters": "[]",
             "instructors": [bob.pk],
             "students": [alice.pk],
             "clusters-TOTAL_FORMS": "1",

@@ -1,0 +1,144 @@
+"""What a classroom's dashboard shows: each student, where they are in each chapter, their sandbox.
+
+Read in a fixed number of queries whatever the class's size (the students, their progress rows, their
+chapter positions, their sandboxes, the log), then put together in Python. A sandbox's state and its
+faults come from the lab in this process (``courses.gateway``, no I/O): ``None`` when this process does
+not run it. Synchronous: the views that call it run off the event loop.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.contrib.auth import get_user_model
+
+from courses import gateway
+from courses.classrooms.models import Classroom, ClassroomLogEntry
+from courses.engine import content
+from courses.progress.models import ChapterPosition, StepProgress
+from courses.sandboxes.models import Sandbox
+
+#: Log lines the dashboard shows, newest first.
+LOG_LINES = 20
+
+
+@dataclass(frozen=True, slots=True)
+class ChapterColumn:
+    slug: str
+    number: int
+    title: str
+    steps: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChapterCell:
+    """One student in one chapter."""
+
+    passed: int
+    steps: int
+    #: The title of the step they have open (None: not opened yet).
+    at: str | None = None
+    hints: int = 0
+    solutions: int = 0
+
+    @property
+    def done(self) -> bool:
+        return self.passed >= self.steps > 0
+
+
+@dataclass(frozen=True, slots=True)
+class StudentRow:
+    user_id: int
+    username: str
+    #: Their sandbox's cluster name (None: they have none yet), its state here (None: not run here).
+    cluster: str | None
+    state: str | None
+    faults: tuple[str, ...]
+    cells: tuple[ChapterCell, ...]
+    last_seen: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Dashboard:
+    classroom: Classroom
+    chapters: tuple[ChapterColumn, ...]
+    students: tuple[StudentRow, ...]
+    log: tuple[ClassroomLogEntry, ...] = field(default_factory=tuple)
+
+
+def chapters_of(classroom: Classroom, lang: str | None) -> tuple[content.Chapter, ...]:
+    """The chapters the classroom covers, in the course's order (all of them when it names none)."""
+    try:
+        course = content.load_course(classroom.course)
+    except content.CourseNotFound:
+        return ()
+    chosen = set(classroom.chapters or ())
+    return tuple(c for c in course.chapters if not chosen or c.slug in chosen)
+
+
+def _sandbox_state(cluster: str) -> tuple[str | None, tuple[str, ...]]:
+    try:
+        state: str | None = gateway.cluster_facts(cluster=cluster).state
+    except gateway.NotServedHere:
+        return None, ()
+    faults = tuple(f"{f['fault']} ({f['target']})" for f in gateway.faults_in_force(cluster=cluster))
+    return state, faults
+
+
+def dashboard(*, classroom: Classroom, lang: str | None) -> Dashboard:
+    chapters = chapters_of(classroom, lang)
+    columns = tuple(ChapterColumn(c.slug, c.number, c.prose_for(lang).title, len(c.steps)) for c in chapters)
+    students = list(
+        get_user_model()
+        .objects.filter(classrooms_attended=classroom)
+        .order_by("username")
+        .values_list("pk", "username")
+    )
+    ids = [pk for pk, _ in students]
+    slugs = [c.slug for c in chapters]
+    rows = StepProgress.objects.filter(
+        user_id__in=ids, course=classroom.course, chapter__in=slugs
+    ).values_list("user_id", "chapter", "step", "passed", "hints", "solution", "opened")
+    progress: dict[tuple[int, str], list[tuple[str, datetime | None, int, bool]]] = defaultdict(list)
+    seen: dict[int, datetime] = {}
+    for user_id, chapter_slug, step, passed, hints, solution, opened in rows:
+        progress[(user_id, chapter_slug)].append((step, passed, hints, solution))
+        for moment in (opened, passed):
+            if moment is not None and (user_id not in seen or moment > seen[user_id]):
+                seen[user_id] = moment
+    positions = {
+        (user_id, chapter_slug): step
+        for user_id, chapter_slug, step in ChapterPosition.objects.filter(
+            user_id__in=ids, course=classroom.course, chapter__in=slugs
+        ).values_list("user_id", "chapter", "step")
+    }
+    sandboxes = dict(Sandbox.objects.filter(user_id__in=ids).values_list("user_id", "cluster"))
+    result = []
+    for user_id, username in students:
+        cells = []
+        for chapter in chapters:
+            done = progress.get((user_id, chapter.slug), [])
+            ids_in_chapter = {s.id for s in chapter.steps}
+            at_step = positions.get((user_id, chapter.slug))
+            at = chapter.prose_for(lang).steps[at_step].title if at_step in ids_in_chapter else None
+            cells.append(
+                ChapterCell(
+                    passed=sum(
+                        1 for step, passed, _, _ in done if passed is not None and step in ids_in_chapter
+                    ),
+                    steps=len(chapter.steps),
+                    at=at,
+                    hints=sum(h for _, _, h, _ in done),
+                    solutions=sum(1 for _, _, _, s in done if s),
+                )
+            )
+        cluster = sandboxes.get(user_id)
+        state, faults = _sandbox_state(cluster) if cluster is not None else (None, ())
+        result.append(StudentRow(user_id, username, cluster, state, faults, tuple(cells), seen.get(user_id)))
+    log = tuple(ClassroomLogEntry.objects.filter(classroom=classroom).select_related("actor")[:LOG_LINES])
+    return Dashboard(classroom, columns, tuple(result), log)
+
+
+__all__ = ["ChapterCell", "ChapterColumn", "Dashboard", "StudentRow", "chapters_of", "dashboard"]

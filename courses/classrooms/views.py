@@ -1,0 +1,249 @@
+"""The classroom pages, thin views over ``courses.classrooms.services`` and ``selectors``.
+
+- ``/classrooms/``: the classrooms one teaches (with a form to create one, for instructors) and
+  attends, and a form to join one with its code;
+- ``/classrooms/join/`` and ``/classrooms/join/<code>/`` (the link an instructor shares): the join
+  form, filled in from the link; joining is a ``POST``, never a visit;
+- ``/classrooms/<slug>/``: the instructor's dashboard: the join code, each student's step and progress
+  per chapter and their sandbox (state, faults, a link to its live diagram), the fault controls and the
+  classroom's log; ``students/`` is its table alone, which the page asks for again every few seconds
+  (htmx);
+- ``/classrooms/<slug>/faults/``: apply a fault of the catalogue to the chosen students' sandboxes, or
+  clear every fault of them; ``code/``: renew the join code or close joining.
+
+Only a classroom's instructors (and superusers) open its dashboard and its actions; anyone else gets
+403, and the attempt is written to the classroom's log. Every instructor action is logged there too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils.translation import get_language, gettext
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from controlplane.faults import catalogue
+from courses import gateway
+from courses.classrooms import selectors, services
+from courses.classrooms.models import Classroom
+from courses.engine import content
+from courses.htmx import is_htmx
+from courses.sandboxes.models import Sandbox
+
+logger = logging.getLogger(__name__)
+
+#: The course a new classroom follows (the one course the lab ships).
+COURSE = "control-plane"
+#: Nodes of a student's sandbox (``courses.sandboxes``): what a fault's node parameter may name.
+SANDBOX_NODES = 3
+
+
+def _course() -> content.Course | None:
+    try:
+        return content.load_course(COURSE)
+    except content.CourseNotFound:
+        return None
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def index(request: HttpRequest) -> HttpResponse:
+    instructor = services.is_instructor(request.user)
+    error = None
+    name = ""
+    chosen: list[str] = []
+    if request.method == "POST":
+        if not instructor:
+            raise PermissionDenied
+        name = request.POST.get("name", "")
+        chosen = request.POST.getlist("chapter")
+        try:
+            classroom = services.create_classroom(
+                user=request.user, name=name, course=COURSE, chapters=chosen
+            )
+        except services.ClassroomError as problem:
+            error = str(problem)
+        else:
+            return HttpResponseRedirect(reverse("courses:classroom", args=[classroom.slug]))
+    course = _course()
+    context = {
+        "instructor": instructor,
+        "taught": list(services.taught_by(request.user)) if instructor else [],
+        "attended": list(services.attended_by(request.user)),
+        "chapters": [(c.slug, c.number, c.prose_for(get_language()).title) for c in course.chapters]
+        if course
+        else [],
+        "error": error,
+        "name": name,
+        "chosen": chosen,
+    }
+    return render(request, "courses/classrooms/index.html", context, status=400 if error else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def join(request: HttpRequest, code: str = "") -> HttpResponse:
+    error = None
+    if request.method == "POST":
+        code = request.POST.get("code", "")
+        try:
+            classroom = services.join(user=request.user, code=code)
+        except services.InvalidJoinCode as problem:
+            error = str(problem)
+        else:
+            return HttpResponseRedirect(reverse("courses:classrooms") + f"?joined={classroom.slug}")
+    context = {"code": code, "error": error}
+    return render(request, "courses/classrooms/join.html", context, status=400 if error else 200)
+
+
+def _taught(request: HttpRequest, slug: str) -> Classroom:
+    """The classroom ``slug``, if the user teaches it; else 403, written to the classroom's log."""
+    classroom = get_object_or_404(Classroom, slug=slug)
+    if not services.teaches(request.user, classroom):
+        services.log(classroom=classroom, actor=request.user, action="refused", detail=request.path)
+        raise PermissionDenied
+    return classroom
+
+
+def _dashboard_context(request: HttpRequest, classroom: Classroom) -> dict[str, Any]:
+    lang = get_language()
+    code = "zh-hans" if (lang or "").startswith("zh") else "en"
+    board = selectors.dashboard(classroom=classroom, lang=lang)
+    kinds = [
+        {
+            "name": kind.name,
+            # A label's parameters ({node}) are chosen beside it: shown as "…" in the list.
+            "label": (kind.label.get(code) or kind.label["en"]).format(
+                **{p.name: "…" for p in kind.parameters}
+            ),
+            "summary": kind.summary.get(code) or kind.summary["en"],
+            "lasting": kind.lasting,
+        }
+        for kind in catalogue.CATALOGUE.values()
+    ]
+    join_link = (
+        request.build_absolute_uri(reverse("courses:classroom-join-code", args=[classroom.join_code]))
+        if classroom.join_code
+        else ""
+    )
+    chosen = {int(c) for c in request.GET.getlist("student") if c.isdigit()}
+    return {
+        "chosen": chosen,
+        "board": board,
+        "classroom": classroom,
+        "kinds": kinds,
+        "nodes": [f"node-{n}" for n in range(1, SANDBOX_NODES + 1)],
+        "join_link": join_link,
+    }
+
+
+@login_required
+@require_GET
+def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    classroom = _taught(request, slug)
+    return render(request, "courses/classrooms/dashboard.html", _dashboard_context(request, classroom))
+
+
+@login_required
+@require_GET
+def students(request: HttpRequest, slug: str) -> HttpResponse:
+    classroom = _taught(request, slug)
+    return render(request, "courses/classrooms/_students.html", _dashboard_context(request, classroom))
+
+
+@login_required
+@require_POST
+def code(request: HttpRequest, slug: str) -> HttpResponse:
+    classroom = _taught(request, slug)
+    if request.POST.get("action") == "close":
+        services.close_joining(classroom=classroom, user=request.user)
+    else:
+        services.renew_join_code(classroom=classroom, user=request.user)
+    return HttpResponseRedirect(reverse("courses:classroom", args=[classroom.slug]))
+
+
+def _fault_spec(post: Any) -> catalogue.FaultSpec:
+    """The fault the form asks for, checked by the catalogue (``InvalidFault`` says what is wrong)."""
+    kind = catalogue.kind(post.get("kind", ""))
+    values: dict[str, Any] = {p.name: post.get(p.name, "") for p in kind.parameters}
+    seconds = post.get("for", "").strip()
+    if kind.lasting and seconds:
+        try:
+            values[catalogue.DURATION] = float(seconds)
+        except ValueError:
+            raise catalogue.InvalidFault(
+                gettext("The duration is a number of seconds."), parameter=catalogue.DURATION
+            ) from None
+    return catalogue.check(kind.name, values, nodes=SANDBOX_NODES)
+
+
+def _targets(classroom: Classroom, chosen: list[str]) -> list[tuple[str, str]]:
+    """(username, sandbox cluster) of the chosen students of ``classroom`` that have a sandbox."""
+    ids = {int(c) for c in chosen if c.isdigit()}
+    rows = Sandbox.objects.filter(user__classrooms_attended=classroom, user_id__in=ids).values_list(
+        "user__username", "cluster"
+    )
+    return sorted(rows)
+
+
+@login_required
+@require_POST
+async def faults(request: HttpRequest, slug: str) -> HttpResponse:
+    user = await request.auser()
+    request.user = user
+    classroom = await sync_to_async(_taught)(request, slug)
+    action = request.POST.get("action", "apply")
+    targets = await sync_to_async(_targets)(classroom, request.POST.getlist("student"))
+    reason = f"instructor {user.get_username()} of classroom {classroom.slug}"
+    outcomes: list[tuple[str, str, bool]] = []
+    if not targets:
+        outcomes.append(("", gettext("Choose at least one student with a cluster."), False))
+    elif action == "clear-all":
+
+        async def clear(username: str, cluster: str) -> tuple[str, str, bool]:
+            try:
+                count = await gateway.clear_all_faults(cluster=cluster, reason=reason)
+            except gateway.NotServedHere:
+                return username, gettext("Their cluster does not run here."), False
+            return username, gettext("%(count)d faults cleared.") % {"count": count}, True
+
+        outcomes = list(await asyncio.gather(*(clear(u, c) for u, c in targets)))
+        await sync_to_async(services.log)(
+            classroom=classroom, actor=user, action="faults-cleared", detail=", ".join(u for u, _ in targets)
+        )
+    else:
+        try:
+            spec = _fault_spec(request.POST)
+        except catalogue.InvalidFault as problem:
+            outcomes.append(("", str(problem), False))
+        else:
+
+            async def apply(username: str, cluster: str) -> tuple[str, str, bool]:
+                try:
+                    done = await gateway.apply_fault(cluster=cluster, fault=spec, reason=reason)
+                except gateway.NotServedHere:
+                    return username, gettext("Their cluster does not run here."), False
+                except gateway.FaultRefused as refused:
+                    return username, str(refused), False
+                return username, f"{spec.label(get_language())}: {done.outcome}", True
+
+            outcomes = list(await asyncio.gather(*(apply(u, c) for u, c in targets)))
+            written = ", ".join(f"{k}={v}" for k, v in spec.as_written().items())
+            await sync_to_async(services.log)(
+                classroom=classroom,
+                actor=user,
+                action="fault-applied",
+                detail=f"{written} -> {', '.join(u for u, _ in targets)}",
+            )
+    context = {"outcomes": outcomes, "classroom": classroom}
+    if is_htmx(request):
+        return await sync_to_async(render)(request, "courses/classrooms/_fault_outcomes.html", context)
+    return HttpResponseRedirect(reverse("courses:classroom", args=[classroom.slug]))
