@@ -258,8 +258,10 @@ class CacheWatcher:
         self.capacity = capacity
         self.buffer: list[CacheEvent] = []
         self.closed_reason: str | None = None
-        #: How many of the first buffered events are the initial state (sendInitialEvents).
+        #: How many of the first buffered events are the initial state (sendInitialEvents), and the
+        #: cache's revision that state was taken at: where the initial-events-end bookmark points.
         self.initial = 0
+        self.initial_revision = 0
         self._waiter: asyncio.Future[None] | None = None
 
     def offer(self, event: CacheEvent) -> None:
@@ -664,6 +666,7 @@ class WatchCache:
             for cached in initial:
                 watcher.push(CacheEvent("ADDED", "", cached.revision, cached, None))
             watcher.initial = len(initial)
+            watcher.initial_revision = self.revision
         else:
             if from_revision < self.oldest:
                 raise TooOldResourceVersion(from_revision, self.oldest)

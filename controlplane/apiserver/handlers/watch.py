@@ -128,8 +128,11 @@ async def watch(ctx: Context, *, bookmark_interval: float = BOOKMARK_INTERVAL) -
                 if initial_left > 0:
                     initial_left -= 1
                     if initial_left == 0:
-                        # Every initial ADDED is out: tell the client where the initial state ends.
-                        out.append(encoder.bookmark(event.revision, initial_end=True))
+                        # Every initial ADDED is out: tell the client where the initial state ends,
+                        # at the revision the state was taken at (not the newest object's: a client
+                        # resumes from it, and upstream's cacher sets it to the watch cache's revision,
+                        # ``bookmarkAfterResourceVersion`` in storage/cacher/cacher.go).
+                        out.append(encoder.bookmark(watcher.initial_revision, initial_end=True))
                         initial_left = -1
             now = loop.time()
             if now >= deadline:

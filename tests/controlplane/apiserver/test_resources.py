@@ -225,6 +225,9 @@ async def test_watch_from_before_the_cache_window_gets_410_expired_in_the_stream
 async def test_watch_with_send_initial_events_ends_the_initial_state_with_a_bookmark(api: API) -> None:
     await api.client.post(CMS, json=cm("a"))
     await api.client.post(CMS, json=cm("b"))
+    await api.client.post(CMS, json=cm("c"))
+    await api.client.delete(f"{CMS}/c")  # the newest revision is now no object's
+    listed = (await api.client.get(CMS)).json()["metadata"]["resourceVersion"]
     params = {
         "watch": "true",
         "sendInitialEvents": "true",
@@ -236,6 +239,8 @@ async def test_watch_with_send_initial_events_ends_the_initial_state_with_a_book
     events = [json.loads(line) for line in response.text.splitlines()]
     assert [e["type"] for e in events[:3]] == ["ADDED", "ADDED", "BOOKMARK"]
     assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    # It points at the revision the initial state was taken at, not at its newest object's.
+    assert events[2]["object"]["metadata"]["resourceVersion"] == listed
 
 
 async def test_discovery_documents(api: API) -> None:
