@@ -195,6 +195,30 @@ def clusters_visible_to(user: AbstractBaseUser | AnonymousUser | None, clusters:
     return visible
 
 
+def user_may_break(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
+    """Whether ``user`` may apply faults to ``cluster`` (the presenter's and the dashboard's controls).
+
+    Stricter than seeing it: staff may break any cluster; an instructor the clusters of the classrooms
+    they teach and the sandboxes of those classrooms' students; nobody else any (a student breaks their
+    own sandbox only through a chapter's fault buttons, which name the faults the lesson needs).
+    """
+    if user is None or not user.is_authenticated or user.pk is None:
+        return False
+    if getattr(user, "is_staff", False) or getattr(user, "is_superuser", False):
+        return True
+    student = sandbox_owner(cluster)
+    if student is not None:
+        return student in students_taught([student], user_id=user.pk)
+    _, teaches, _ = classroom_of(cluster, user_id=user.pk)
+    return teaches
+
+
+async def auser_may_break(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
+    """``user_may_break`` for async code: the database is read in a worker thread."""
+    allowed: bool = await database_sync_to_async(user_may_break)(user, cluster)
+    return allowed
+
+
 async def auser_may_view(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
     """``user_may_view`` for async code: the database is read in a worker thread."""
     allowed: bool = await database_sync_to_async(user_may_view)(user, cluster)
@@ -204,6 +228,7 @@ async def auser_may_view(user: AbstractBaseUser | AnonymousUser | None, cluster:
 __all__ = [
     "ANONYMOUS",
     "Viewer",
+    "auser_may_break",
     "auser_may_view",
     "classroom_of",
     "classrooms_of",
@@ -211,6 +236,7 @@ __all__ = [
     "depends_on_classrooms",
     "may_view",
     "students_taught",
+    "user_may_break",
     "user_may_view",
     "viewer_of",
 ]

@@ -221,3 +221,14 @@ def test_instructors_see_the_sandboxes_of_their_own_students_only(
         assert user_may_view(people["alice"], alice)  # one's own: nothing to read
     with django_assert_num_queries(1):
         assert not user_may_view(people["carol"], alice)
+
+
+def test_who_may_break_a_cluster(people: dict[str, User]) -> None:
+    from courses.classrooms.access import user_may_break
+
+    alice = f"sb-{people['alice'].pk}"
+    breakers = {name for name, user in people.items() if user_may_break(user, alice)}
+    assert breakers == {"bob", "root", "super"}  # not alice herself: she may only see it
+    assert {n for n, u in people.items() if user_may_break(u, "team-a")} == {"bob", "root", "super"}
+    assert {n for n, u in people.items() if user_may_break(u, DEMO)} == {"root", "super"}
+    assert not user_may_break(AnonymousUser(), "team-a")
