@@ -19,10 +19,12 @@ from controlplane.api.strategies import (
     EndpointsStrategy,
     EventStrategy,
     EventsV1EventStrategy,
+    FlowSchemaStrategy,
     LeaseStrategy,
     NamespaceStrategy,
     NodeStrategy,
     PodStrategy,
+    PriorityLevelConfigurationStrategy,
     ReplicaSetStrategy,
     RoleBindingStrategy,
     RoleStrategy,
@@ -388,7 +390,7 @@ def builtin_types() -> ResourceRegistry:
             CRUD,
             subresources=(Subresource("status", RW),),
             storage_prefix="/registry/flowschemas",
-            strategy=StatusStrategy(),
+            strategy=FlowSchemaStrategy(),
         ),
         ResourceType(
             "flowcontrol.apiserver.k8s.io",
@@ -400,7 +402,7 @@ def builtin_types() -> ResourceRegistry:
             CRUD,
             subresources=(Subresource("status", RW),),
             storage_prefix="/registry/prioritylevelconfigurations",
-            strategy=StatusStrategy(),
+            strategy=PriorityLevelConfigurationStrategy(),
         ),
     ]
     return ResourceRegistry(core + apps + others)

@@ -12,7 +12,10 @@ are what they are:
 - ``namespaces``, ``nodes``, ``serviceaccounts``, ``leases``;
 - ``config``: ConfigMaps and Secrets (keys, base64, 1 MiB, secret types, ``immutable``);
 - ``rbac``: Roles, ClusterRoles and their bindings;
-- ``events``: core ``v1`` and ``events.k8s.io/v1`` Events.
+- ``events``: core ``v1`` and ``events.k8s.io/v1`` Events;
+- ``flowcontrol``: FlowSchemas and PriorityLevelConfigurations (API Priority and Fairness: unions
+  that must agree with their ``type``, ``"*"`` alone, dealable queues, the mandatory objects' fixed
+  specs).
 
 ``base`` holds ``Strategy``, the hooks the registry calls and the behaviour of a kind without special
 rules (upstream's ``k8s.io/apiserver/pkg/registry/rest`` strategy interfaces). ``common`` holds what
@@ -25,6 +28,10 @@ from __future__ import annotations
 from controlplane.api.strategies.common import UndecodableObject
 from controlplane.api.strategies.config import ConfigMapStrategy, SecretStrategy
 from controlplane.api.strategies.events import EventStrategy, EventsV1EventStrategy
+from controlplane.api.strategies.flowcontrol import (
+    FlowSchemaStrategy,
+    PriorityLevelConfigurationStrategy,
+)
 from controlplane.api.strategies.leases import LeaseStrategy
 from controlplane.api.strategies.namespaces import NamespaceFinalizeStrategy, NamespaceStrategy
 from controlplane.api.strategies.nodes import NodeStrategy
@@ -54,12 +61,14 @@ __all__ = [
     "EndpointsStrategy",
     "EventStrategy",
     "EventsV1EventStrategy",
+    "FlowSchemaStrategy",
     "LeaseStrategy",
     "NamespaceFinalizeStrategy",
     "NamespaceStrategy",
     "NodeStrategy",
     "PodBindingStrategy",
     "PodStrategy",
+    "PriorityLevelConfigurationStrategy",
     "ReplicaSetStrategy",
     "RoleBindingStrategy",
     "RoleStrategy",

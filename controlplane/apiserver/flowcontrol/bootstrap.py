@@ -23,13 +23,16 @@ from __future__ import annotations
 import copy
 
 from controlplane.api.meta import Object
+from controlplane.api.strategies.flowcontrol import (
+    MANDATORY_FLOW_SCHEMA_SPECS,
+    MANDATORY_PRIORITY_LEVEL_SPECS,
+)
 from controlplane.identity import (
     AUTHENTICATED,
     KUBE_CONTROLLER_MANAGER,
     KUBE_SCHEDULER,
     NODES,
     SERVICE_ACCOUNTS,
-    SYSTEM_MASTERS,
     UNAUTHENTICATED,
 )
 
@@ -112,19 +115,10 @@ def _everything(*subjects: Object) -> list[Object]:
 
 _LEADER_VERBS = ["get", "create", "update"]
 
-MANDATORY_PRIORITY_LEVELS: tuple[Object, ...] = (
-    _level(EXEMPT, {"type": "Exempt", "exempt": {"nominalConcurrencyShares": 0, "lendablePercent": 0}}),
-    _level(
-        CATCH_ALL,
-        {
-            "type": "Limited",
-            "limited": {
-                "nominalConcurrencyShares": 5,
-                "lendablePercent": 0,
-                "limitResponse": {"type": "Reject"},
-            },
-        },
-    ),
+# The mandatory specs are the ones validation holds these objects to (``controlplane.api.strategies.
+# flowcontrol``, as upstream's validation reads ``internalbootstrap``): one definition for both.
+MANDATORY_PRIORITY_LEVELS: tuple[Object, ...] = tuple(
+    _level(name, copy.deepcopy(spec)) for name, spec in MANDATORY_PRIORITY_LEVEL_SPECS.items()
 )
 
 SUGGESTED_PRIORITY_LEVELS: tuple[Object, ...] = (
@@ -136,11 +130,14 @@ SUGGESTED_PRIORITY_LEVELS: tuple[Object, ...] = (
     _level("workload-low", _limited(100, 90, 128, 6, 50)),
 )
 
-MANDATORY_FLOW_SCHEMAS: tuple[Object, ...] = (
-    _flow_schema(EXEMPT, EXEMPT, 1, "", _everything(_group(SYSTEM_MASTERS))),
-    _flow_schema(
-        CATCH_ALL, CATCH_ALL, 10000, "ByUser", _everything(_group(UNAUTHENTICATED), _group(AUTHENTICATED))
-    ),
+MANDATORY_FLOW_SCHEMAS: tuple[Object, ...] = tuple(
+    {
+        "apiVersion": API_VERSION,
+        "kind": "FlowSchema",
+        "metadata": _metadata(name),
+        "spec": copy.deepcopy(spec),
+    }
+    for name, spec in MANDATORY_FLOW_SCHEMA_SPECS.items()
 )
 
 SUGGESTED_FLOW_SCHEMAS: tuple[Object, ...] = (

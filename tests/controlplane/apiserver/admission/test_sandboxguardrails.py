@@ -253,8 +253,10 @@ async def test_the_student_cannot_step_out_of_their_throttle(admission_api: Fact
             FLOWSCHEMAS, flow_schema("mine", "exempt", 2000, user="alice"), user="alice"
         )
         assert "cannot send requests to the Exempt priority level exempt" in refusal(to_exempt)
+        # (Validation refuses a second Exempt level before admission sees it: only ``exempt`` may be one.)
         exempt = await api.create(LEVELS, priority_level("free", kind="Exempt"), user="alice")
-        assert "cannot be of type Exempt" in refusal(exempt)
+        assert exempt.status_code == 422, exempt.text
+        assert exempt.json()["message"].endswith("must be 'Exempt' if and only if `name` is 'exempt'")
         # Nothing may match before her own FlowSchema, by a new FlowSchema or by changing one.
         early = await api.create(
             FLOWSCHEMAS, flow_schema("early", "global-default", 999, user="alice"), user="alice"
@@ -272,14 +274,21 @@ async def test_the_student_cannot_step_out_of_their_throttle(admission_api: Fact
         assert "greater than 1000" in refusal(rewritten)
         # The mandatory objects and the guardrails' own stay as they are.
         assert "mandatory flow-control object" in refusal(await alice.delete(f"{FLOWSCHEMAS}/catch-all"))
+        # Validation already fixes their specs but for the exempt level's shares, which an administrator
+        # may tune (upstream's ValidateIfMandatoryPriorityLevelConfigurationObject): not here.
         widened = await alice.patch(
             f"{LEVELS}/catch-all",
             json={"spec": {"limited": {"nominalConcurrencyShares": 100}}},
             headers=MERGE,
         )
-        assert refusal(widened) == (
-            'prioritylevelconfigurations.flowcontrol.apiserver.k8s.io "catch-all" is forbidden: '
-            "catch-all is a mandatory flow-control object, which the API server keeps as it made it, "
+        assert widened.status_code == 422, widened.text
+        assert widened.json()["message"].endswith("spec of 'catch-all' must equal the fixed value")
+        tuned = await alice.patch(
+            f"{LEVELS}/exempt", json={"spec": {"exempt": {"nominalConcurrencyShares": 100}}}, headers=MERGE
+        )
+        assert refusal(tuned) == (
+            'prioritylevelconfigurations.flowcontrol.apiserver.k8s.io "exempt" is forbidden: '
+            "exempt is a mandatory flow-control object, which the API server keeps as it made it, "
             "and it cannot be changed here (SandboxGuardrails)"
         )
         assert "guardrails (label" in refusal(await alice.delete(f"{FLOWSCHEMAS}/student"))
@@ -289,4 +298,4 @@ async def test_the_student_cannot_step_out_of_their_throttle(admission_api: Fact
         assert "guardrails (label" in refusal(loosened)
         # She can still read all of it; system:masters may still do anything.
         assert (await alice.get(f"{FLOWSCHEMAS}/global-default")).status_code == 200
-        assert (await api.create(FLOWSCHEMAS, flow_schema("ops", "exempt", 1, user="ops"))).status_code == 201
+        assert (await api.create(FLOWSCHEMAS, flow_schema("ops", "exempt", 2, user="ops"))).status_code == 201
