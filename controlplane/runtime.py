@@ -98,10 +98,12 @@ from controlplane.client.config import Config
 from controlplane.client.rest import RESTClient
 from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.componentcerts import ComponentCertificate
+from controlplane.components.controllermanager import ControllerManager
 from controlplane.components.identities import KINDS, component_identity
 from controlplane.components.kubelet.kubelet import Kubelet
 from controlplane.components.kubelet.simulation import PullTiming
 from controlplane.components.launch import Component, LaunchOptions, build_component
+from controlplane.components.scheduler.scheduler import Scheduler
 from controlplane.endpoint import APIEndpoint
 from controlplane.metrics import MetricsRegistry, RestClientMetrics, WorkqueueMetrics
 from controlplane.pki import ClusterPKI
@@ -757,12 +759,17 @@ class Cluster:
                 return kind, node
         return None
 
-    async def stop_component(self, trace_id: str) -> bool:
+    async def stop_component(self, trace_id: str, *, release_lease: bool = True, reason: str = "") -> bool:
         """Stop one running component, as ``systemctl stop kubelet`` on its node would; whether it ran.
 
         The rest of the cluster goes on: a stopped kubelet no longer renews its Lease or reports its
-        Node's status, and the node lifecycle controller notices (``components/controllers/``). It
-        stays stopped until ``start_component`` (or the cluster's next start) starts it again.
+        Node's status, and the node lifecycle controller notices (``components/controllers/``); a
+        stopped scheduler binds no pod, a stopped controller manager reconciles nothing. It stays
+        stopped until ``start_component`` (or the cluster's next start) starts it again.
+
+        ``release_lease=False`` stops the scheduler or the controller manager as a killed process
+        stops: its leader Lease stays held, and the next one waits for it to expire. ``reason`` is
+        what the trace says of the stop (``component.state``).
         """
         component = self.components_running.pop(trace_id, None)
         if component is None:
@@ -771,17 +778,39 @@ class Cluster:
         self.component_certificates.pop(trace_id, None)
         if isinstance(component, Kubelet) and self.apiserver is not None:
             self.apiserver.kubelets.unregister(component.node_name, component.server)
-        await component.stop()
+        if isinstance(component, Scheduler | ControllerManager):
+            await component.stop(release_lease=release_lease)
+        else:
+            await component.stop()
+        self._report_state(trace_id, component, "stopped", reason)
         return True
 
-    async def start_component(self, trace_id: str) -> bool:
+    async def start_component(self, trace_id: str, *, reason: str = "") -> bool:
         """Start a planned component that does not run (stopped by ``stop_component``, or that failed);
-        whether it was started. A kubelet starting again adopts its Node and its pods."""
+        whether it was started. A kubelet starting again adopts its Node and its pods; every component
+        lists what it watches again, as a new process does. ``reason`` is what the trace says."""
         planned = self.planned(trace_id)
         if planned is None or trace_id in self.components_running or self.state is not ClusterState.RUNNING:
             return False
-        await self._start_component(*planned)
+        component = await self._start_component(*planned)
+        self._report_state(trace_id, component, "running", reason)
         return True
+
+    def _report_state(self, trace_id: str, component: Component, state: str, reason: str) -> None:
+        """Say on the trace that a component stopped or runs again (``component.state``), for those
+        that do not say it themselves: the kubelet does (``components/kubelet/kubelet.py``); the
+        scheduler and the controller manager only report their leader election, kube-proxy nothing.
+        So the diagram greys a stopped scheduler, controller manager or kube-proxy as it greys a
+        stopped kubelet (its part's state is ``stopped``), and shows it again once it runs."""
+        if isinstance(component, Kubelet):
+            return
+        kind, node = self.planned(trace_id) or (trace_id, "")
+        fields: dict[str, Any] = {"from": trace_id, "component": kind, "state": state}
+        if node:
+            fields["node"] = node
+        if reason:
+            fields["reason"] = reason
+        self.trace.emit("component.state", **fields)
 
     @staticmethod
     def _node_options(node: str) -> dict[str, Any]:

@@ -321,7 +321,7 @@ class LeaderElector:
         lease_duration: float = 15.0,
         renew_deadline: float = 10.0,
         retry_period: float = 2.0,
-        release_on_cancel: bool = False,
+        release_on_cancel: bool | Callable[[], bool] = False,
         clock: Clock = SYSTEM_CLOCK,
         rng: random.Random | None = None,
         name: str = "",
@@ -393,10 +393,16 @@ class LeaderElector:
                 await asyncio.wait({leading})
                 if not leading.cancelled() and leading.exception() is not None:
                     logger.error("%s: on_started_leading failed", self.identity, exc_info=leading.exception())
-                if self.release_on_cancel:
+                if self._releases():
                     await self._release()
         finally:
             self.callbacks.on_stopped_leading()
+
+    def _releases(self) -> bool:
+        """Whether this candidate gives the Lease up now that it stops (``release_on_cancel``, asked
+        at that moment when it is a function: a process that is killed writes nothing on its way out)."""
+        release = self.release_on_cancel
+        return release() if callable(release) else release
 
     async def _acquire(self) -> None:
         """Try every ``retry_period`` (jittered up to 2.2x) until this candidate holds the lease."""
@@ -556,6 +562,7 @@ async def run_leader_elected(
     component: str,
     trace: TraceSink = NULL_SINK,
     trace_fields: Mapping[str, Any] | None = None,
+    release: Callable[[], bool] | None = None,
 ) -> None:
     """Stand for election on ``config``'s Lease until cancelled, and lead while holding it.
 
@@ -566,7 +573,9 @@ async def run_leader_elected(
     Lease, and whatever supervises them (the kubelet of a static pod) starts a fresh process, which
     stands again; a component here is a task of the lab's process, so this loop stands again itself.
     Cancelling the task that runs it stops everything, and with ``config.release_on_cancel`` the Lease
-    is given up so a standby takes over at once.
+    is given up so a standby takes over at once. ``release``, when given, is asked at that moment
+    whether to give it up all the same: a component stopped as a killed process (a crash, upstream's
+    kube-controller-manager, which has no ``ReleaseOnCancel``) says no, and leaves its Lease to expire.
 
     Each step is also reported on the trace, as ``component.state`` events from the component's node
     of the diagram (``trace_fields``: its ``from`` and ``cluster``; ``component``: its name):
@@ -592,6 +601,9 @@ async def run_leader_elected(
         report("new-leader", f"the leader is now {leader or '(nobody)'}")
         callbacks.on_new_leader(leader)
 
+    def releases() -> bool:
+        return config.release_on_cancel and (release is None or release())
+
     elector = LeaderElector.for_lease(
         client,
         namespace=config.namespace,
@@ -601,7 +613,7 @@ async def run_leader_elected(
         lease_duration=config.lease_duration,
         renew_deadline=config.renew_deadline,
         retry_period=config.retry_period,
-        release_on_cancel=config.release_on_cancel,
+        release_on_cancel=releases,
         clock=clock if clock is not None else client.clock,
         rng=rng,
     )

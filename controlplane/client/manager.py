@@ -131,6 +131,8 @@ class Manager:
         #: Set while the controllers run (at once without leader election, else while leading).
         self.leading = asyncio.Event()
         self._elector_task: asyncio.Task[None] | None = None
+        #: Whether a stop gives the Lease up (``stop(release_lease=False)``: a killed process does not).
+        self._release_lease = True
         self._started = False
         self._stopped = False
 
@@ -206,14 +208,20 @@ class Manager:
                     component=self.name,
                     trace=self.trace,
                     trace_fields=self._trace_fields,
+                    release=lambda: self._release_lease,
                 ),
                 name=f"{self.name}: leader election",
             )
         else:
             await self._start_controllers()
 
-    async def stop(self) -> None:
-        """Leadership (released), controllers, events, informers; waits until all have stopped."""
+    async def stop(self, *, release_lease: bool = True) -> None:
+        """Leadership (released), controllers, events, informers; waits until all have stopped.
+
+        ``release_lease=False``: the Lease is left held, as by a process that is killed; the next
+        candidate waits for it to expire.
+        """
+        self._release_lease = release_lease
         if self._elector_task is not None:
             self._elector_task.cancel()
             await asyncio.gather(self._elector_task, return_exceptions=True)

@@ -153,12 +153,19 @@ class ControllerManager:
             await self.stop()
             raise
 
-    async def stop(self) -> None:
-        """Stop the controllers (releasing the lease), the informers, and the client if made here."""
+    async def stop(self, *, release_lease: bool = True) -> None:
+        """Stop the controllers (releasing the lease), the informers, and the client if made here.
+
+        Upstream's kube-controller-manager never releases its Lease: ``leaderElectAndRun``
+        (cmd/kube-controller-manager/app/controllermanager.go) sets no ``ReleaseOnCancel``, so a new
+        one waits for the old Lease to expire (``leaseDurationSeconds``, 15 s). The lab's releases it
+        on a clean stop, so a sandbox that wakes from hibernation has its controllers at once;
+        ``release_lease=False`` stops it as upstream's stops (or as a crash does).
+        """
         manager, self.manager = self.manager, None
         try:
             if manager is not None:
-                await manager.stop()
+                await manager.stop(release_lease=release_lease)
         finally:
             await self._lease.close()
             self._client = None

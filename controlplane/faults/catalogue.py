@@ -77,6 +77,44 @@ NODE: Final = Parameter(
     "node-1 ... node-N",
 )
 
+#: The components that run in a pod, restarted by a kubelet with CrashLoopBackOff when they crash: the
+#: control plane's static pods, and each node's kube-proxy (a DaemonSet's pod on kubeadm clusters).
+CRASHING_COMPONENTS: Final = (nodes.SCHEDULER, nodes.CONTROLLER_MANAGER)
+
+
+def _crashing(value: Any, nodes_in_cluster: int | None) -> str:
+    if value in CRASHING_COMPONENTS:
+        return str(value)
+    kind, _, node = value.partition(":") if isinstance(value, str) else ("", "", "")
+    if kind == "kube-proxy":
+        try:
+            return nodes.kube_proxy(_node(node, nodes_in_cluster))
+        except InvalidFault as error:
+            raise InvalidFault(str(error), parameter="component") from None
+    if kind == "kubelet":
+        # The kubelet is no pod: systemd restarts it every 10 s (kubeadm's kubelet.service,
+        # Restart=always, RestartSec=10), without the kubelet's back-off.
+        raise InvalidFault(
+            f"{value!r}: a kubelet runs under systemd, not in a pod, so it does not crash-loop "
+            "with the kubelet's back-off (stop it with stop-kubelet)",
+            parameter="component",
+        )
+    raise InvalidFault(
+        f"{value!r} is not a component that crash-loops: scheduler, controller-manager or kube-proxy:node-N",
+        parameter="component",
+    )
+
+
+COMPONENT: Final = Parameter(
+    "component",
+    {
+        "en": "the component: scheduler, controller-manager, or kube-proxy:node-N (its diagram id)",
+        "zh-hans": "组件：scheduler、controller-manager 或 kube-proxy:node-N（它在拓扑图中的 id）",
+    },
+    _crashing,
+    "scheduler | controller-manager | kube-proxy:node-N",
+)
+
 
 @dataclass(frozen=True)
 class FaultKind:
@@ -155,6 +193,80 @@ CATALOGUE: Final[Mapping[str, FaultKind]] = {
             },
             target=nodes.kubelet("{node}"),
             parameters=(NODE,),
+        ),
+        FaultKind(
+            name="stop-kube-proxy",
+            upstream="a node's kube-proxy stopped: the rules it wrote stay, but are synced no more",
+            label={"en": "Stop kube-proxy on {node}", "zh-hans": "停止 {node} 上的 kube-proxy"},
+            clear_label={
+                "en": "Start kube-proxy on {node} again",
+                "zh-hans": "重新启动 {node} 上的 kube-proxy",
+            },
+            summary={
+                "en": "Stops the node's kube-proxy: the rules it last wrote stay in the node, but no "
+                "change of a Service or an EndpointSlice reaches them any more (no proxy.sync from it). "
+                "Clearing it starts kube-proxy again: it lists Services and EndpointSlices and syncs "
+                "the node's rules.",
+                "zh-hans": "停止该节点的 kube-proxy：它最后写下的规则仍留在节点上，但 Service 和 "
+                "EndpointSlice 的变化不再同步到这些规则（它不再发出 proxy.sync）。清除故障会重新启动 "
+                "kube-proxy：它重新列举 Service 和 EndpointSlice，并同步该节点的规则。",
+            },
+            target=nodes.kube_proxy("{node}"),
+            parameters=(NODE,),
+        ),
+        FaultKind(
+            name="stop-scheduler",
+            upstream="kube-scheduler stopped (systemctl stop, or its static pod's manifest moved away)",
+            label={"en": "Stop the scheduler", "zh-hans": "停止调度器"},
+            clear_label={"en": "Start the scheduler again", "zh-hans": "重新启动调度器"},
+            summary={
+                "en": "Stops kube-scheduler, which gives its Lease up as it exits: new pods stay "
+                "Pending, bound to no node. Clearing it starts a new scheduler: it lists pods and "
+                "nodes again, takes the Lease and binds the pods that waited.",
+                "zh-hans": "停止 kube-scheduler，它退出时交还自己的 Lease：新建的 Pod 一直处于 Pending，"
+                "不会被绑定到任何节点。清除故障会启动一个新的调度器：它重新列举 Pod 和节点，获得 Lease，"
+                "并绑定一直在等待的 Pod。",
+            },
+            target=nodes.SCHEDULER,
+        ),
+        FaultKind(
+            name="stop-controller-manager",
+            upstream="kube-controller-manager stopped (systemctl stop, or its static pod's manifest moved)",
+            label={"en": "Stop the controller manager", "zh-hans": "停止控制器管理器"},
+            clear_label={"en": "Start the controller manager again", "zh-hans": "重新启动控制器管理器"},
+            summary={
+                "en": "Stops kube-controller-manager: no controller reacts any more (a new Deployment "
+                "gets no ReplicaSet, a ReplicaSet no pods), and its Lease stays held, as upstream's "
+                "does not give it up. Clearing it starts a new one: it lists everything again, takes "
+                "the Lease once the old one has expired and catches up.",
+                "zh-hans": "停止 kube-controller-manager：所有控制器都不再响应（新的 Deployment 不会得到 "
+                "ReplicaSet，ReplicaSet 也不会创建 Pod），它的 Lease 仍被占着，因为上游的控制器管理器"
+                "退出时不交还 Lease。清除故障会启动一个新的控制器管理器：它重新列举所有对象，等旧的 Lease "
+                "过期后获得 Lease，再补上落下的工作。",
+            },
+            target=nodes.CONTROLLER_MANAGER,
+        ),
+        FaultKind(
+            name="crash-loop",
+            upstream="a component in CrashLoopBackOff: it crashes after each start, its kubelet restarts it",
+            label={"en": "Make {component} crash-loop", "zh-hans": "让 {component} 陷入崩溃循环"},
+            clear_label={
+                "en": "Let {component} run normally again",
+                "zh-hans": "让 {component} 恢复正常运行",
+            },
+            summary={
+                "en": "The component crashes a few seconds after each start, and its kubelet starts it "
+                "again with CrashLoopBackOff: at once the first time, then after 10 s, 20 s, 40 s ... "
+                "up to 5 minutes. Each start lists and watches again. A crash leaves a leader's Lease "
+                "held, so a crash-looping scheduler or controller manager waits for it to expire at "
+                "each start and never gets to work. Clearing it lets the component run normally.",
+                "zh-hans": "该组件每次启动几秒后就崩溃，它的 kubelet 按 CrashLoopBackOff 重新启动它："
+                "第一次立即重启，之后等待 10 秒、20 秒、40 秒……最长 5 分钟。每次启动都会重新列举和监听。"
+                "崩溃不会交还领导者的 Lease，所以陷入崩溃循环的调度器或控制器管理器每次启动都要等它过期，"
+                "始终无法开始工作。清除故障后，组件恢复正常运行。",
+            },
+            target="{component}",
+            parameters=(COMPONENT,),
         ),
         FaultKind(
             name="hot-loop-client",
@@ -299,6 +411,8 @@ def check(
 
 __all__ = [
     "CATALOGUE",
+    "COMPONENT",
+    "CRASHING_COMPONENTS",
     "DURATION",
     "LANGUAGES",
     "MAX_DURATION",

@@ -9,8 +9,12 @@ None of them reaches into a component; they use what an operator has:
   etcd for every ``--etcd-compaction-interval`` (``controlplane/store/compaction.py``);
 - ``restart-apiserver``: ``Lab.restart_apiserver``, a new API server on the same store
   (``Cluster.restart_apiserver`` says what its clients see);
-- ``stop-kubelet``: the component supervisor, ``Cluster.stop_component`` and ``start_component``, as
-  ``systemctl stop kubelet`` and ``systemctl start kubelet`` on the node;
+- ``stop-kubelet``, ``stop-kube-proxy``, ``stop-scheduler``, ``stop-controller-manager``: the
+  component supervisor, ``Cluster.stop_component`` and ``start_component``, as ``systemctl stop
+  kubelet`` on the node, or a static pod's manifest moved out of ``/etc/kubernetes/manifests`` and
+  back (``supervisor.py`` keeps which faults hold which component stopped);
+- ``crash-loop``: the same supervisor, stopping the component as a crash does and starting it again
+  after the kubelet's CrashLoopBackOff (``supervisor.py``, ``crashloop.py``);
 - ``hot-loop-client``: a client of the cluster like any other (``hotloop.py``).
 """
 
@@ -21,9 +25,10 @@ import logging
 from typing import TYPE_CHECKING, Protocol
 
 from controlplane.faults.book import Fault
+from controlplane.faults.crashloop import CrashLoopTiming
 from controlplane.faults.hotloop import HotLoop
+from controlplane.faults.supervisor import Supervisor
 from controlplane.store.errors import Compacted
-from controlplane.trace import nodes
 
 if TYPE_CHECKING:
     from controlplane.runtime import Cluster, Lab
@@ -70,21 +75,53 @@ class RestartAPIServer:
         return None
 
 
-class StopKubelet:
-    """Stop the kubelet of the fault's node; clearing starts it again."""
+class StopComponent:
+    """Stop one component of the cluster (the fault's target) and hold it stopped; clearing starts it
+    again, unless another fault still holds it.
 
-    @staticmethod
-    def _component(fault: Fault) -> str:
-        return nodes.kubelet(str(fault.spec.parameters()["node"]))
+    ``release_lease``: whether a leader gives its Lease up as it stops, as upstream's component does
+    on ``systemctl stop`` (SIGTERM): kube-scheduler does (``ReleaseOnCancel: true``,
+    cmd/kube-scheduler/app/options/options.go), kube-controller-manager does not (no
+    ``ReleaseOnCancel`` in cmd/kube-controller-manager/app/controllermanager.go), so the one started
+    when the fault is cleared waits for the old Lease to expire.
+    """
+
+    def __init__(self, supervisor: Supervisor, *, release_lease: bool = True) -> None:
+        self.supervisor = supervisor
+        self.release_lease = release_lease
 
     async def apply(self, lab: Lab, cluster: Cluster, fault: Fault) -> None:
-        await cluster.stop_component(self._component(fault))
+        await self.supervisor.hold(
+            cluster, fault.target, fault.id, release_lease=self.release_lease, reason=f"fault {fault.kind}"
+        )
 
     async def clear(self, lab: Lab, cluster: Cluster, fault: Fault) -> None:
-        await cluster.start_component(self._component(fault))
+        await self.supervisor.let_go(cluster, fault.target, fault.id, reason=f"fault {fault.kind} cleared")
 
     async def stopping(self, cluster: Cluster, fault: Fault) -> None:
-        return None  # the cluster's next start starts every kubelet of its plan
+        # Nothing to start: the cluster's next start starts every component of its plan.
+        self.supervisor.drop(cluster, fault.target, fault.id)
+
+
+class CrashLoopComponent:
+    """Make the fault's component crash-loop (``supervisor.CrashLoop``); clearing lets it run.
+
+    ``timing`` is upstream's (10 s doubling to 5 min, a crash 5 s after each start); a test sets a
+    scaled one (``CrashLoopTiming.scaled``) to see several restarts in seconds.
+    """
+
+    def __init__(self, supervisor: Supervisor, timing: CrashLoopTiming | None = None) -> None:
+        self.supervisor = supervisor
+        self.timing = timing if timing is not None else CrashLoopTiming()
+
+    async def apply(self, lab: Lab, cluster: Cluster, fault: Fault) -> None:
+        await self.supervisor.crash_loop(cluster, fault.target, fault.id, self.timing)
+
+    async def clear(self, lab: Lab, cluster: Cluster, fault: Fault) -> None:
+        await self.supervisor.end_crash_loop(fault.id, start=True)
+
+    async def stopping(self, cluster: Cluster, fault: Fault) -> None:
+        await self.supervisor.end_crash_loop(fault.id, start=False)
 
 
 class HotLoopClient:
@@ -120,13 +157,27 @@ class HotLoopClient:
 
 
 def effects() -> dict[str, Effect]:
-    """A fresh effect for every kind of the catalogue, by kind (a service holds one set)."""
+    """A fresh effect for every kind of the catalogue, by kind (a service holds one set; the kinds
+    that stop or crash components share one ``Supervisor``, so they know of each other)."""
+    supervisor = Supervisor()
     return {
         "compact-store": CompactStore(),
         "restart-apiserver": RestartAPIServer(),
-        "stop-kubelet": StopKubelet(),
+        "stop-kubelet": StopComponent(supervisor),
+        "stop-kube-proxy": StopComponent(supervisor),
+        "stop-scheduler": StopComponent(supervisor),
+        "stop-controller-manager": StopComponent(supervisor, release_lease=False),
+        "crash-loop": CrashLoopComponent(supervisor),
         "hot-loop-client": HotLoopClient(),
     }
 
 
-__all__ = ["CompactStore", "Effect", "HotLoopClient", "RestartAPIServer", "StopKubelet", "effects"]
+__all__ = [
+    "CompactStore",
+    "CrashLoopComponent",
+    "Effect",
+    "HotLoopClient",
+    "RestartAPIServer",
+    "StopComponent",
+    "effects",
+]

@@ -134,6 +134,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         self._recorder: EventRecorder | None = None
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        #: Whether a stop gives the Lease up (``stop(release_lease=False)``: a killed process does not).
+        self._release_lease = True
         #: Binding cycles in flight (each binds one assumed pod while the loop goes on).
         self._binding_tasks: set[asyncio.Task[None]] = set()
 
@@ -183,6 +185,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         """Start the informers, wait for their caches, then start scheduling."""
         if self._task is not None:
             return
+        self._release_lease = True
         self._client = self._lease.open()
         clock = self.clock
         try:
@@ -215,6 +218,7 @@ class Scheduler(EventHandlers, ScheduleOne):
                     component=COMPONENT,
                     trace=self.trace,
                     trace_fields={"from": nodes.SCHEDULER, "cluster": self.cluster},
+                    release=lambda: self._release_lease,
                 ),
                 name=f"{self.scheduler_name} election",
             )
@@ -227,8 +231,15 @@ class Scheduler(EventHandlers, ScheduleOne):
         finally:
             self.leading.clear()
 
-    async def stop(self) -> None:
-        """Stop the loop, the event writer and the informers; close the client if the scheduler made it."""
+    async def stop(self, *, release_lease: bool = True) -> None:
+        """Stop the loop, the event writer and the informers; close the client if the scheduler made it.
+
+        A leader gives its Lease up on the way out, as kube-scheduler does on SIGTERM
+        (``ReleaseOnCancel: true``, cmd/kube-scheduler/app/options/options.go), so the next scheduler
+        leads at once. ``release_lease=False`` stops it as a process that is killed or crashes: the
+        Lease stays held, and the next scheduler waits for it to expire (``leaseDurationSeconds``).
+        """
+        self._release_lease = release_lease
         task, self._task = self._task, None
         if task is not None:
             task.cancel()

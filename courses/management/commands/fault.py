@@ -9,14 +9,16 @@ do the same from the browser, through the same fault service (``controlplane/fau
     manage.py fault apply restart-apiserver --cluster demo --after 30s
     manage.py fault apply hot-loop-client --cluster demo --for 90
     manage.py fault clear stop-kubelet --cluster demo --target node-2
+    manage.py fault apply crash-loop --cluster demo --target scheduler
     manage.py fault clear --cluster demo --all              # every fault, then heal what is broken
 
 ``list`` reads the catalogue and the course content (the chapters whose steps use each kind) and
 needs no lab. ``apply`` and ``clear`` need ``runlab`` to serve the cluster: a fault is done inside the
 lab's process, so the command writes a request into the lab's data directory, the lab does it and
 answers (``controlplane/faults/spool.py``), and the command prints the answer. ``--target`` sets the
-kind's one parameter (``--target node-2``, or the diagram's ``kubelet:node-2``); ``--param k=v`` sets
-any. Durations are seconds, or ``90s``, ``5m``, ``1h``.
+kind's one parameter (``--target node-2``, or the diagram's ``kubelet:node-2``; crash-loop's is a
+diagram id, ``--target kube-proxy:node-2``); ``--param k=v`` sets any. Durations are seconds, or
+``90s``, ``5m``, ``1h``.
 """
 
 from __future__ import annotations
@@ -74,7 +76,10 @@ class Command(BaseCommand):
         parser.add_argument("action", choices=["list", "apply", "clear"])
         parser.add_argument("kind", nargs="?", help="the fault kind (manage.py fault list names them)")
         parser.add_argument("--cluster", metavar="NAME", help="the cluster (apply, clear; list: its faults)")
-        parser.add_argument("--target", help="the kind's one parameter: the node of stop-kubelet (node-2)")
+        parser.add_argument(
+            "--target",
+            help="the kind's one parameter: the node of stop-kubelet (node-2), the component of crash-loop",
+        )
         parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="a parameter")
         parser.add_argument("--for", dest="duration", metavar="DURATION", help="how long it lasts (5m)")
         parser.add_argument("--after", metavar="DURATION", help="start it this long from now (30s)")
@@ -173,7 +178,12 @@ class Command(BaseCommand):
         if options["target"]:
             if len(definition.parameters) != 1:
                 raise CommandError(f"{kind} has no one parameter --target could set: use --param")
-            values[definition.parameters[0].name] = options["target"].rpartition(":")[2]
+            parameter, target = definition.parameters[0], options["target"]
+            try:  # a diagram id is the value itself for some (crash-loop's kube-proxy:node-2) ...
+                parameter.check(target, None)
+            except catalogue.InvalidFault:  # ... and names the node for others (kubelet:node-2)
+                target = target.rpartition(":")[2]
+            values[parameter.name] = target
         return values
 
     def _check(

@@ -22,7 +22,7 @@ from controlplane.client.rest import RESTClient
 from controlplane.faults.service import FaultService
 from controlplane.identity import SYSTEM_MASTERS
 from controlplane.runtime import Cluster, Lab, LabConfig
-from controlplane.timing import CLASSROOM, UPSTREAM
+from controlplane.timing import CLASSROOM, UPSTREAM, TimingProfile
 from controlplane.trace.bus import Subscription
 
 FAST = dataclasses.replace(
@@ -30,6 +30,10 @@ FAST = dataclasses.replace(
     leader_lease_duration=CLASSROOM.leader_lease_duration,
     leader_renew_deadline=CLASSROOM.leader_renew_deadline,
     leader_retry_period=CLASSROOM.leader_retry_period,
+)
+#: ``FAST`` with a leader Lease of 4 s (renewed within 3 s, tried every 0.5 s): upstream's ratios.
+QUICK_LEASES = dataclasses.replace(
+    FAST, leader_lease_duration=4.0, leader_renew_deadline=3.0, leader_retry_period=0.5
 )
 NAME = "faulty"
 #: Seconds a test waits for what it expects (never spent when things work).
@@ -109,7 +113,22 @@ class Running:
 
 @pytest.fixture
 async def running(tmp_path: Path) -> AsyncIterator[Running]:
-    lab = Lab(LabConfig(data_dir=tmp_path, demo_cluster=NAME, nodes=3, timing=FAST))
+    async with run_lab(tmp_path, FAST) as started:
+        yield started
+
+
+@pytest.fixture
+async def quick_leases(tmp_path: Path) -> AsyncIterator[Running]:
+    """As ``running``, with leader Leases that expire after 4 s, not 15: for the tests that wait for
+    a Lease left held by a component that was killed (or that, like kube-controller-manager, does not
+    give it up) to expire."""
+    async with run_lab(tmp_path, QUICK_LEASES) as started:
+        yield started
+
+
+@contextlib.asynccontextmanager
+async def run_lab(tmp_path: Path, timing: TimingProfile) -> AsyncIterator[Running]:
+    lab = Lab(LabConfig(data_dir=tmp_path, demo_cluster=NAME, nodes=3, timing=timing))
     trace = Trace(lab.trace_bus(NAME).subscribe())  # from before the components' first requests
     trace.start()
     await lab.start()

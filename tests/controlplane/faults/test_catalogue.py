@@ -8,17 +8,29 @@ from controlplane.faults import catalogue
 from controlplane.faults.catalogue import CATALOGUE, MAX_DURATION, FaultSpec, InvalidFault, check
 
 
-def test_the_four_kinds_chapters_need_and_the_boxes_they_hit() -> None:
-    targets = {
-        name: check(name, {"node": "node-2"} if name == "stop-kubelet" else {}).target for name in CATALOGUE
+def test_the_kinds_chapters_need_and_the_boxes_they_hit() -> None:
+    values = {
+        "stop-kubelet": {"node": "node-2"},
+        "stop-kube-proxy": {"node": "node-2"},
+        "crash-loop": {"component": "kube-proxy:node-3"},
     }
+    targets = {name: check(name, values.get(name, {})).target for name in CATALOGUE}
     assert targets == {
         "compact-store": "etcd",
         "restart-apiserver": "apiserver",
         "stop-kubelet": "kubelet:node-2",
+        "stop-kube-proxy": "kube-proxy:node-2",
+        "stop-scheduler": "scheduler",
+        "stop-controller-manager": "controller-manager",
+        "crash-loop": "kube-proxy:node-3",
         "hot-loop-client": "user:hot-loop",
     }
-    assert [name for name, kind in CATALOGUE.items() if kind.lasting] == ["stop-kubelet", "hot-loop-client"]
+    assert [name for name, kind in CATALOGUE.items() if not kind.lasting] == [
+        "compact-store",
+        "restart-apiserver",
+    ]
+    assert check("crash-loop", {"component": "scheduler"}).target == "scheduler"
+    assert check("crash-loop", {"component": "controller-manager"}).target == "controller-manager"
 
 
 def test_a_fault_is_its_kind_its_parameters_and_its_duration() -> None:
@@ -63,6 +75,14 @@ def test_a_fault_is_its_kind_its_parameters_and_its_duration() -> None:
         ("hot-loop-client", {"for": 0}, 3, "for", "for must be from 1 to 300 seconds, not 0"),
         ("stop-kubelet", {"node": "node-1", "for": MAX_DURATION + 1}, 3, "for", "from 1 to 1800 seconds"),
         ("hot-loop-client", {"for": True}, 3, "for", "for is a number of seconds, not True"),
+        ("stop-kube-proxy", {"node": "node-4"}, 3, "node", "the cluster has 3 node(s)"),
+        ("stop-scheduler", {"node": "node-1"}, 3, "node", "stop-scheduler has no parameter 'node'"),
+        ("crash-loop", {}, 3, "component", "crash-loop needs 'component'"),
+        ("crash-loop", {"component": "etcd"}, 3, "component", "'etcd' is not a component that crash-loops"),
+        ("crash-loop", {"component": "kube-proxy:node-4"}, 3, "component", "the cluster has 3 node(s)"),
+        ("crash-loop", {"component": "kube-proxy:worker"}, 3, "component", "'worker' is not a node's name"),
+        ("crash-loop", {"component": "kubelet:node-1"}, 3, "component", "a kubelet runs under systemd"),
+        ("crash-loop", {"component": 7}, 3, "component", "7 is not a component that crash-loops"),
     ],
 )
 def test_what_is_refused_and_why(
@@ -91,6 +111,11 @@ def test_labels_in_each_language() -> None:
     assert spec.clear_label("zh-hans") == "重新启动 node-2 上的 kubelet"
     with pytest.raises(InvalidFault):
         check("restart-apiserver", {}).clear_label("en")
+    loop = check("crash-loop", {"component": "scheduler"})
+    assert loop.label("en") == "Make scheduler crash-loop"
+    assert loop.label("zh-hans") == "让 scheduler 陷入崩溃循环"
+    assert loop.clear_label("en") == "Let scheduler run normally again"
+    assert check("stop-kube-proxy", {"node": "node-1"}).label("zh-hans") == "停止 node-1 上的 kube-proxy"
     for kind in CATALOGUE.values():
         for texts in (kind.label, kind.summary, *([kind.clear_label] if kind.clear_label else [])):
             assert set(texts) == set(catalogue.LANGUAGES) and all(texts.values()), kind.name

@@ -46,12 +46,25 @@ def test_list_says_every_kind_its_parameters_and_the_chapters_that_use_it(
     finally:
         content.reload()
     kinds = [line.split()[0] for line in said.splitlines() if not line.startswith(" ")]
-    assert kinds == ["compact-store", "restart-apiserver", "stop-kubelet", "hot-loop-client"]
-    block = said[said.index("stop-kubelet  (") : said.index("hot-loop-client  (")]
+    assert kinds == [
+        "compact-store",
+        "restart-apiserver",
+        "stop-kubelet",
+        "stop-kube-proxy",
+        "stop-scheduler",
+        "stop-controller-manager",
+        "crash-loop",
+        "hot-loop-client",
+    ]
+    block = said[said.index("stop-kubelet  (") : said.index("stop-kube-proxy  (")]
     assert "--target node-1 ... node-N (or --param node=...)" in block
     assert "--for DURATION: how long it lasts (1 s to 1800 s)" in block
     assert "chapters: tiny/01-first" in block
-    assert said.count("chapters: none yet") == 3
+    assert said.count("chapters: none yet") == 7
+    crash_loop = said[said.index("crash-loop  (") : said.index("hot-loop-client  (")]
+    assert "crash-loop  (target {component}; lasts until cleared (at most 1800 s))" in crash_loop
+    shape = "scheduler | controller-manager | kube-proxy:node-N"
+    assert f"--target {shape} (or --param component=...)" in crash_loop
 
 
 @pytest.fixture
@@ -120,6 +133,21 @@ async def test_what_the_command_refuses(lab: Lab) -> None:
         "apply", "stop-kubelet", "--cluster", "demo", "--target", "node-4"
     )
     assert FaultService.of(lab).in_force() == []
+
+
+def test_target_is_the_parameter_or_the_diagram_id_that_names_it() -> None:
+    from courses.management.commands.fault import Command
+
+    def values(kind: str, target: str) -> dict[str, object]:
+        return Command()._values(kind, {"param": [], "target": target})
+
+    assert values("stop-kubelet", "kubelet:node-2") == {"node": "node-2"}
+    assert values("stop-kube-proxy", "kube-proxy:node-2") == {"node": "node-2"}
+    assert values("stop-kube-proxy", "node-3") == {"node": "node-3"}
+    assert values("crash-loop", "kube-proxy:node-2") == {"component": "kube-proxy:node-2"}
+    assert values("crash-loop", "scheduler") == {"component": "scheduler"}
+    with pytest.raises(CommandError, match="stop-scheduler has no one parameter"):
+        values("stop-scheduler", "scheduler")
 
 
 def test_a_cluster_no_lab_serves_is_refused(tmp_path: Path, settings: Settings) -> None:
