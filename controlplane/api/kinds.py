@@ -14,12 +14,14 @@ from controlplane.api.strategies import (
     ClusterRoleBindingStrategy,
     ClusterRoleStrategy,
     ConfigMapStrategy,
+    CronJobStrategy,
     DeploymentStrategy,
     EndpointSliceStrategy,
     EndpointsStrategy,
     EventStrategy,
     EventsV1EventStrategy,
     FlowSchemaStrategy,
+    JobStrategy,
     LeaseStrategy,
     NamespaceStrategy,
     NodeStrategy,
@@ -229,6 +231,36 @@ def builtin_types() -> ResourceRegistry:
             ReplicaSetStrategy(),
         ),
     ]
+    batch = [
+        ResourceType(
+            "batch",
+            "v1",
+            "Job",
+            "jobs",
+            "job",
+            True,
+            CRUD,
+            (),
+            ("all",),
+            (Subresource("status", RW),),
+            "/registry/jobs",
+            JobStrategy(),
+        ),
+        ResourceType(
+            "batch",
+            "v1",
+            "CronJob",
+            "cronjobs",
+            "cronjob",
+            True,
+            CRUD,
+            ("cj",),
+            ("all",),
+            (Subresource("status", RW),),
+            "/registry/cronjobs",
+            CronJobStrategy(),
+        ),
+    ]
     others = [
         ResourceType(
             "coordination.k8s.io",
@@ -405,4 +437,4 @@ def builtin_types() -> ResourceRegistry:
             strategy=PriorityLevelConfigurationStrategy(),
         ),
     ]
-    return ResourceRegistry(core + apps + others)
+    return ResourceRegistry(core + apps + batch + others)

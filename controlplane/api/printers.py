@@ -243,6 +243,36 @@ _DEPLOY_SELECTOR: Final = (  # DeploymentSpec.selector
     "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be "
     "the ones affected by this deployment. It must match the pod template's labels."
 )
+_JOB_STATUS_SUCCEEDED: Final = (  # JobStatus.succeeded
+    "The number of pods which reached phase Succeeded. The value increases monotonically for a given "
+    "spec. However, it may decrease in reaction to scale down of elastic indexed jobs."
+)
+_JOB_SELECTOR: Final = (  # JobSpec.selector
+    "A label query over pods that should match the pod count. Normally, the system sets this field for "
+    "you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
+)
+_CRONJOB_SCHEDULE: Final = (  # CronJobSpec.schedule
+    "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."
+)
+_CRONJOB_TIME_ZONE: Final = (  # CronJobSpec.timeZone
+    "The time zone name for the given schedule, see "
+    "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default "
+    "to the time zone of the kube-controller-manager process. The set of valid time zone names and the "
+    "time zone offset is loaded from the system-wide time zone database by the API server during CronJob "
+    "validation and the controller manager during execution. If no system-wide time zone database can be "
+    "found a bundled version of the database is used instead. If the time zone name becomes invalid "
+    "during the lifetime of a CronJob or due to a change in host configuration, the controller will stop "
+    "creating new new Jobs and will create a system event with the reason UnknownTimeZone. More "
+    "information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones"
+)
+_CRONJOB_SUSPEND: Final = (  # CronJobSpec.suspend
+    "This flag tells the controller to suspend subsequent executions, it does not apply to already "
+    "started executions.  Defaults to false."
+)
+_CRONJOB_ACTIVE: Final = "A list of pointers to currently running jobs."  # CronJobStatus.active
+_CRONJOB_LAST_SCHEDULE: Final = (  # CronJobStatus.lastScheduleTime
+    "Information when was the last time the job was successfully scheduled."
+)
 _CONFIGMAP_DATA: Final = (  # ConfigMap.data
     "Data contains the configuration data. Each key must consist of alphanumeric characters, "
     "'-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. "
@@ -922,6 +952,80 @@ def _replica_set_row(replica_set: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _job_condition_true(job: Object, condition_type: str) -> bool:
+    """``hasJobCondition``: the first condition of that type, and whether it is True."""
+    for condition in _list(_get(job, "status", "conditions")):
+        if _map(condition).get("type") == condition_type:
+            return _map(condition).get("status") == "True"
+    return False
+
+
+def _job_row(job: Object, now: datetime) -> list[Any]:
+    """``printJob``: completions as succeeded/wanted, a status from the conditions, the duration."""
+    spec, status = _map(job.get("spec")), _map(job.get("status"))
+    succeeded = _int(status.get("succeeded"))
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{_int(spec.get('completions'))}"
+    elif _int(spec.get("parallelism")) > 1:
+        completions = f"{succeeded}/1 of {_int(spec.get('parallelism'))}"
+    else:
+        completions = f"{succeeded}/1"
+    started = parse_time(status.get("startTime"))
+    finished = parse_time(status.get("completionTime"))
+    if started is None:
+        duration = ""
+    elif finished is None:
+        duration = human_duration(now - started)
+    else:
+        duration = human_duration(finished - started)
+    if _job_condition_true(job, "Complete"):
+        state = "Complete"
+    elif _job_condition_true(job, "Failed"):
+        state = "Failed"
+    elif _get(job, "metadata", "deletionTimestamp"):
+        state = "Terminating"
+    elif _job_condition_true(job, "Suspended"):
+        state = "Suspended"
+    elif _job_condition_true(job, "FailureTarget"):
+        state = "FailureTarget"
+    elif _job_condition_true(job, "SuccessCriteriaMet"):
+        state = "SuccessCriteriaMet"
+    else:
+        state = "Running"
+    names, images = _layout_containers(_get(spec, "template", "spec", "containers"))
+    return [
+        _name(job),
+        state,
+        completions,
+        duration,
+        _age(job, now),
+        names,
+        images,
+        format_label_selector(spec.get("selector")),
+    ]
+
+
+def _cron_job_row(cron_job: Object, now: datetime) -> list[Any]:
+    """``printCronJob``."""
+    spec, status = _map(cron_job.get("spec")), _map(cron_job.get("status"))
+    last = status.get("lastScheduleTime")
+    suspend = spec.get("suspend")
+    job_spec = _map(_get(spec, "jobTemplate", "spec"))
+    names, images = _layout_containers(_get(job_spec, "template", "spec", "containers"))
+    return [
+        _name(cron_job),
+        _str(spec.get("schedule")),
+        _str(spec.get("timeZone")) if spec.get("timeZone") is not None else "<none>",
+        ("True" if suspend else "False") if isinstance(suspend, bool) else "<unset>",
+        len(_list(status.get("active"))),
+        translate_timestamp_since(last, now) if last is not None else "<none>",
+        _age(cron_job, now),
+        names,
+        images,
+        format_label_selector(job_spec.get("selector")),
+    ]
+
+
 # -- the rest ---------------------------------------------------------------------------------------
 
 
@@ -1210,6 +1314,36 @@ REPLICA_SET_PRINTER: Final = Printer(
     _replica_set_row,
 )
 
+JOB_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Status", description="Status of the job."),
+        Column("Completions", description=_JOB_STATUS_SUCCEEDED),
+        Column("Duration", description="Time required to complete the job."),
+        _AGE_COLUMN,
+        _CONTAINERS_COLUMN,
+        _IMAGES_COLUMN,
+        Column("Selector", priority=1, description=_JOB_SELECTOR),
+    ),
+    _job_row,
+)
+
+CRON_JOB_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Schedule", description=_CRONJOB_SCHEDULE),
+        Column("Timezone", description=_CRONJOB_TIME_ZONE),
+        Column("Suspend", "boolean", description=_CRONJOB_SUSPEND),
+        Column("Active", "integer", description=_CRONJOB_ACTIVE),
+        Column("Last Schedule", description=_CRONJOB_LAST_SCHEDULE),
+        _AGE_COLUMN,
+        _CONTAINERS_COLUMN,
+        _IMAGES_COLUMN,
+        Column("Selector", priority=1, description=_JOB_SELECTOR),
+    ),
+    _cron_job_row,
+)
+
 LEASE_PRINTER: Final = Printer(
     _columns(_NAME_COLUMN, Column("Holder", description=_LEASE_HOLDER), _AGE_COLUMN),
     lambda obj, now: [_name(obj), _str(_get(obj, "spec", "holderIdentity")), _age(obj, now)],
@@ -1292,6 +1426,8 @@ PRINTERS: Final[dict[tuple[str, str], Printer]] = {
     ("events.k8s.io", "events"): EVENTS_V1_PRINTER,
     ("apps", "deployments"): DEPLOYMENT_PRINTER,
     ("apps", "replicasets"): REPLICA_SET_PRINTER,
+    ("batch", "jobs"): JOB_PRINTER,
+    ("batch", "cronjobs"): CRON_JOB_PRINTER,
     ("coordination.k8s.io", "leases"): LEASE_PRINTER,
     ("rbac.authorization.k8s.io", "rolebindings"): ROLE_BINDING_PRINTER,
     ("rbac.authorization.k8s.io", "clusterrolebindings"): CLUSTER_ROLE_BINDING_PRINTER,

@@ -904,6 +904,8 @@ FIELD_LABELS: Final[dict[str, frozenset[str]]] = {
     "/serviceaccounts": _META,
     "apps/deployments": _META,
     "apps/replicasets": _META,
+    # pkg/apis/batch/v1/conversion.go
+    "batch/jobs": frozenset({"metadata.name", "metadata.namespace", "status.successful"}),
     "coordination.k8s.io/leases": _META,
     "rbac.authorization.k8s.io/roles": _META,
     "rbac.authorization.k8s.io/rolebindings": _META,
@@ -927,6 +929,8 @@ _CUSTOM_CONVERSION: Final = frozenset(
         "events.k8s.io/events",
     }
 )
+#: Kinds whose conversion function words its refusal its own way.
+_CONVERSION_MESSAGES: Final = {"batch/jobs": 'field label "{label}" not supported for batchv1.Job'}
 _RENAMES: Final[dict[str, dict[str, str]]] = {
     "/pods": {"spec.host": "spec.nodeName"},
     "events.k8s.io/events": {k: v for k, v in _EVENTS_V1_LABELS.items() if k != v},
@@ -940,6 +944,8 @@ def field_labels(resource_key: str) -> frozenset[str]:
 
 def _convert_field_label(resource_key: str, label: str) -> str:
     if label not in field_labels(resource_key):
+        if resource_key in _CONVERSION_MESSAGES:
+            raise SelectorError(_CONVERSION_MESSAGES[resource_key].format(label=label))
         if resource_key in _CUSTOM_CONVERSION:
             raise SelectorError(f"field label not supported: {label}")
         raise SelectorError(
@@ -1077,6 +1083,10 @@ _FIELD_SETS: Final[dict[str, Callable[[Mapping[str, Any]], dict[str, str]]]] = {
     },
     "/events": _event_fields,
     "events.k8s.io/events": _event_fields,
+    "batch/jobs": lambda obj: {
+        **_meta_fields(obj, True),
+        "status.successful": _int_text(_get(obj, "status", "succeeded")),
+    },
 }
 
 #: Cluster-scoped resources whose field set has no metadata.namespace (others default to namespaced).

@@ -274,6 +274,96 @@ MESSAGES: Final[Mapping[str, Message]] = {
     },
     "autoscaling.ScaleSpec": {1: ("replicas", "int")},  # autoscaling/v1
     "autoscaling.ScaleStatus": {1: ("replicas", "*int"), 2: ("selector", "string")},  # autoscaling/v1
+    "batch.CronJob": {  # batch/v1
+        1: ("metadata", "meta.ObjectMeta"),
+        2: ("spec", "batch.CronJobSpec"),
+        3: ("status", "batch.CronJobStatus"),
+    },
+    "batch.CronJobSpec": {  # batch/v1
+        1: ("schedule", "string"),
+        2: ("startingDeadlineSeconds", "*int"),
+        3: ("concurrencyPolicy", "string"),
+        4: ("suspend", "*bool"),
+        5: ("jobTemplate", "batch.JobTemplateSpec"),
+        6: ("successfulJobsHistoryLimit", "*int"),
+        7: ("failedJobsHistoryLimit", "*int"),
+        8: ("timeZone", "*string"),
+    },
+    "batch.CronJobStatus": {  # batch/v1
+        1: ("active", "[]core.ObjectReference"),
+        4: ("lastScheduleTime", "meta.Time"),
+        5: ("lastSuccessfulTime", "meta.Time"),
+    },
+    "batch.Job": {  # batch/v1
+        1: ("metadata", "meta.ObjectMeta"),
+        2: ("spec", "batch.JobSpec"),
+        3: ("status", "batch.JobStatus"),
+    },
+    "batch.JobCondition": {  # batch/v1
+        1: ("type", "*string"),
+        2: ("status", "*string"),
+        3: ("lastProbeTime", "meta.Time"),
+        4: ("lastTransitionTime", "meta.Time"),
+        5: ("reason", "string"),
+        6: ("message", "string"),
+    },
+    "batch.JobSpec": {  # batch/v1
+        1: ("parallelism", "*int"),
+        2: ("completions", "*int"),
+        3: ("activeDeadlineSeconds", "*int"),
+        4: ("selector", "meta.LabelSelector"),
+        5: ("manualSelector", "*bool"),
+        6: ("template", "core.PodTemplateSpec"),
+        7: ("backoffLimit", "*int"),
+        8: ("ttlSecondsAfterFinished", "*int"),
+        9: ("completionMode", "*string"),
+        10: ("suspend", "*bool"),
+        11: ("podFailurePolicy", "batch.PodFailurePolicy"),
+        12: ("backoffLimitPerIndex", "*int"),
+        13: ("maxFailedIndexes", "*int"),
+        14: ("podReplacementPolicy", "*string"),
+        15: ("managedBy", "*string"),
+        16: ("successPolicy", "batch.SuccessPolicy"),
+    },
+    "batch.JobStatus": {  # batch/v1
+        1: ("conditions", "[]batch.JobCondition"),
+        2: ("startTime", "meta.Time"),
+        3: ("completionTime", "meta.Time"),
+        4: ("active", "int"),
+        5: ("succeeded", "int"),
+        6: ("failed", "int"),
+        7: ("completedIndexes", "string"),
+        8: ("uncountedTerminatedPods", "batch.UncountedTerminatedPods"),
+        9: ("ready", "*int"),
+        10: ("failedIndexes", "*string"),
+        11: ("terminating", "*int"),
+    },
+    "batch.JobTemplateSpec": {  # batch/v1
+        1: ("metadata", "meta.ObjectMeta"),
+        2: ("spec", "batch.JobSpec"),
+    },
+    "batch.PodFailurePolicy": {1: ("rules", "[]batch.PodFailurePolicyRule")},  # batch/v1
+    "batch.PodFailurePolicyOnExitCodesRequirement": {  # batch/v1
+        1: ("containerName", "*string"),
+        2: ("operator", "*string"),
+        3: ("values", "[]int"),
+    },
+    "batch.PodFailurePolicyOnPodConditionsPattern": {
+        1: ("type", "*string"),
+        2: ("status", "string"),
+    },  # batch/v1
+    "batch.PodFailurePolicyRule": {  # batch/v1
+        1: ("action", "*string"),
+        2: ("onExitCodes", "batch.PodFailurePolicyOnExitCodesRequirement"),
+        3: ("onPodConditions", "[]batch.PodFailurePolicyOnPodConditionsPattern"),
+        4: ("name", "*string"),
+    },
+    "batch.SuccessPolicy": {1: ("rules", "[]batch.SuccessPolicyRule")},  # batch/v1
+    "batch.SuccessPolicyRule": {
+        1: ("succeededIndexes", "*string"),
+        2: ("succeededCount", "*int"),
+    },  # batch/v1
+    "batch.UncountedTerminatedPods": {1: ("succeeded", "[]string"), 2: ("failed", "[]string")},  # batch/v1
     "coordination.Lease": {  # coordination/v1
         1: ("metadata", "meta.ObjectMeta"),
         2: ("spec", "coordination.LeaseSpec"),
@@ -1007,6 +1097,8 @@ KINDS: Final[Mapping[str, tuple[str | None, str]]] = {
     "Binding": ("v1", "core.Binding"),  # pods/binding (schedulers)
     "Deployment": ("apps/v1", "apps.Deployment"),  # kubectl create deployment
     "ReplicaSet": ("apps/v1", "apps.ReplicaSet"),
+    "Job": ("batch/v1", "batch.Job"),  # kubectl create job (--from=cronjob/x too)
+    "CronJob": ("batch/v1", "batch.CronJob"),  # kubectl create cronjob
     "Scale": ("autoscaling/v1", "autoscaling.Scale"),  # */scale
     "Role": ("rbac.authorization.k8s.io/v1", "rbac.Role"),  # kubectl create role
     "ClusterRole": ("rbac.authorization.k8s.io/v1", "rbac.ClusterRole"),

@@ -27,16 +27,19 @@ from controlplane.client.manager import Manager
 from controlplane.client.rest import ClientLease, ClientOrFactory, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.controllers import (
+    cronjob,
     deployment,
     endpoints,
     endpointslice,
     garbagecollector,
+    job,
     namespace,
     nodelifecycle,
     replicaset,
     rootcacertpublisher,
     serviceaccount_controller,
     tainteviction,
+    ttlafterfinished,
 )
 from controlplane.timing import CLASSROOM, TimingProfile
 from controlplane.trace import NULL_SINK, TraceSink, nodes
@@ -61,6 +64,9 @@ Adder = Callable[[Manager, ControllerContext], Any]
 CONTROLLERS: dict[str, Adder] = {
     "replicaset-controller": lambda m, c: replicaset.add_to_manager(m),
     "deployment-controller": lambda m, c: deployment.add_to_manager(m),
+    "job-controller": lambda m, c: job.add_to_manager(m),
+    "cronjob-controller": lambda m, c: cronjob.add_to_manager(m),
+    "ttl-after-finished-controller": lambda m, c: ttlafterfinished.add_to_manager(m),
     "node-lifecycle-controller": lambda m, c: nodelifecycle.add_to_manager(
         m,
         node_monitor_period=c.timing.node_monitor_period,

@@ -8,6 +8,7 @@ are what they are:
 - ``pods``: pod defaults, the pod-spec rules (shared with workload templates), why a pod's spec is
   (mostly) immutable, QoS classes;
 - ``workloads``: Deployments and ReplicaSets (selectors, templates, rollout strategy, generation);
+- ``batch``: Jobs and CronJobs (generated selectors, restart policies, cron schedules);
 - ``services``: Services (cluster IP and node port allocation), Endpoints, EndpointSlices;
 - ``namespaces``, ``nodes``, ``serviceaccounts``, ``leases``;
 - ``config``: ConfigMaps and Secrets (keys, base64, 1 MiB, secret types, ``immutable``);
@@ -25,6 +26,7 @@ rendered the way upstream's field errors print them, so that a 422 reads exactly
 
 from __future__ import annotations
 
+from controlplane.api.strategies.batch import CronJobStrategy, JobStrategy
 from controlplane.api.strategies.common import UndecodableObject
 from controlplane.api.strategies.config import ConfigMapStrategy, SecretStrategy
 from controlplane.api.strategies.events import EventStrategy, EventsV1EventStrategy
@@ -56,12 +58,14 @@ __all__ = [
     "ClusterRoleBindingStrategy",
     "ClusterRoleStrategy",
     "ConfigMapStrategy",
+    "CronJobStrategy",
     "DeploymentStrategy",
     "EndpointSliceStrategy",
     "EndpointsStrategy",
     "EventStrategy",
     "EventsV1EventStrategy",
     "FlowSchemaStrategy",
+    "JobStrategy",
     "LeaseStrategy",
     "NamespaceFinalizeStrategy",
     "NamespaceStrategy",

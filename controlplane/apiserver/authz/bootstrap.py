@@ -699,6 +699,9 @@ def controller_roles() -> list[Object]:
 KCM_CONTROLLER_ROLES: Final[Mapping[str, str]] = {
     "replicaset-controller": "replicaset-controller",
     "deployment-controller": "deployment-controller",
+    "job-controller": "job-controller",
+    "cronjob-controller": "cronjob-controller",
+    "ttl-after-finished-controller": "ttl-after-finished-controller",
     "node-lifecycle-controller": "node-controller",
     "taint-eviction-controller": "node-controller",
     "endpoints-controller": "endpoint-controller",
