@@ -264,11 +264,21 @@ class WatchHub:
         for watches in self._watches.values():
             for watch in watches:
                 watch.progress_revision = newest
+        # A commit is nearly always one event, under one or two of the store's dozens of watched
+        # prefixes (one per resource type): test its key against each prefix rather than build an
+        # empty list of matching events for every prefix. Same events, same watches, same order.
+        single = events[0].key if len(events) == 1 else None
         for prefix, watches in list(self._watches.items()):
-            matching = [e for e in events if e.key.startswith(prefix)]
-            if matching:
-                for watch in list(watches):
-                    watch.push(matching)
+            if single is not None:
+                if not single.startswith(prefix):
+                    continue
+                matching: Sequence[Event] = events
+            else:
+                matching = [e for e in events if e.key.startswith(prefix)]
+                if not matching:
+                    continue
+            for watch in list(watches):
+                watch.push(matching)
 
     def close(self, error: StoreError | None = None) -> None:
         """End every watch with ``error`` (default ``StoreClosed``)."""
