@@ -21,7 +21,8 @@ Today that is:
   itself applies through the API server (``apply_as_lab``); where kubectl reaches it and which CA
   to trust (``api_endpoint``);
 - faults (``controlplane/faults``): applied to a cluster (``apply_fault``), cleared (``clear_fault``,
-  ``clear_all_faults``), listed (``faults_in_force``), through the lab's one ``FaultService``.
+  ``clear_all_faults``), listed (``faults_in_force``), through the lab's one ``FaultService``; what
+  they caused, counted from the trace (``fault_episodes``).
 
 What comes back is plain data (frozen dataclasses, the store's ``KeyValue`` rows), never the ``Lab``,
 a ``Cluster`` or a ``Store``, so a caller cannot start, stop or write anything by accident. The errors
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -54,6 +56,7 @@ from controlplane.client.transport import InProcessTransport
 from controlplane.consumers.routing import websocket_urlpatterns
 from controlplane.diagram import DiagramObjects, read_objects
 from controlplane.faults.catalogue import FaultSpec, InvalidFault
+from controlplane.faults.consequences import Episodes
 from controlplane.faults.service import FaultError, FaultService
 from controlplane.identity import SYSTEM_MASTERS
 from controlplane.pki import locked, write_atomic
@@ -73,7 +76,8 @@ from controlplane.runtime import (
 from controlplane.runtime import check_cluster_name as _check_cluster_name
 from controlplane.store.errors import Compacted, FutureRevision, InvalidRequest, UnknownCluster
 from controlplane.store.kv import KeyValue
-from controlplane.trace.bus import Subscription
+from controlplane.trace.bus import Subscription, TraceBus
+from controlplane.trace.recorder import TooOld
 
 # -- the lab and its clusters ------------------------------------------------------------------------
 
@@ -566,6 +570,32 @@ def faults_in_force(*, cluster: str) -> list[dict[str, Any]]:
     if lab is None:
         return []
     return [fault.as_json() for fault in FaultService.of(lab).in_force(cluster)]
+
+
+#: The fault episodes read so far of each cluster's trace, by its bus: each call reads only what was
+#: recorded since the last (weak keys: a bus that goes, goes with its episodes).
+_EPISODES: weakref.WeakKeyDictionary[TraceBus, Episodes] = weakref.WeakKeyDictionary()
+
+
+def fault_episodes(*, cluster: str) -> list[dict[str, Any]]:
+    """What the cluster's recent faults caused, newest first (``controlplane.faults.consequences``),
+    counted from its recorded trace; none without a lab here. A recorder that has pushed out events
+    not yet read is read again from its oldest event, and the counts start over there."""
+    lab = active_lab()
+    if lab is None:
+        return []
+    bus = lab.trace_bus(cluster)
+    episodes = _EPISODES.get(bus)
+    if episodes is None:
+        episodes = _EPISODES[bus] = Episodes()
+    try:
+        events = bus.recorder.since(episodes.last_seq)
+    except TooOld:
+        episodes = _EPISODES[bus] = Episodes()
+        events = list(bus.recorder)
+    for event in events:
+        episodes.offer(event)
+    return [episode.as_json() for episode in episodes.episodes()]
 
 
 # -- the control plane's own routes ------------------------------------------------------------------

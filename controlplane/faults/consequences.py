@@ -13,11 +13,18 @@ These are the same counts an operator reads off kube-apiserver's metrics (``apis
 by ``code``, ``apiserver_flowcontrol_rejected_requests_total``), taken from the trace so that each is
 tied to the fault's moment. ``Tally`` is a pure core: it is offered events one at a time, in order,
 and never reads the trace itself.
+
+``Episodes`` follows the faults of one cluster through its trace: each ``fault.applied`` opens an
+episode (applying the same fault again while it is in force renews it, as the service does), and its
+``fault.cleared`` closes it. What a fault causes does not stop at its clearing: the re-lists after an
+API server restart, the evictions' replacements after a kubelet comes back. So an episode keeps
+counting for ``AFTERMATH`` seconds (cluster time) after it was cleared, then only its figures remain,
+for the last ``KEEP`` episodes.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -90,4 +97,88 @@ class Tally:
         }
 
 
-__all__ = ["Tally"]
+#: Seconds of cluster time an episode keeps counting after its fault was cleared.
+AFTERMATH: Final = 30.0
+#: Episodes remembered per cluster once over.
+KEEP: Final = 10
+
+
+@dataclass
+class Episode:
+    """One fault on one cluster, from its ``fault.applied`` to its ``fault.cleared`` and aftermath."""
+
+    fault: str
+    target: str
+    params: Mapping[str, Any]
+    applied_seq: int
+    applied_ts: float
+    reason: str
+    tally: Tally
+    cleared_ts: float | None = None
+    cleared_reason: str | None = None
+
+    def counting(self, ts: float) -> bool:
+        return self.cleared_ts is None or ts <= self.cleared_ts + AFTERMATH
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "fault": self.fault,
+            "target": self.target,
+            "params": dict(self.params),
+            "applied_seq": self.applied_seq,
+            "applied_ts": self.applied_ts,
+            "reason": self.reason,
+            "in_force": self.cleared_ts is None,
+            "cleared_ts": self.cleared_ts,
+            "cleared_reason": self.cleared_reason,
+            "caused": self.tally.as_json(),
+        }
+
+
+class Episodes:
+    """The fault episodes of one cluster, built from its trace events offered in order."""
+
+    def __init__(self) -> None:
+        self.last_seq = 0
+        self._open: dict[tuple[str, str], Episode] = {}
+        self._counting: list[Episode] = []
+        self._done: deque[Episode] = deque(maxlen=KEEP)
+
+    def offer(self, event: Mapping[str, Any]) -> None:
+        seq, ts = event.get("seq"), event.get("ts")
+        if not isinstance(seq, int) or seq <= self.last_seq:
+            return
+        self.last_seq = seq
+        now = float(ts) if isinstance(ts, int | float) else 0.0
+        kind = event.get("type")
+        key = (str(event.get("fault", "")), str(event.get("target", "")))
+        if kind == "fault.applied" and key not in self._open:
+            params = event.get("params")
+            episode = Episode(
+                fault=key[0],
+                target=key[1],
+                params=params if isinstance(params, Mapping) else {},
+                applied_seq=seq,
+                applied_ts=now,
+                reason=str(event.get("reason", "")),
+                tally=Tally(since_seq=seq),
+            )
+            self._open[key] = episode
+            self._counting.append(episode)
+        elif kind == "fault.cleared" and key in self._open:
+            episode = self._open.pop(key)
+            episode.cleared_ts = now
+            episode.cleared_reason = str(event.get("reason", ""))
+        for episode in list(self._counting):
+            if episode.counting(now):
+                episode.tally.offer(event)
+            else:
+                self._counting.remove(episode)
+                self._done.append(episode)
+
+    def episodes(self) -> list[Episode]:
+        """Every episode remembered, newest first."""
+        return sorted([*self._done, *self._counting], key=lambda e: e.applied_seq, reverse=True)
+
+
+__all__ = ["AFTERMATH", "KEEP", "Episode", "Episodes", "Tally"]

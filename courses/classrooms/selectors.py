@@ -1,16 +1,19 @@
 """What a classroom's dashboard shows: each student, where they are in each chapter, their sandbox.
 
 Read in a fixed number of queries whatever the class's size (the students, their progress rows, their
-chapter positions, their sandboxes, the log), then put together in Python. A sandbox's state and its
-faults come from the lab in this process (``courses.gateway``, no I/O): ``None`` when this process does
-not run it. Synchronous: the views that call it run off the event loop.
+chapter positions, their sandboxes, the log), then put together in Python: ``dashboard`` is
+synchronous (the ORM; views run it in a worker thread). A sandbox's state, its faults and what the
+latest of them caused come from the lab in this process (``courses.gateway``, no I/O): ``with_clusters``
+reads them on the event loop, where the lab lives, and fills them in (``None`` when this process does
+not run the sandbox).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth import get_user_model
 
@@ -58,6 +61,8 @@ class StudentRow:
     faults: tuple[str, ...]
     cells: tuple[ChapterCell, ...]
     last_seen: datetime | None
+    #: What the latest fault on their cluster caused (``courses.gateway.fault_episodes``), or None.
+    episode: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,13 +83,14 @@ def chapters_of(classroom: Classroom, lang: str | None) -> tuple[content.Chapter
     return tuple(c for c in course.chapters if not chosen or c.slug in chosen)
 
 
-def _sandbox_state(cluster: str) -> tuple[str | None, tuple[str, ...]]:
+def _sandbox_state(cluster: str) -> tuple[str | None, tuple[str, ...], dict[str, Any] | None]:
     try:
         state: str | None = gateway.cluster_facts(cluster=cluster).state
     except gateway.NotServedHere:
-        return None, ()
+        return None, (), None
     faults = tuple(f"{f['fault']} ({f['target']})" for f in gateway.faults_in_force(cluster=cluster))
-    return state, faults
+    episodes = gateway.fault_episodes(cluster=cluster)
+    return state, faults, episodes[0] if episodes else None
 
 
 def dashboard(*, classroom: Classroom, lang: str | None) -> Dashboard:
@@ -135,10 +141,28 @@ def dashboard(*, classroom: Classroom, lang: str | None) -> Dashboard:
                 )
             )
         cluster = sandboxes.get(user_id)
-        state, faults = _sandbox_state(cluster) if cluster is not None else (None, ())
-        result.append(StudentRow(user_id, username, cluster, state, faults, tuple(cells), seen.get(user_id)))
+        result.append(StudentRow(user_id, username, cluster, None, (), tuple(cells), seen.get(user_id)))
     log = tuple(ClassroomLogEntry.objects.filter(classroom=classroom).select_related("actor")[:LOG_LINES])
     return Dashboard(classroom, columns, tuple(result), log)
 
 
-__all__ = ["ChapterCell", "ChapterColumn", "Dashboard", "StudentRow", "chapters_of", "dashboard"]
+def with_clusters(board: Dashboard) -> Dashboard:
+    """``board`` with each student's sandbox as the lab sees it now. Call it on the event loop."""
+    students = []
+    for row in board.students:
+        if row.cluster is not None:
+            state, faults, episode = _sandbox_state(row.cluster)
+            row = replace(row, state=state, faults=faults, episode=episode)
+        students.append(row)
+    return replace(board, students=tuple(students))
+
+
+__all__ = [
+    "ChapterCell",
+    "ChapterColumn",
+    "Dashboard",
+    "StudentRow",
+    "chapters_of",
+    "dashboard",
+    "with_clusters",
+]

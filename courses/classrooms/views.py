@@ -113,10 +113,11 @@ def _taught(request: HttpRequest, slug: str) -> Classroom:
     return classroom
 
 
-def _dashboard_context(request: HttpRequest, classroom: Classroom) -> dict[str, Any]:
+def _dashboard_context(
+    request: HttpRequest, classroom: Classroom, board: selectors.Dashboard
+) -> dict[str, Any]:
     lang = get_language()
     code = "zh-hans" if (lang or "").startswith("zh") else "en"
-    board = selectors.dashboard(classroom=classroom, lang=lang)
     kinds = [
         {
             "name": kind.name,
@@ -141,22 +142,33 @@ def _dashboard_context(request: HttpRequest, classroom: Classroom) -> dict[str, 
         "classroom": classroom,
         "kinds": kinds,
         "nodes": [f"node-{n}" for n in range(1, SANDBOX_NODES + 1)],
+        "components": ["scheduler", "controller-manager"]
+        + [f"kube-proxy:node-{n}" for n in range(1, SANDBOX_NODES + 1)],
         "join_link": join_link,
     }
 
 
-@login_required
-@require_GET
-def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    classroom = _taught(request, slug)
-    return render(request, "courses/classrooms/dashboard.html", _dashboard_context(request, classroom))
+async def _dashboard_page(request: HttpRequest, slug: str, template: str) -> HttpResponse:
+    """The dashboard, or its students' table: the database read in a worker thread, the sandboxes on
+    the event loop (where the lab lives), the template rendered in a worker thread again."""
+    request.user = await request.auser()
+    classroom = await sync_to_async(_taught)(request, slug)
+    board = await sync_to_async(selectors.dashboard)(classroom=classroom, lang=get_language())
+    board = selectors.with_clusters(board)
+    context = _dashboard_context(request, classroom, board)
+    return await sync_to_async(render)(request, template, context)
 
 
 @login_required
 @require_GET
-def students(request: HttpRequest, slug: str) -> HttpResponse:
-    classroom = _taught(request, slug)
-    return render(request, "courses/classrooms/_students.html", _dashboard_context(request, classroom))
+async def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    return await _dashboard_page(request, slug, "courses/classrooms/dashboard.html")
+
+
+@login_required
+@require_GET
+async def students(request: HttpRequest, slug: str) -> HttpResponse:
+    return await _dashboard_page(request, slug, "courses/classrooms/_students.html")
 
 
 @login_required

@@ -1,9 +1,12 @@
 """The cluster pages: a cluster's live topology and its etcd panel's reads, thin views over
-``courses.lab.selectors``.
+``courses.lab.selectors``; and its presenter mode (the live diagram full screen, driven by the keyboard)
+with the presenter's fault controls, over ``courses.lab.presenter``.
 
-A cluster's page and its etcd panel are for those who may see the cluster (``courses.classrooms.access``,
-the rule the trace socket follows too), asked before the cluster is looked up: someone refused gets 403
-whether the cluster exists or not.
+A cluster's page, its presenter mode and its etcd panel are for those who may see the cluster
+(``courses.classrooms.access``, the rule the trace socket follows too), asked before the cluster is
+looked up: someone refused gets 403 whether the cluster exists or not. Its faults are for those who
+may break it (``user_may_break``: staff, and instructors for their classrooms' clusters and their
+students' sandboxes); the fault panel is rendered for them only.
 
 The page is composed of the ``lab`` template tags (``courses/templatetags/lab.py``: the topology, the
 etcd panel), which a chapter page can compose as well.
@@ -11,32 +14,89 @@ etcd panel), which a chapter page can compose as well.
 
 from __future__ import annotations
 
+from channels.db import database_sync_to_async
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from courses import gateway
-from courses.classrooms.access import auser_may_view, user_may_view
-from courses.lab import selectors
+from courses.classrooms.access import auser_may_break, auser_may_view, user_may_break, user_may_view
+from courses.lab import presenter, selectors
 from courses.lab.etcdpanel import StoreSnapshot
 
 
-def cluster(request: HttpRequest, name: str) -> HttpResponse:
-    """One cluster: its state and its live topology (static/topology/, fed by the trace websocket)."""
-    if not user_may_view(request.user, name):
-        if request.user.is_authenticated:
-            message = _("You may not watch cluster %(name)s.") % {"name": repr(name)}
-        else:
-            message = _("Sign in to watch cluster %(name)s.") % {"name": repr(name)}
-        return render(request, "courses/refused.html", {"message": message}, status=403)
+def _refused_page(request: HttpRequest, name: str) -> HttpResponse:
+    if request.user.is_authenticated:
+        message = _("You may not watch cluster %(name)s.") % {"name": repr(name)}
+    else:
+        message = _("Sign in to watch cluster %(name)s.") % {"name": repr(name)}
+    return render(request, "courses/refused.html", {"message": message}, status=403)
+
+
+def _summary(name: str) -> selectors.ClusterSummary:
     summary = selectors.cluster_summary(
         name=name, data_dir=settings.KUBELAB_DATA_DIR, store_url=settings.KUBELAB_STORE
     )
     if summary is None:
         raise Http404(f"no cluster named {name!r}")
-    return render(request, "courses/lab/cluster.html", {"cluster": summary})
+    return summary
+
+
+def cluster(request: HttpRequest, name: str) -> HttpResponse:
+    """One cluster: its state and its live topology (static/topology/, fed by the trace websocket)."""
+    if not user_may_view(request.user, name):
+        return _refused_page(request, name)
+    return render(request, "courses/lab/cluster.html", {"cluster": _summary(name)})
+
+
+@require_GET
+def present(request: HttpRequest, name: str) -> HttpResponse:
+    """One cluster's live diagram full screen, in large type, driven by the keyboard
+    (static/topology/present.js); with the fault panel for those who may break the cluster."""
+    if not user_may_view(request.user, name):
+        return _refused_page(request, name)
+    summary = _summary(name)
+    panel = (
+        presenter.fault_panel(cluster=name, lang=get_language())
+        if user_may_break(request.user, name)
+        else None
+    )
+    return render(request, "courses/lab/present.html", {"cluster": summary, "panel": panel})
+
+
+def _answer(status: int, *, ok: bool, message: str) -> JsonResponse:
+    response = JsonResponse({"ok": ok, "message": message}, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_POST
+async def cluster_faults(request: HttpRequest, name: str) -> JsonResponse:
+    """The presenter's fault controls: ``action=apply`` (``kind``, its parameters such as ``node``,
+    optional ``for`` seconds) or ``action=clear-all``, for whoever may break the cluster. Answers
+    ``{ok, message}``, the message in the user's language: 200 once done, 400 for a fault or action
+    that is not one, 403 for someone who may not, 404 when this process does not run the cluster, 409
+    when the lab refused."""
+    user = await request.auser()
+    if not await auser_may_break(user, name):
+        await database_sync_to_async(presenter.record_refusal)(cluster=name, actor=user, path=request.path)
+        if user.is_authenticated:
+            return _answer(
+                403, ok=False, message=_("You may not break cluster %(name)s.") % {"name": repr(name)}
+            )
+        return _answer(403, ok=False, message=_("Sign in to break cluster %(name)s.") % {"name": repr(name)})
+    try:
+        message = await presenter.perform(cluster=name, form=request.POST, actor=user, lang=get_language())
+    except presenter.BadFaultRequest as problem:
+        return _answer(400, ok=False, message=str(problem))
+    except presenter.ClusterNotHere as problem:
+        return _answer(404, ok=False, message=str(problem))
+    except presenter.FaultNotDone as problem:
+        return _answer(409, ok=False, message=str(problem))
+    return _answer(200, ok=True, message=message)
 
 
 def _refusal(status: int, message: str, **fields: object) -> JsonResponse:

@@ -78,8 +78,10 @@ export class Controls {
    * @param {{timeline, setAnimate: (on) => void, clearSelection: () => void, setSpeed?: (speed) => void,
    *   rewind?: {show: (revision) => void, back: () => void, revision: number|null}}} target
    *   `timeline` is the one the buttons drive: the live one, or the rewound history's
+   * @param {{keys?: boolean}} options `keys: false` leaves the keyboard to the page (presenter mode,
+   *   present.js, has keys of its own and calls the methods below)
    */
-  constructor(root, target) {
+  constructor(root, target, { keys = true } = {}) {
     this.root = root;
     this.target = target;
     this.pauseButton = root.querySelector("[data-control=pause]");
@@ -132,7 +134,7 @@ export class Controls {
       else target.rewind?.show(revision);
     });
     this.liveButton?.addEventListener("click", () => target.rewind?.back());
-    document.addEventListener("keydown", (event) => this._key(event));
+    if (keys) document.addEventListener("keydown", (event) => this._key(event));
   }
 
   /** The store's marks, from whatever read them last: the scrubber runs from `compacted` to `current`. */

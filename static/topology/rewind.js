@@ -258,8 +258,12 @@ export class Rewind {
     this.hooks.changed();
   }
 
-  /** Back to live: draw the live model again; the events that waited play (unless it was paused). */
-  back() {
+  /**
+   * Back to live: draw the live model again; the events that waited play (unless it was paused, and
+   * `play` does not say to play them anyway: presenter mode's Home).
+   */
+  back({ play = false } = {}) {
+    if (play && this.wasPaused !== null) this.wasPaused = false;
     this.generation += 1;
     const wasActive = this.active;
     this.timeline?.stop();

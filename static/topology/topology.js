@@ -238,7 +238,12 @@ function schedulerTable(event) {
   return table;
 }
 
-export function start(root) {
+/**
+ * Mount the topology inside `root` and return its parts (also `window.kubelabTopology`).
+ * `options.keys: false` leaves the keyboard to the page: presenter mode (present.js) drives the
+ * returned `togglePause`, `step`, `nudgeSpeed`, `rewindBy` and `live` from keys of its own.
+ */
+export function start(root, { keys = true } = {}) {
   const config = JSON.parse(root.querySelector("#topology-config").textContent);
   const model = new TopologyModel(); // the live model (kept aside, untouched, while rewound)
   const background = new Background(); // which events are the cluster's own periodic traffic
@@ -333,10 +338,15 @@ export function start(root) {
     }
     if (!toldAboutBackground && background.nodes().length && !timeline.showBackground) {
       toldAboutBackground = true;
+      // Without the controls' keys (presenter mode) there is no switch to name.
       narration.note(
-        gettext(
-          "The cluster's own periodic traffic (Lease renewals, node heartbeats, re-watches, resyncs) is folded into a quiet line on the parts that do it; its effects are drawn, not animated. Tick “Show background traffic” (b) to see each one.",
-        ),
+        keys
+          ? gettext(
+              "The cluster's own periodic traffic (Lease renewals, node heartbeats, re-watches, resyncs) is folded into a quiet line on the parts that do it; its effects are drawn, not animated. Tick “Show background traffic” (b) to see each one.",
+            )
+          : gettext(
+              "The cluster's own periodic traffic (Lease renewals, node heartbeats, re-watches, resyncs) is folded into a quiet line on the parts that do it; its effects are drawn, not animated.",
+            ),
       );
     }
   };
@@ -417,7 +427,7 @@ export function start(root) {
     setAnimate: (on) => view.setAnimate(on),
     setShowBackground: showBackground,
     clearSelection: () => select(null),
-  });
+  }, { keys });
   root.querySelector("[data-control=pause]").addEventListener("click", updateHash);
   root.querySelector("[data-control=step]").addEventListener("click", updateHash);
   view.setDuration(BASE_DELAY);
@@ -520,6 +530,19 @@ export function start(root) {
     filterNarration: (types) => narration.setFilter(types),
     setSpeed: (speed) => controls.setSpeed(speed),
     setPaused: (paused) => controls.setPaused(paused),
+    // What the controls' buttons and keys do, for a page with keys of its own (presenter mode):
+    // pause or resume, play one event, speed up or down (+0.5 or -0.5 on the log2 slider), rewind one
+    // store revision earlier (-1) or later (+1), back to live (`{play: true}`: and play what waited,
+    // even if live was paused before rewinding); and what the controls drive now.
+    togglePause: () => controls.togglePause(),
+    step: () => controls.step(),
+    nudgeSpeed: (delta) => controls.nudgeSpeed(delta),
+    rewindBy: (delta) => controls.rewindBy(delta),
+    live: (options) => rewind.back(options),
+    state: () => {
+      const driven = rewind.active ? rewind.timeline : timeline;
+      return { paused: driven.paused, speed: timeline.speed, revision: rewind.active ? rewind.revision : null };
+    },
   };
   return window.kubelabTopology;
 }

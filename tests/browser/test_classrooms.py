@@ -4,8 +4,9 @@ An instructor (a user with the ``teach_classroom`` permission, granted as an adm
 creates a classroom and reads its join code; a student follows the join link, joins, and opens
 chapter 1, which starts their sandbox. On the dashboard the student's row shows their cluster running
 (the table refreshes itself). The instructor ticks the student and stops the kubelet on node-2: the
-student's open chapter page greys that kubelet on its live diagram, and "clear all their faults"
-brings it back. The dashboard is shot in English, in Chinese and on a narrow screen.
+student's open chapter page greys that kubelet on its live diagram, the dashboard counts what the
+fault caused, and "clear all their faults" brings it back. The dashboard is shot in English, in
+Chinese and on a narrow screen.
 """
 
 from __future__ import annotations
@@ -92,6 +93,8 @@ def test_an_instructor_breaks_a_students_cluster_from_the_dashboard(lab: LiveLab
     # What the student's page shows is what the lab did: the kubelet on node-2 stopped.
     student.wait_for_selector(f"{KUBELET}.stopped", timeout=30_000)
     teacher.wait_for_selector('tr[data-student="ada"] [data-fault]', timeout=30_000)
+    # What the fault caused is counted from ada's trace: `kubectl logs` would now fail, and so on.
+    teacher.wait_for_selector('tr[data-student="ada"] [data-caused="stop-kubelet"]', timeout=30_000)
     assert teacher.is_checked('tr[data-student="ada"] input[name=student]')  # kept across refreshes
     teacher.screenshot(path=str(_artifacts() / "classroom-dashboard-en.png"), full_page=True)
 

@@ -205,5 +205,14 @@ def test_a_fault_without_a_chosen_student_or_a_lab_says_what_happened(
         f"/classrooms/{classroom.slug}/faults/", {"kind": "compact-store", "student": ada.pk}, **headers
     )
     assert "<strong>ada</strong>: Their cluster does not run here." in asked.content.decode()
-    logged = ClassroomLogEntry.objects.get(classroom=classroom, action="fault-applied")
+    crash = client.post(
+        f"/classrooms/{classroom.slug}/faults/",
+        {"kind": "crash-loop", "component": "scheduler", "node": "node-1", "student": ada.pk},
+        **headers,
+    )  # a kind with a component: the form's node is ignored, the component is checked and used
+    assert "<strong>ada</strong>: Their cluster does not run here." in crash.content.decode()
+    logged = ClassroomLogEntry.objects.filter(classroom=classroom, action="fault-applied").first()
+    assert logged is not None and "component=scheduler" in logged.detail
+    logged = ClassroomLogEntry.objects.filter(classroom=classroom, action="fault-applied").last()
+    assert logged is not None
     assert logged.actor == teacher and "fault=compact-store" in logged.detail and "ada" in logged.detail

@@ -1,4 +1,5 @@
-"""Who may see a sandbox (its topology page, its etcd panel, its trace socket): its student and staff."""
+"""Who may see a sandbox (its topology page, its etcd panel, its trace socket): its student, staff, and
+the instructors of the classrooms its student attends."""
 
 from __future__ import annotations
 
@@ -34,6 +35,13 @@ STAFF = Viewer(signed_in=True, staff=True, user_id=1)
         (ALICE, "demo", None, True),
         (BOB, "team-a", "k8s-101", True),  # classrooms as before
         (ALICE, "team-a", "k8s-101", False),
+        (
+            Viewer(signed_in=True, user_id=7, teaches_students=frozenset({5})),
+            "sb-5",
+            None,
+            True,
+        ),  # her teacher
+        (Viewer(signed_in=True, user_id=7, teaches_students=frozenset({6})), "sb-5", None, False),
     ],
 )
 def test_the_rule(viewer: Viewer, cluster: str, owner: str | None, allowed: bool) -> None:
@@ -51,10 +59,11 @@ def test_for_django_users_without_reading_classrooms(django_assert_num_queries: 
     mine = f"sb-{alice.pk}"
     with django_assert_num_queries(0):  # the owner is in the name
         assert user_may_view(alice, mine)
-        assert not user_may_view(bob, mine)
         assert user_may_view(teacher, mine)
         assert not user_may_view(AnonymousUser(), mine)
         assert not user_may_view(None, mine)
+    with django_assert_num_queries(1):  # whether bob teaches her: one query
+        assert not user_may_view(bob, mine)
     assert clusters_visible_to(alice, ["demo", mine, f"sb-{bob.pk}"]) == ["demo", mine]
 
 
