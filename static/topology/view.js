@@ -332,7 +332,7 @@ export class TopologyView {
     const group = this._item(id, `node ${kind}`, nodeName(id));
     if (this.spotlit?.nodes.includes(id)) group.classList.add("spotlit");
     if (this.spotlit?.edges.some((edge) => edge.includes(id))) queueMicrotask(() => this.spotlight(this.spotlit));
-    el("rect", { x: box.x, y: box.y, width: box.w, height: box.h, rx: 8, class: "box" }, group);
+    group.boxRect = el("rect", { x: box.x, y: box.y, width: box.w, height: box.h, rx: 8, class: "box" }, group);
     const title = kind === "kubelet" ? name : kind === "user" ? say(S().user, { name }) : kind === "webhook" ? say(S().webhook, { name }) : id;
     text(group, box.x + 10, box.y + 18, title, { class: "title" });
     if (kind === "kubelet") {
@@ -484,6 +484,13 @@ export class TopologyView {
     if (!group?.controllerLayer || !node) return;
     group.controllerLayer.replaceChildren();
     group.controllerChips = new Map();
+    // Three chips a row; the box grows downwards past three rows, so that its state line stays under
+    // the last row, whatever the number of controllers the controller manager runs.
+    const rows = Math.max(3, Math.ceil(node.controllers.size / 3));
+    const height = 28 + rows * 24 + 20;
+    group.boxRect?.setAttribute("height", height);
+    group.stateText?.setAttribute("y", CONTROLLERS.y + height - 8);
+    this._grow(CONTROLLERS.y + height);
     [...node.controllers].forEach((controller, i) => {
       const x = CONTROLLERS.x + 10 + (i % 3) * 96;
       const y = CONTROLLERS.y + 28 + Math.floor(i / 3) * 24;
