@@ -200,13 +200,15 @@ def test_the_trace_socket_is_handed_this_rule() -> None:
 
 
 def test_a_sandbox_is_seen_by_its_student_and_the_instructors_of_their_classrooms() -> None:
+    def sees(viewer: Viewer, owner: str | None = None) -> bool:
+        return may_view(viewer, "sb-7", owner=owner, demo=DEMO, demo_anonymous=True)
+
     sandbox = "sb-7"
-    rule = {"demo": DEMO, "demo_anonymous": True, "owner": None}
-    assert may_view(Viewer(signed_in=True, user_id=7), sandbox, **rule)
-    assert may_view(Viewer(signed_in=True, user_id=1, teaches_students=frozenset({7})), sandbox, **rule)
-    assert not may_view(Viewer(signed_in=True, user_id=1, teaches_students=frozenset({8})), sandbox, **rule)
+    assert sees(Viewer(signed_in=True, user_id=7))
+    assert sees(Viewer(signed_in=True, user_id=1, teaches_students=frozenset({7})))
+    assert not sees(Viewer(signed_in=True, user_id=1, teaches_students=frozenset({8})))
     # A classroom claiming the sandbox as one of its clusters changes nothing.
-    assert not may_view(INSTRUCTOR, sandbox, **{**rule, "owner": "k8s-101"})
+    assert not sees(INSTRUCTOR, owner="k8s-101")
     assert not depends_on_classrooms(Viewer(signed_in=True, user_id=7), sandbox, demo=DEMO)
     assert depends_on_classrooms(Viewer(signed_in=True, user_id=1), sandbox, demo=DEMO)
 

@@ -92,7 +92,7 @@ def test_cronjob_rows() -> None:
     printer = printer_for("batch", "cronjobs")
     names = [c["name"] for c in printer.column_definitions()]
     assert names[:7] == ["Name", "Schedule", "Timezone", "Suspend", "Active", "Last Schedule", "Age"]
-    cronjob = {
+    cronjob: dict[str, Any] = {
         "metadata": {"name": "hello", "creationTimestamp": "2026-01-01T00:00:00Z"},
         "spec": {
             "schedule": "*/1 * * * *",

@@ -191,24 +191,27 @@ def test_a_fault_without_a_chosen_student_or_a_lab_says_what_happened(
     classroom.students.add(ada)
     Sandbox.objects.create(user=ada, cluster=f"sb-{ada.pk}")
     client = _client(teacher)
-    headers = {"HTTP_HX_REQUEST": "true"}
-    none = client.post(f"/classrooms/{classroom.slug}/faults/", {"kind": "compact-store"}, **headers)
+    none = client.post(
+        f"/classrooms/{classroom.slug}/faults/", {"kind": "compact-store"}, HTTP_HX_REQUEST="true"
+    )
     assert "Choose at least one student" in none.content.decode()
     bad = client.post(
         f"/classrooms/{classroom.slug}/faults/",
         {"kind": "stop-kubelet", "node": "node-9", "student": ada.pk},
-        **headers,
+        HTTP_HX_REQUEST="true",
     )
     assert bad.status_code == 200 and "node-9" in bad.content.decode()
     # No lab runs in this test process: the dashboard says so per student, and logs what was asked.
     asked = client.post(
-        f"/classrooms/{classroom.slug}/faults/", {"kind": "compact-store", "student": ada.pk}, **headers
+        f"/classrooms/{classroom.slug}/faults/",
+        {"kind": "compact-store", "student": ada.pk},
+        HTTP_HX_REQUEST="true",
     )
     assert "<strong>ada</strong>: Their cluster does not run here." in asked.content.decode()
     crash = client.post(
         f"/classrooms/{classroom.slug}/faults/",
         {"kind": "crash-loop", "component": "scheduler", "node": "node-1", "student": ada.pk},
-        **headers,
+        HTTP_HX_REQUEST="true",
     )  # a kind with a component: the form's node is ignored, the component is checked and used
     assert "<strong>ada</strong>: Their cluster does not run here." in crash.content.decode()
     logged = ClassroomLogEntry.objects.filter(classroom=classroom, action="fault-applied").first()
