@@ -275,7 +275,7 @@ def measure_check(reporter: Reporter, settings: Settings) -> None:
         "us",
         target=CHECK_TARGET,
         events=settings.events,
-        rounds_us=[round(r, 2) for r in rounds],
+        rounds_us=[round(r, 3) for r in rounds],  # to the value's precision (rounding keeps the order)
         checks=1,
     )
 
