@@ -523,14 +523,15 @@ def _faults(cluster: str) -> FaultService:
     return FaultService.of(_lab_here(cluster))
 
 
-async def apply_fault(*, cluster: str, fault: FaultSpec, reason: str) -> FaultDone:
+async def apply_fault(*, cluster: str, fault: FaultSpec, reason: str, delay: float = 0.0) -> FaultDone:
     """Apply ``fault`` (checked by the catalogue) to the cluster, woken first if it hibernates; returns
-    once it is in force (a restart: once the new API server serves). ``reason`` says who and why, on
-    the trace. Raises ``NotServedHere`` or ``FaultRefused``."""
+    once it is in force (a restart: once the new API server serves), or at once with outcome
+    ``pending`` when it starts ``delay`` seconds from now. ``reason`` says who and why, on the trace.
+    Raises ``NotServedHere`` or ``FaultRefused``."""
     lab = _lab_here(cluster)
     await lab.use(cluster)
     try:
-        done = await FaultService.of(lab).apply_spec(cluster, fault, reason=reason)
+        done = await FaultService.of(lab).apply_spec(cluster, fault, reason=reason, delay=delay)
     except UnknownCluster:
         raise NotServedHere(cluster) from None
     except (InvalidFault, FaultError) as error:

@@ -197,6 +197,23 @@ def _fault_spec(post: Any) -> catalogue.FaultSpec:
     return catalogue.check(kind.name, values, nodes=SANDBOX_NODES)
 
 
+def _delay(post: Any) -> float:
+    """Seconds from now the fault starts (``after``; empty: now), at most the longest a fault lasts."""
+    text = post.get("after", "").strip()
+    if not text:
+        return 0.0
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= catalogue.MAX_DURATION:
+        raise catalogue.InvalidFault(
+            gettext("Start it after 0 to %(most)d seconds.") % {"most": catalogue.MAX_DURATION},
+            parameter="after",
+        )
+    return seconds
+
+
 def _targets(classroom: Classroom, chosen: list[str]) -> list[tuple[str, str]]:
     """(username, sandbox cluster) of the chosen students of ``classroom`` that have a sandbox."""
     ids = {int(c) for c in chosen if c.isdigit()}
@@ -234,13 +251,14 @@ async def faults(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         try:
             spec = _fault_spec(request.POST)
+            delay = _delay(request.POST)
         except catalogue.InvalidFault as problem:
             outcomes.append(("", str(problem), False))
         else:
 
             async def apply(username: str, cluster: str) -> tuple[str, str, bool]:
                 try:
-                    done = await gateway.apply_fault(cluster=cluster, fault=spec, reason=reason)
+                    done = await gateway.apply_fault(cluster=cluster, fault=spec, reason=reason, delay=delay)
                 except gateway.NotServedHere:
                     return username, gettext("Their cluster does not run here."), False
                 except gateway.FaultRefused as refused:
@@ -249,6 +267,8 @@ async def faults(request: HttpRequest, slug: str) -> HttpResponse:
 
             outcomes = list(await asyncio.gather(*(apply(u, c) for u, c in targets)))
             written = ", ".join(f"{k}={v}" for k, v in spec.as_written().items())
+            if delay:
+                written += f", after={delay:g}s"
             await sync_to_async(services.log)(
                 classroom=classroom,
                 actor=user,

@@ -216,6 +216,20 @@ def test_a_fault_without_a_chosen_student_or_a_lab_says_what_happened(
     assert "<strong>ada</strong>: Their cluster does not run here." in crash.content.decode()
     logged = ClassroomLogEntry.objects.filter(classroom=classroom, action="fault-applied").first()
     assert logged is not None and "component=scheduler" in logged.detail
+    late = client.post(
+        f"/classrooms/{classroom.slug}/faults/",
+        {"kind": "compact-store", "after": "30", "student": ada.pk},
+        HTTP_HX_REQUEST="true",
+    )
+    assert "does not run here" in late.content.decode()
+    newest = ClassroomLogEntry.objects.filter(classroom=classroom, action="fault-applied").first()
+    assert newest is not None and "after=30s" in newest.detail
+    never = client.post(
+        f"/classrooms/{classroom.slug}/faults/",
+        {"kind": "compact-store", "after": "soon", "student": ada.pk},
+        HTTP_HX_REQUEST="true",
+    )
+    assert "Start it after 0 to 1800 seconds." in never.content.decode()
     logged = ClassroomLogEntry.objects.filter(classroom=classroom, action="fault-applied").last()
     assert logged is not None
     assert logged.actor == teacher and "fault=compact-store" in logged.detail and "ada" in logged.detail
