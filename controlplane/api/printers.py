@@ -954,10 +954,7 @@ def _replica_set_row(replica_set: Object, now: datetime) -> list[Any]:
 
 def _job_condition_true(job: Object, condition_type: str) -> bool:
     """``hasJobCondition``: the first condition of that type, and whether it is True."""
-    for condition in _list(_get(job, "status", "conditions")):
-        if _map(condition).get("type") == condition_type:
-            return _map(condition).get("status") == "True"
-    return False
+    return _condition_status(_get(job, "status", "conditions"), condition_type) == "True"
 
 
 def _job_row(job: Object, now: datetime) -> list[Any]:

@@ -77,8 +77,8 @@ NODE: Final = Parameter(
     "node-1 ... node-N",
 )
 
-#: The components that run in a pod, restarted by a kubelet with CrashLoopBackOff when they crash: the
-#: control plane's static pods, and each node's kube-proxy (a DaemonSet's pod on kubeadm clusters).
+#: The control plane's components that run as static pods, restarted by the kubelet with
+#: CrashLoopBackOff when they crash (each node's kube-proxy, a DaemonSet's pod, is checked by node).
 CRASHING_COMPONENTS: Final = (nodes.SCHEDULER, nodes.CONTROLLER_MANAGER)
 
 

@@ -29,10 +29,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from controlplane.trace.nodes import CONTROLLER_MANAGER
+
 #: Why a watch ended when its client ended it, or its time was up: not a broken watch.
 _ORDINARY_ENDS: Final = frozenset({"timeout", "the client went away"})
-#: The controller manager's diagram node: its pod deletions are the evictions of a lost node.
-_CONTROLLER_MANAGER: Final = "controller-manager"
 
 
 @dataclass
@@ -78,7 +78,7 @@ class Tally:
         if verb == "list" and ok and client in self._cut:
             self._cut.discard(client)  # one re-list per cut watch, however many lists follow
             self.relists += 1
-        if verb == "delete" and ok and event.get("resource") == "pods" and client == _CONTROLLER_MANAGER:
+        if verb == "delete" and ok and event.get("resource") == "pods" and client == CONTROLLER_MANAGER:
             self.pods_deleted += 1
 
     @property

@@ -29,8 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
+from controlplane.components.identities import component_identity
 from controlplane.components.kubelet.lifecycle import INITIAL_BACKOFF, MAX_BACKOFF, Backoff, go_duration
-from controlplane.trace import nodes
 
 #: How long a crash-looping component runs before it crashes, in seconds of the cluster's clock: long
 #: enough to see it start, list and watch what it needs (and a scheduler or controller manager see
@@ -79,16 +79,11 @@ class RestartSchedule:
         return 0.0
 
 
-#: The container each component runs in (the static pods' and kube-proxy's DaemonSet's, by kubeadm).
-_CONTAINERS: Final = {
-    nodes.SCHEDULER: "kube-scheduler",
-    nodes.CONTROLLER_MANAGER: "kube-controller-manager",
-}
-
-
 def container(component: str) -> str:
-    """The container of the component ``component`` (a diagram id): ``kube-scheduler``, ``kube-proxy``."""
-    return _CONTAINERS.get(component) or component.partition(":")[0]
+    """The container of the component ``component`` (a diagram id): ``kube-scheduler``, ``kube-proxy``.
+    kubeadm names the static pods' and kube-proxy's DaemonSet's containers after their programs."""
+    kind, _, node = component.partition(":")
+    return component_identity(kind, node).program
 
 
 def crashed(component: str, delay: float) -> str:

@@ -121,18 +121,20 @@ def dashboard(*, classroom: Classroom, lang: str | None) -> Dashboard:
         ).values_list("user_id", "chapter", "step")
     }
     sandboxes = dict(Sandbox.objects.filter(user_id__in=ids).values_list("user_id", "cluster"))
+    step_ids = {chapter.slug: {s.id for s in chapter.steps} for chapter in chapters}
     result = []
     for user_id, username in students:
         cells = []
         for chapter in chapters:
             done = progress.get((user_id, chapter.slug), [])
-            ids_in_chapter = {s.id for s in chapter.steps}
             at_step = positions.get((user_id, chapter.slug))
-            at = chapter.prose_for(lang).steps[at_step].title if at_step in ids_in_chapter else None
+            at = chapter.prose_for(lang).steps[at_step].title if at_step in step_ids[chapter.slug] else None
             cells.append(
                 ChapterCell(
                     passed=sum(
-                        1 for step, passed, _, _ in done if passed is not None and step in ids_in_chapter
+                        1
+                        for step, passed, _, _ in done
+                        if passed is not None and step in step_ids[chapter.slug]
                     ),
                     steps=len(chapter.steps),
                     at=at,

@@ -31,11 +31,11 @@ from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from controlplane.faults import catalogue
-from courses import gateway
 from courses.classrooms import selectors, services
 from courses.classrooms.models import Classroom
 from courses.engine import content
 from courses.htmx import is_htmx
+from courses.lab import presenter
 from courses.sandboxes.models import Sandbox
 
 logger = logging.getLogger(__name__)
@@ -182,21 +182,6 @@ def code(request: HttpRequest, slug: str) -> HttpResponse:
     return HttpResponseRedirect(reverse("courses:classroom", args=[classroom.slug]))
 
 
-def _fault_spec(post: Any) -> catalogue.FaultSpec:
-    """The fault the form asks for, checked by the catalogue (``InvalidFault`` says what is wrong)."""
-    kind = catalogue.kind(post.get("kind", ""))
-    values: dict[str, Any] = {p.name: post.get(p.name, "") for p in kind.parameters}
-    seconds = post.get("for", "").strip()
-    if kind.lasting and seconds:
-        try:
-            values[catalogue.DURATION] = float(seconds)
-        except ValueError:
-            raise catalogue.InvalidFault(
-                gettext("The duration is a number of seconds."), parameter=catalogue.DURATION
-            ) from None
-    return catalogue.check(kind.name, values, nodes=SANDBOX_NODES)
-
-
 def _delay(post: Any) -> float:
     """Seconds from now the fault starts (``after``; empty: now), at most the longest a fault lasts."""
     text = post.get("after", "").strip()
@@ -207,9 +192,8 @@ def _delay(post: Any) -> float:
     except ValueError:
         seconds = -1.0
     if not 0 <= seconds <= catalogue.MAX_DURATION:
-        raise catalogue.InvalidFault(
-            gettext("Start it after 0 to %(most)d seconds.") % {"most": catalogue.MAX_DURATION},
-            parameter="after",
+        raise presenter.BadFaultRequest(
+            gettext("Start it after 0 to %(most)d seconds.") % {"most": catalogue.MAX_DURATION}
         )
     return seconds
 
@@ -239,10 +223,9 @@ async def faults(request: HttpRequest, slug: str) -> HttpResponse:
 
         async def clear(username: str, cluster: str) -> tuple[str, str, bool]:
             try:
-                count = await gateway.clear_all_faults(cluster=cluster, reason=reason)
-            except gateway.NotServedHere:
-                return username, gettext("Their cluster does not run here."), False
-            return username, gettext("%(count)d faults cleared.") % {"count": count}, True
+                return username, await presenter.clear_all(cluster=cluster, reason=reason), True
+            except presenter.FaultActionError as problem:
+                return username, str(problem), False
 
         outcomes = list(await asyncio.gather(*(clear(u, c) for u, c in targets)))
         await sync_to_async(services.log)(
@@ -250,20 +233,22 @@ async def faults(request: HttpRequest, slug: str) -> HttpResponse:
         )
     else:
         try:
-            spec = _fault_spec(request.POST)
+            # Every sandbox has the same nodes: one check for all, worded for the first student's.
+            spec = presenter.read_fault(request.POST, cluster=targets[0][1], nodes=SANDBOX_NODES)
             delay = _delay(request.POST)
-        except catalogue.InvalidFault as problem:
+        except presenter.BadFaultRequest as problem:
             outcomes.append(("", str(problem), False))
         else:
+            lang = get_language()
 
             async def apply(username: str, cluster: str) -> tuple[str, str, bool]:
                 try:
-                    done = await gateway.apply_fault(cluster=cluster, fault=spec, reason=reason, delay=delay)
-                except gateway.NotServedHere:
-                    return username, gettext("Their cluster does not run here."), False
-                except gateway.FaultRefused as refused:
-                    return username, str(refused), False
-                return username, f"{spec.label(get_language())}: {done.outcome}", True
+                    said = await presenter.apply(
+                        cluster=cluster, fault=spec, reason=reason, lang=lang, delay=delay
+                    )
+                except presenter.FaultActionError as problem:
+                    return username, str(problem), False
+                return username, said, True
 
             outcomes = list(await asyncio.gather(*(apply(u, c) for u, c in targets)))
             written = ", ".join(f"{k}={v}" for k, v in spec.as_written().items())

@@ -9,8 +9,10 @@ Thin over ``courses.gateway`` (apply, clear all, the cluster's node count) and t
   cluster's nodes and parts that the catalogue's own check accepts (``parameter_values``);
 - ``read_fault``: the posted form as a checked ``FaultSpec``; ``BadFaultRequest`` says what is wrong
   in the user's language (the catalogue speaks English, as the control plane does);
-- ``perform``: apply the fault, or clear every fault of the cluster (and heal it), and say what
-  happened; ``ClusterNotHere`` and ``FaultNotDone`` when the lab could not;
+- ``apply`` and ``clear_all``: apply a fault (now or after a delay), or clear every fault of the
+  cluster (and heal it), and say what happened; ``ClusterNotHere`` and ``FaultNotDone`` when the lab
+  could not. The classroom dashboard applies faults to its students' sandboxes with these too;
+- ``perform``: the presenter's form, applied or cleared;
 - ``record``, ``record_refusal``: an action on a classroom's cluster (``ClassroomCluster``) goes to that
   classroom's log, as the dashboard's own do; a sandbox or a cluster of no classroom has no log, and
   nothing is written.
@@ -31,8 +33,8 @@ from controlplane.faults import catalogue
 from controlplane.trace import nodes as diagram
 from courses import gateway
 from courses.classrooms import services
-from courses.classrooms.access import classroom_of
 from courses.classrooms.models import Classroom
+from courses.sandboxes.identities import sandbox_owner
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -263,9 +265,12 @@ _OUTCOMES = {
 }
 
 
-async def _apply(*, cluster: str, fault: catalogue.FaultSpec, reason: str, lang: str | None) -> str:
+async def apply(
+    *, cluster: str, fault: catalogue.FaultSpec, reason: str, lang: str | None, delay: float = 0.0
+) -> str:
+    """Apply ``fault`` to ``cluster``, now or ``delay`` seconds from now; what happened, in words."""
     try:
-        done = await gateway.apply_fault(cluster=cluster, fault=fault, reason=reason)
+        done = await gateway.apply_fault(cluster=cluster, fault=fault, reason=reason, delay=delay)
     except gateway.NotServedHere:
         raise ClusterNotHere(gettext("Cluster %(name)s does not run here.") % {"name": cluster}) from None
     except gateway.FaultRefused as refused:
@@ -275,7 +280,8 @@ async def _apply(*, cluster: str, fault: catalogue.FaultSpec, reason: str, lang:
     return said() % {"fault": label} if said else f"{label}: {done.outcome}"
 
 
-async def _clear_all(*, cluster: str, reason: str) -> str:
+async def clear_all(*, cluster: str, reason: str) -> str:
+    """Clear every fault of ``cluster`` (and heal it); what happened, in words."""
     try:
         count = await gateway.clear_all_faults(cluster=cluster, reason=reason)
     except gateway.NotServedHere:
@@ -298,7 +304,7 @@ async def perform(
     action = form.get("action") or APPLY
     reason = f"{actor.get_username()} in presenter mode"
     if action == CLEAR_ALL:
-        message = await _clear_all(cluster=cluster, reason=reason)
+        message = await clear_all(cluster=cluster, reason=reason)
         await database_sync_to_async(record)(
             cluster=cluster, actor=actor, action="faults-cleared", detail=cluster
         )
@@ -308,7 +314,7 @@ async def perform(
             gettext("%(action)s is not an action: apply or clear-all.") % {"action": repr(action)}
         )
     fault = read_fault(form, cluster=cluster, nodes=node_count(cluster=cluster))
-    message = await _apply(cluster=cluster, fault=fault, reason=reason, lang=lang)
+    message = await apply(cluster=cluster, fault=fault, reason=reason, lang=lang)
     written = ", ".join(f"{k}={v}" for k, v in fault.as_written().items())
     await database_sync_to_async(record)(
         cluster=cluster, actor=actor, action="fault-applied", detail=f"{written} -> {cluster}"
@@ -319,14 +325,17 @@ async def perform(
 # -- the classroom's log -----------------------------------------------------------------------------
 
 
-def _owner(cluster: str, actor: AbstractBaseUser | AnonymousUser) -> Classroom | None:
-    slug, _, _ = classroom_of(cluster, user_id=actor.pk or 0)
-    return None if slug is None else Classroom.objects.filter(slug=slug).first()
+def _owner(cluster: str) -> Classroom | None:
+    """The classroom whose cluster ``cluster`` is; never one for a sandbox, which belongs to none
+    whatever a classroom claims (``courses.classrooms.access``)."""
+    if sandbox_owner(cluster) is not None:
+        return None
+    return Classroom.objects.filter(clusters__cluster=cluster).first()
 
 
 def record(*, cluster: str, actor: AbstractBaseUser | AnonymousUser, action: str, detail: str) -> None:
     """Write ``action`` to the log of the classroom ``cluster`` belongs to; nothing if it belongs to none."""
-    classroom = _owner(cluster, actor)
+    classroom = _owner(cluster)
     if classroom is not None:
         services.log(classroom=classroom, actor=actor, action=action, detail=detail)
 

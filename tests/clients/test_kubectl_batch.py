@@ -113,7 +113,7 @@ def test_a_cronjob_fires_and_a_job_can_be_made_from_it(lab: LiveLab, namespace: 
     scheduled = cronjob["status"]["lastScheduleTime"]
     names = [j["metadata"]["name"] for j in lab.kubectl_json("get", "jobs", *ns)["items"]]
     fired = [n for n in names if n.startswith("tick-")]
-    lab.kubectl("wait", "--for=condition=complete", f"job/{fired[0]}", "--timeout=60s", *ns, timeout=90)
     assert len(fired) == 1 and fired[0].removeprefix("tick-").isdigit()
+    lab.kubectl("wait", "--for=condition=complete", f"job/{fired[0]}", "--timeout=60s", *ns, timeout=90)
     job = lab.kubectl_json("get", "job", fired[0], *ns)
     assert job["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"] == scheduled

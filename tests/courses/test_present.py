@@ -89,7 +89,9 @@ def lab_calls(monkeypatch: pytest.MonkeyPatch, three_nodes: None) -> list[tuple[
     """The gateway applies and clears as a running lab would; each call is kept."""
     calls: list[tuple[str, str, Any]] = []
 
-    async def apply_fault(*, cluster: str, fault: FaultSpec, reason: str) -> gateway.FaultDone:
+    async def apply_fault(
+        *, cluster: str, fault: FaultSpec, reason: str, delay: float = 0.0
+    ) -> gateway.FaultDone:
         calls.append(("apply", cluster, fault))
         return gateway.FaultDone(fault.kind, fault.target, "applied")
 
@@ -290,7 +292,7 @@ def test_without_a_lab_or_when_the_lab_refuses_the_answer_says_so(
     assert status == 404 and answer == {"ok": False, "message": "Cluster team-a does not run here."}
     assert _post(client, "team-a", action="clear-all")[0] == 404
 
-    async def refuse(*, cluster: str, fault: FaultSpec, reason: str) -> gateway.FaultDone:
+    async def refuse(*, cluster: str, fault: FaultSpec, reason: str, delay: float = 0.0) -> gateway.FaultDone:
         raise gateway.FaultRefused("cluster 'team-a' is hibernated: faults apply to a running cluster")
 
     monkeypatch.setattr(gateway, "apply_fault", refuse)

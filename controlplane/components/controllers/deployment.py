@@ -42,7 +42,7 @@ from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.meta import Object
-from controlplane.api.selectors import LabelSelector, SelectorError, label_selector_from_object
+from controlplane.api.selectors import LabelSelector
 from controlplane.client.cache import NAMESPACE_INDEX, Indexer
 from controlplane.client.errors import AlreadyExists, APIError, NotFound, TransportError
 from controlplane.client.manager import Manager
@@ -68,6 +68,7 @@ from controlplane.components.controllers.podcontrol import (
     new_controller_ref,
     plan_claims,
     release_patch,
+    selector_of,
 )
 
 logger = logging.getLogger(__name__)
@@ -75,13 +76,6 @@ logger = logging.getLogger(__name__)
 
 COMPONENT: Final = "deployment-controller"
 SCALING_REPLICA_SET_REASON: Final = "ScalingReplicaSet"
-
-
-def selector_of(d: Mapping[str, Any]) -> LabelSelector | None:
-    try:
-        return label_selector_from_object(spec(d).get("selector"))
-    except SelectorError:
-        return None
 
 
 class DeploymentReconciler:

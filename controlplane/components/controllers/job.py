@@ -51,7 +51,7 @@ from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.meta import Object, format_time, object_key, parse_timestamp
-from controlplane.api.selectors import LabelSelector, SelectorError, label_selector_from_object
+from controlplane.api.selectors import LabelSelector
 from controlplane.api.strategies.batch import JOB_TRACKING_FINALIZER
 from controlplane.client.cache import NAMESPACE_INDEX, DeletedFinalStateUnknown, Indexer
 from controlplane.client.errors import APIError, NotFound, TransportError
@@ -71,6 +71,7 @@ from controlplane.components.controllers.podcontrol import (
     SUCCESSFUL_DELETE_POD_REASON,
     ControllerExpectations,
     controller_ref_of,
+    error_text,
     is_pod_active,
     is_pod_ready,
     is_pod_terminating,
@@ -78,6 +79,7 @@ from controlplane.components.controllers.podcontrol import (
     plan_claims,
     pod_from_template,
     release_patch,
+    selector_of,
     slow_start_batch,
 )
 
@@ -243,17 +245,6 @@ def remove_finalizer_patch(pod: Mapping[str, Any]) -> Object | None:
             "uid": uid_of(pod),
         }
     }
-
-
-def selector_of(job: Mapping[str, Any]) -> LabelSelector | None:
-    try:
-        return label_selector_from_object(spec(job).get("selector"))
-    except SelectorError:
-        return None
-
-
-def _error_text(error: BaseException) -> str:
-    return error.message if isinstance(error, APIError) else str(error)
 
 
 # -- backoff -----------------------------------------------------------------------------------------
@@ -708,7 +699,7 @@ class JobReconciler:
                     EVENT_TYPE_WARNING,
                     FAILED_DELETE_POD_REASON,
                     "Error deleting: %s",
-                    _error_text(error),
+                    error_text(error),
                 )
                 raise
             self.recorder.eventf(

@@ -44,7 +44,8 @@ from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.meta import Object, parse_timestamp
-from controlplane.api.selectors import LabelSelector
+from controlplane.api.selectors import LabelSelector, SelectorError, label_selector_from_object
+from controlplane.client.errors import APIError
 from controlplane.clock import Clock
 from controlplane.components.controllers.deploymentutil import meta, name_of, spec, status, uid_of
 
@@ -419,3 +420,16 @@ async def slow_start_batch(
         remaining -= batch
         batch = min(2 * batch, remaining)
     return successes, None
+
+
+def selector_of(owner: Mapping[str, Any]) -> LabelSelector | None:
+    """A workload's ``spec.selector``, None if it is invalid (upstream logs it and gives up the sync)."""
+    try:
+        return label_selector_from_object(spec(owner).get("selector"))
+    except SelectorError:
+        return None
+
+
+def error_text(error: BaseException) -> str:
+    """What a failed request said, for an Event or a condition's message."""
+    return error.message if isinstance(error, APIError) else str(error)

@@ -36,7 +36,7 @@ from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.meta import Object, format_time, object_key
-from controlplane.api.selectors import LabelSelector, SelectorError, label_selector_from_object
+from controlplane.api.selectors import LabelSelector
 from controlplane.client.cache import NAMESPACE_INDEX, DeletedFinalStateUnknown, Indexer
 from controlplane.client.errors import APIError, NotFound, TransportError
 from controlplane.client.informer import ResourceEventHandlerFuncs
@@ -65,6 +65,7 @@ from controlplane.components.controllers.podcontrol import (
     ControllerExpectations,
     adopt_patch,
     controller_ref_of,
+    error_text,
     is_pod_active,
     is_pod_available,
     is_pod_ready,
@@ -74,6 +75,7 @@ from controlplane.components.controllers.podcontrol import (
     pod_from_template,
     pods_to_delete,
     release_patch,
+    selector_of,
     slow_start_batch,
 )
 
@@ -126,7 +128,7 @@ def calculate_status(
                 "status": "True",
                 "lastTransitionTime": format_time(now),
                 "reason": reason,
-                "message": _error_text(manage_replicas_error),
+                "message": error_text(manage_replicas_error),
             }
         )
     elif manage_replicas_error is not None and failure is not None:
@@ -159,20 +161,8 @@ def status_needs_update(rs: Mapping[str, Any], new_status: Mapping[str, Any]) ->
     return not same_status(current, wanted) or (meta(rs).get("generation") or 0) != observed
 
 
-def _error_text(error: BaseException) -> str:
-    return error.message if isinstance(error, APIError) else str(error)
-
-
 def _namespace_terminating(error: APIError) -> bool:
     return any(cause.type == NAMESPACE_TERMINATING_CAUSE for cause in error.causes)
-
-
-def selector_of(rs: Mapping[str, Any]) -> LabelSelector | None:
-    """The ReplicaSet's selector, None if it is invalid (upstream logs it and gives up the sync)."""
-    try:
-        return label_selector_from_object(spec(rs).get("selector"))
-    except SelectorError:
-        return None
 
 
 # -- the reconciler ----------------------------------------------------------------------------------
@@ -346,7 +336,7 @@ class ReplicaSetReconciler:
                         EVENT_TYPE_WARNING,
                         FAILED_DELETE_POD_REASON,
                         "Error deleting: %s",
-                        _error_text(error),
+                        error_text(error),
                     )
                     raise
                 self.recorder.eventf(

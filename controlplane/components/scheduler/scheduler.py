@@ -185,7 +185,6 @@ class Scheduler(EventHandlers, ScheduleOne):
         """Start the informers, wait for their caches, then start scheduling."""
         if self._task is not None:
             return
-        self._release_lease = True
         self._client = self._lease.open()
         clock = self.clock
         try:

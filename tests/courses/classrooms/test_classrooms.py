@@ -207,13 +207,13 @@ def test_a_fault_without_a_chosen_student_or_a_lab_says_what_happened(
         {"kind": "compact-store", "student": ada.pk},
         HTTP_HX_REQUEST="true",
     )
-    assert "<strong>ada</strong>: Their cluster does not run here." in asked.content.decode()
+    assert f"<strong>ada</strong>: Cluster sb-{ada.pk} does not run here." in asked.content.decode()
     crash = client.post(
         f"/classrooms/{classroom.slug}/faults/",
         {"kind": "crash-loop", "component": "scheduler", "node": "node-1", "student": ada.pk},
         HTTP_HX_REQUEST="true",
     )  # a kind with a component: the form's node is ignored, the component is checked and used
-    assert "<strong>ada</strong>: Their cluster does not run here." in crash.content.decode()
+    assert f"<strong>ada</strong>: Cluster sb-{ada.pk} does not run here." in crash.content.decode()
     logged = ClassroomLogEntry.objects.filter(classroom=classroom, action="fault-applied").first()
     assert logged is not None and "component=scheduler" in logged.detail
     late = client.post(
