@@ -333,8 +333,9 @@ KUBELAB_STORE_RETAIN_REVISIONS: int | None = _env_int("KUBELAB_STORE_RETAIN_REVI
 #: ... and at least this many seconds of history (None: the store's default, 300).
 KUBELAB_STORE_RETAIN_SECONDS: float | None = _env_float("KUBELAB_STORE_RETAIN_SECONDS")
 #: Recent events each API server's watch cache keeps per resource for resuming watches; a watch from
-#: an older resourceVersion gets 410 Gone (upstream sizes this window between 100 and 100 000).
-KUBELAB_WATCH_CACHE_WINDOW: int = _env_int("KUBELAB_WATCH_CACHE_WINDOW") or 10_000
+#: an older resourceVersion gets 410 Gone. 0 (the default) sizes the window as upstream does: about
+#: 75 s of history, at least 100 events and at most 102,400; a number fixes it.
+KUBELAB_WATCH_CACHE_WINDOW: int = _env_int("KUBELAB_WATCH_CACHE_WINDOW") or 0
 #: Flow control of each cluster's API server (kube-apiserver's flags of the same names): API Priority
 #: and Fairness, or the older max-in-flight limits when off. Their sum is APF's total concurrency
 #: limit; the lab's is a tenth of upstream's 400 + 200

@@ -281,8 +281,9 @@ class ClusterConfig:
     a real cluster. A ``Cluster`` reads them at construction; the lab makes one from its ``LabConfig``.
     """
 
-    #: Events per resource the API server's watch cache keeps for resuming watches.
-    watch_cache_window: int = 10_000
+    #: Events per resource the API server's watch cache keeps for resuming watches (0: sized as
+    #: upstream sizes it, see ``controlplane/apiserver/watchcache.py``).
+    watch_cache_window: int = 0
     #: The component kinds the cluster runs in-process (``identities.KINDS``), and its node count.
     components: tuple[str, ...] = KINDS
     nodes: int = 3
@@ -913,8 +914,9 @@ class LabConfig:
     #: Created on the lab's first start in ``data_dir``; empty for none.
     demo_cluster: str = "demo"
     clock: Clock = SYSTEM_CLOCK
-    #: Events per resource each API server's watch cache keeps for resuming watches.
-    watch_cache_window: int = 10_000
+    #: Events per resource each API server's watch cache keeps for resuming watches (0: upstream's
+    #: sizing, about 75 s of history and at least 100 events).
+    watch_cache_window: int = 0
     #: The components each cluster runs in-process, its simulated nodes and its timers.
     components: tuple[str, ...] = KINDS
     nodes: int = 3

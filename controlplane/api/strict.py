@@ -27,6 +27,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+import orjson
 import yaml
 
 from controlplane.api import requestbody
@@ -173,10 +174,32 @@ def decode_unique(raw: bytes) -> tuple[bool, Any]:
     ``json.loads`` alone, and proves there is no duplicate field to look for: the strict checks of
     the (nearly all) bodies without one then need not read the body a second time (``raw=None``).
     """
+    compact = _compact_document(raw)
+    if compact is not None:
+        return True, compact
     try:
         return True, requestbody.loads_json(raw, object_pairs_hook=_unique_members)
     except (_RepeatedMember, ValueError, UnicodeDecodeError):
         return False, None
+
+
+def _compact_document(raw: bytes) -> Any:
+    """The document in ``raw`` if ``raw`` is exactly its compact encoding; else None.
+
+    The components' clients (and most others) send compact JSON, and compact JSON that orjson writes
+    back byte for byte names no member twice: a repeated member would be gone from the decoded
+    document, so its encoding would be shorter. Checking that costs a few microseconds, against a
+    tenth of a millisecond for the standard library's decoder with a hook on every object. orjson
+    refuses what Go's rules refuse (``NaN``, lone surrogates, numbers out of range), and anything it
+    writes differently (an escaped ``<``, a float spelt otherwise, whitespace) takes the slow path.
+    """
+    if raw.count(b"{") + raw.count(b"[") > requestbody.MAX_DEPTH:
+        return None
+    try:
+        document = orjson.loads(raw)
+        return document if isinstance(document, dict) and orjson.dumps(document) == raw else None
+    except (orjson.JSONDecodeError, TypeError):
+        return None
 
 
 def unknown_and_duplicate_fields(

@@ -160,7 +160,7 @@ class APIServer:
         clock: Clock = SYSTEM_CLOCK,
         trace: TraceSink = NULL_SINK,
         server_address: str = "127.0.0.1:6443",
-        watch_cache_window: int = 10_000,
+        watch_cache_window: int = 0,
         kubelets: KubeletConnections | None = None,
         service_account_issuer: TokenIssuer | None = None,
         client_certificates: X509Authenticator | None = None,

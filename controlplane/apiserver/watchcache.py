@@ -8,7 +8,12 @@ lists each resource once, watches it once from the list's revision, and keeps:
 - the current objects, so reads with ``resourceVersion=0`` (and, since 1.31, consistent reads once
   the cache has caught up with the store) are served from memory;
 - a bounded window of recent events, so a client can resume a watch from a recent resourceVersion
-  without going to etcd; older than the window is ``410 Gone: too old resource version``;
+  without going to etcd; older than the window is ``410 Gone: too old resource version``. The
+  window is sized as upstream's ``watchCache.resizeCacheLocked`` sizes it (``cacher/watch_cache.go``):
+  it starts at 100 events, doubles (up to 102,400) while everything in it is younger than 75 s
+  (``eventFreshDuration``, a bookmark's period plus a margin), and halves (never below 100) once
+  even its newest quarter is older than that. A busy resource keeps about 75 s of history, a quiet
+  one its last 100 changes, and an idle cluster's Lease renewals do not pile up for hours;
 - the list of client watchers, each with its own filter (namespace, label and field selectors).
 
 This module is that cacher. It knows nothing about HTTP: the watch handler turns its events into
@@ -73,8 +78,11 @@ from controlplane.store import Event, EventType, Store, StoreClosed, StoreError,
 logger = logging.getLogger(__name__)
 
 
-#: Recent events kept for resuming watches (upstream sizes the window dynamically, 100 to 100k).
-DEFAULT_WINDOW = 10_000
+#: The event window's bounds and how long an event stays fresh (``cacher/watch_cache.go``:
+#: ``defaultLowerBoundCapacity``, ``defaultUpperBoundCapacity``, ``eventFreshDuration``).
+LOWER_BOUND_CAPACITY = 100
+UPPER_BOUND_CAPACITY = 100 * 1024
+EVENT_FRESH_SECONDS = 75.0
 #: Events a client watcher may fall behind before it is terminated (upstream's channel buffer is 100).
 WATCHER_BUFFER = 1_000
 #: Watchers woken per turn of the event loop while events are fanned out (see the module docstring).
@@ -195,6 +203,8 @@ class CacheEvent:
     object: Cached
     previous: Cached | None
     _line: bytes | None = None
+    #: When the cache recorded it, in the cluster's time (what the window's sizing reads).
+    recorded: float = 0.0
 
     @property
     def json_line(self) -> bytes:
@@ -333,8 +343,10 @@ class WatchCache:
     transformer: Transformer | None = None
 
     def __init__(
-        self, store: Store, rtype: ResourceType, *, window: int = DEFAULT_WINDOW, clock: Clock = SYSTEM_CLOCK
+        self, store: Store, rtype: ResourceType, *, window: int = 0, clock: Clock = SYSTEM_CLOCK
     ) -> None:
+        """``window``: a fixed number of events to keep for resuming watches; 0 sizes the window as
+        upstream does (see the module's docstring)."""
         self.store = store
         #: The cluster clock: how long a re-list backs off, how long a consistent read waits.
         self.clock = clock
@@ -344,7 +356,11 @@ class WatchCache:
         #: Stored values no provider could read, by key: reads of them answer 500, as upstream.
         self.unreadable: dict[str, UnreadableValue] = {}
         self.revision = 0
-        self.events: collections.deque[CacheEvent] = collections.deque(maxlen=window)
+        self.events: collections.deque[CacheEvent] = collections.deque()
+        #: The event window's bounds (equal for a fixed window) and its capacity now.
+        self.lower_bound = window or LOWER_BOUND_CAPACITY
+        self.upper_bound = window or UPPER_BOUND_CAPACITY
+        self.capacity = self.lower_bound
         #: The cache can serve a watch from any revision >= this one.
         self.oldest = 0
         #: The client watchers, in the order they started (the order a fan-out serves them in).
@@ -520,15 +536,30 @@ class WatchCache:
             gone["metadata"] = dict(gone["metadata"], resourceVersion=str(event.revision))
             last = Cached(gone, event.revision, previous.labels, previous.fields)
             change = CacheEvent("DELETED", event.key, event.revision, last, previous)
-        if len(self.events) == self.events.maxlen:
-            self.oldest = self.events[0].revision
-        self.events.append(change)
+        change.recorded = self.clock.now()
+        self._record(change)
         if len(self.events) > LINE_HORIZON:
             # No live watcher can still be writing this one (a watcher that far behind is closed):
             # keep the object's bytes for resuming watches, not its line as well.
             self.events[-LINE_HORIZON - 1]._line = None
         self._advance(event.revision)
         return change
+
+    def _record(self, change: CacheEvent) -> None:
+        """Append ``change`` to the event window, resizing it first as upstream's
+        ``updateCache``/``resizeCacheLocked`` do, and dropping the oldest event if it is full."""
+        events = self.events
+        if len(events) >= self.capacity:
+            if change.recorded - events[0].recorded < EVENT_FRESH_SECONDS:
+                # Everything kept is fresh: keep more rather than cut a watcher's history short.
+                self.capacity = min(self.capacity * 2, self.upper_bound)
+            elif change.recorded - events[len(events) - self.capacity // 4].recorded > EVENT_FRESH_SECONDS:
+                # Even the newest quarter is stale: the window is bigger than this resource needs.
+                self.capacity = max(self.capacity // 2, self.lower_bound)
+            while len(events) >= self.capacity:
+                # A watch from this event's revision on still has every later event.
+                self.oldest = events.popleft().revision
+        events.append(change)
 
     async def _deliver(self) -> None:
         """The fan-out task: take every change waiting in the outbox, offer them, and again."""

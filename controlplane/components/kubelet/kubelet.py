@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import hashlib
 import ipaddress
 import logging
@@ -71,6 +70,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from controlplane.api import serializer
+from controlplane.api.deepcopy import deep_copy
 from controlplane.api.meta import Object, format_micro_time, format_time, object_meta, parse_timestamp
 from controlplane.client.errors import AlreadyExists, APIError, Conflict, NotFound, TransportError
 from controlplane.client.informer import (
@@ -642,7 +642,7 @@ class Kubelet:
         if self.lease is None:
             await self._ensure_lease()
         assert self.lease is not None
-        lease = copy.deepcopy(self.lease)
+        lease = deep_copy(self.lease)
         spec = lease.setdefault("spec", {})
         spec["holderIdentity"] = self.node_name
         spec["leaseDurationSeconds"] = self.lease_duration_seconds

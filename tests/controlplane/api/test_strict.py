@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from controlplane.api import strict
 from controlplane.api.fieldmanager import typed
 
@@ -80,3 +82,33 @@ def test_decode_unique_gives_up_on_a_repeated_member_or_a_body_that_is_not_json(
     assert strict.decode_unique(b"{") == (False, None)
     assert strict.decode_unique(b"\xff") == (False, None)
     assert strict.decode_unique(b"kind: Pod") == (False, None)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"a":1,"b":{"c":[1,2.5,"x"]}}',  # compact: the fast path
+        b'{"a": 1, "b": {"c": [1, 2.5, "x"]}}',  # spaced: the standard library's path
+        '{"name":"été","big":1e308}'.encode(),
+        b'{"tag":"\\u003cb\\u003e"}',  # Go's escapes of < and >
+    ],
+)
+def test_decode_unique_reads_compact_and_other_json_alike(raw: bytes) -> None:
+    assert strict.decode_unique(raw) == (True, json.loads(raw))
+
+
+@pytest.mark.parametrize(
+    ("raw", "unique"),
+    [
+        (b'{"a":1,"a":1}', False),  # compact, yet repeated: written back it would be shorter
+        (b'{"spec":{"replicas":3,"replicas":3}}', False),
+        (b'{"n":NaN}', False),  # Go's decoder refuses these, so the standard library's path does
+        (b'{"n":1e400}', False),
+        (b'{"s":"\\ud800"}', True),  # orjson refuses a lone surrogate; Go reads it as U+FFFD
+        (b'{"n":123456789012345678901234567890}', True),  # beyond orjson's integers, not JSON's
+    ],
+)
+def test_compact_bodies_orjson_refuses_or_repeat_a_member_take_the_standard_librarys_path(
+    raw: bytes, unique: bool
+) -> None:
+    assert strict.decode_unique(raw)[0] is unique

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import collections
 import itertools
 import json
 from datetime import UTC, datetime
@@ -208,7 +207,8 @@ async def test_watch_replays_from_a_resource_version(api: API) -> None:
 
 
 async def test_watch_from_before_the_cache_window_gets_410_expired_in_the_stream(api: API) -> None:
-    api.server.caches["/registry/configmaps"].events = collections.deque(maxlen=2)
+    cache = api.server.caches["/registry/configmaps"]
+    cache.capacity = cache.lower_bound = cache.upper_bound = 2  # a window of two events
     first = (await api.client.post(CMS, json=cm("a"))).json()
     for name in "bcd":
         await api.client.post(CMS, json=cm(name))

@@ -397,3 +397,42 @@ async def test_an_encrypted_resource_is_decoded_as_it_comes(api: API) -> None:
         assert not cache.lazy
     finally:
         cache.transformer = None
+
+
+def _window_cache(api: API, *, window: int = 0) -> WatchCache:
+    """A cache of pods that is never started: only its event window is exercised."""
+    served = pods_cache(api)
+    return WatchCache(served.store, served.rtype, window=window)
+
+
+def _change(revision: int, recorded: float) -> CacheEvent:
+    obj = Cached(pod(f"p{revision}"), revision)
+    return CacheEvent("ADDED", f"/registry/pods/default/p{revision}", revision, obj, None, recorded=recorded)
+
+
+async def test_the_event_window_grows_while_its_events_are_fresh_and_shrinks_once_they_are_stale(
+    api: API,
+) -> None:
+    cache = _window_cache(api)
+    assert cache.capacity == watchcache.LOWER_BOUND_CAPACITY == 100
+    for revision in range(1, 101):
+        cache._record(_change(revision, recorded=revision * 0.01))
+    # Full, and its oldest event is a second old: upstream doubles rather than drop fresh history.
+    cache._record(_change(101, recorded=1.5))
+    assert (cache.capacity, len(cache.events), cache.oldest) == (200, 101, 0)
+    # Two minutes later even the newest quarter is older than 75 s: fill up, then the window halves.
+    for revision in range(102, 201):
+        cache._record(_change(revision, recorded=2.0))
+    cache._record(_change(201, recorded=2.0 + watchcache.EVENT_FRESH_SECONDS + 1))
+    assert cache.capacity == 100
+    assert [e.revision for e in cache.events] == list(range(102, 202))
+    assert cache.oldest == 101  # a watch from 101 on still gets every later event
+
+
+async def test_a_fixed_window_keeps_its_size_however_fresh_its_events(api: API) -> None:
+    cache = _window_cache(api, window=3)
+    for revision in range(1, 6):
+        cache._record(_change(revision, recorded=0.0))
+    assert cache.capacity == 3
+    assert [e.revision for e in cache.events] == [3, 4, 5]
+    assert cache.oldest == 2

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
 from typing import Any
 
@@ -59,7 +58,8 @@ async def test_the_initial_state_is_traced_with_each_objects_key(api: API) -> No
 
 
 async def test_a_watch_from_too_old_a_revision_opens_and_closes_with_the_reason(api: API) -> None:
-    api.server.caches["/registry/configmaps"].events = collections.deque(maxlen=1)
+    cache = api.server.caches["/registry/configmaps"]
+    cache.capacity = cache.lower_bound = cache.upper_bound = 1  # a window of one event
     first = (await api.client.post(CMS, json=cm("a"))).json()
     for name in "bc":
         await api.client.post(CMS, json=cm(name))
