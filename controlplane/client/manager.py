@@ -252,8 +252,10 @@ class Manager:
         return self.leading.is_set()
 
     async def _start_controllers(self) -> None:
-        for controller in self.controllers:
-            await controller.start()
+        # All at once, as kube-controller-manager starts each controller on its own goroutine: the
+        # garbage collector's start waits for an informer per deletable resource to sync, and the
+        # ServiceAccount controller must not wait behind it to create a namespace's ``default``.
+        await asyncio.gather(*(controller.start() for controller in self.controllers))
         self.leading.set()
         logger.info("%s: controllers started", self.name)
 
