@@ -83,6 +83,87 @@ _POD_READINESS_GATES: Final = (  # PodSpec.readinessGates
     'have status equal to "True" More info: '
     "https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates"
 )
+_RC_SPEC_REPLICAS: Final = (  # ReplicationControllerSpec.replicas
+    "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero "
+    "and unspecified. Defaults to 1. More info: "
+    "https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller"
+)
+_RC_STATUS_REPLICAS: Final = (  # ReplicationControllerStatus.replicas
+    "Replicas is the most recently observed number of replicas. More info: "
+    "https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller"
+)
+_RC_READY_REPLICAS: Final = "The number of ready replicas for this replication controller."
+_RC_SELECTOR: Final = (  # ReplicationControllerSpec.selector
+    "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it "
+    "is defaulted to the labels present on the Pod template. Label keys and values that must match in "
+    "order to be controlled by this replication controller, if empty defaulted to labels on Pod template. "
+    "More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
+)
+_PV_CAPACITY: Final = (  # PersistentVolumeSpec.capacity
+    "capacity is the description of the persistent volume's resources and capacity. More info: "
+    "https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity"
+)
+_PV_ACCESS_MODES: Final = (  # PersistentVolumeSpec.accessModes
+    "accessModes contains all ways the volume can be mounted. More info: "
+    "https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes"
+)
+_PV_RECLAIM_POLICY: Final = (  # PersistentVolumeSpec.persistentVolumeReclaimPolicy
+    "persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its "
+    "claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default "
+    "for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported "
+    "by the volume plugin underlying this PersistentVolume. More info: "
+    "https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming"
+)
+_PV_PHASE: Final = (  # PersistentVolumeStatus.phase
+    "phase indicates if a volume is available, bound to a claim, or released by a claim. More info: "
+    "https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase"
+)
+_PV_CLAIM_REF: Final = (  # PersistentVolumeSpec.claimRef
+    "claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. "
+    "Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. "
+    "More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding"
+)
+_PV_REASON: Final = (  # PersistentVolumeStatus.reason
+    "reason is a brief CamelCase string that describes any failure and is meant for machine parsing and "
+    "tidy display in the CLI."
+)
+_PV_VOLUME_MODE: Final = (  # PersistentVolumeSpec.volumeMode
+    "volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in "
+    "raw block state. Value of Filesystem is implied when not included in spec."
+)
+_PVC_PHASE: Final = "phase represents the current phase of PersistentVolumeClaim."
+_PVC_VOLUME_NAME: Final = "volumeName is the binding reference to the PersistentVolume backing this claim."
+_PVC_CAPACITY: Final = "capacity represents the actual resources of the underlying volume."
+_PVC_ACCESS_MODES: Final = (  # PersistentVolumeClaimStatus.accessModes
+    "accessModes contains the actual access modes the volume backing the PVC has. More info: "
+    "https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1"
+)
+_PVC_VOLUME_MODE: Final = (  # PersistentVolumeClaimSpec.volumeMode
+    "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied "
+    "when not included in claim spec."
+)
+_SC_PROVISIONER: Final = "provisioner indicates the type of the provisioner."
+_SC_RECLAIM_POLICY: Final = (  # StorageClass.reclaimPolicy
+    "reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this "
+    "storage class. Defaults to Delete."
+)
+_SC_BINDING_MODE: Final = (  # StorageClass.volumeBindingMode
+    "volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, "
+    "VolumeBindingImmediate is used. This field is only honored by servers that enable the "
+    "VolumeScheduling feature."
+)
+_SC_ALLOW_EXPANSION: Final = "allowVolumeExpansion shows whether the storage class allow volume expand."
+_INGRESS_CLASS: Final = (
+    "The name of the IngressClass resource that should be used for additional configuration"
+)
+_INGRESS_HOSTS: Final = "Hosts that incoming requests are matched against before the ingress rule"
+_NETPOL_POD_SELECTOR: Final = (  # NetworkPolicySpec.podSelector
+    "podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is "
+    "applied to any pods selected by this field. An empty selector matches all pods in the policy's "
+    "namespace. Multiple network policies can select the same set of pods. In this case, the ingress "
+    "rules for each are combined additively. This field is optional. If it is not specified, it defaults "
+    "to an empty selector."
+)
 _RS_SPEC_REPLICAS: Final = (  # ReplicaSetSpec.replicas
     "Replicas is the number of desired pods. This is a pointer to distinguish between "
     "explicit zero and unspecified. Defaults to 1. More info: "
@@ -243,6 +324,36 @@ _DEPLOY_SELECTOR: Final = (  # DeploymentSpec.selector
     "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be "
     "the ones affected by this deployment. It must match the pod template's labels."
 )
+_DS_DESIRED: Final = (  # DaemonSetStatus.desiredNumberScheduled
+    "The total number of nodes that should be running the daemon pod (including nodes correctly "
+    "running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/"
+)
+_DS_CURRENT: Final = (  # DaemonSetStatus.currentNumberScheduled
+    "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. "
+    "More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/"
+)
+_DS_READY: Final = (  # DaemonSetStatus.numberReady
+    "numberReady is the number of nodes that should be running the daemon pod and have one or more of "
+    "the daemon pod running with a Ready Condition."
+)
+_DS_UPDATED: Final = (  # DaemonSetStatus.updatedNumberScheduled
+    "The total number of nodes that are running updated daemon pod"
+)
+_DS_AVAILABLE: Final = (  # DaemonSetStatus.numberAvailable
+    "The number of nodes that should be running the daemon pod and have one or more of the daemon pod "
+    "running and available (ready for at least spec.minReadySeconds)"
+)
+_POD_NODE_SELECTOR: Final = (  # PodSpec.nodeSelector
+    "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must "
+    "match a node's labels for the pod to be scheduled on that node. More info: "
+    "https://kubernetes.io/docs/concepts/configuration/assign-pod-node/"
+)
+_DS_SELECTOR: Final = (  # DaemonSetSpec.selector
+    "A label query over pods that are managed by the daemon set. Must match in order to be controlled. "
+    "It must match the pod template's labels. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
+)
+_CR_REVISION: Final = "Revision indicates the revision of the state represented by Data."
 _JOB_STATUS_SUCCEEDED: Final = (  # JobStatus.succeeded
     "The number of pods which reached phase Succeeded. The value increases monotonically for a given "
     "spec. However, it may decrease in reaction to scale down of elastic indexed jobs."
@@ -292,6 +403,21 @@ _LEASE_HOLDER: Final = (  # LeaseSpec.holderIdentity
     "holderIdentity contains the identity of the holder of a current lease. If Coordinated "
     "Leader Election is used, the holder identity must be equal to the elected "
     "LeaseCandidate.metadata.name field."
+)
+_PC_VALUE: Final = (  # PriorityClass.value
+    "value represents the integer value of this priority class. This is the actual priority that "
+    "pods receive when they have the name of this class in their pod spec."
+)
+_PC_GLOBAL_DEFAULT: Final = (  # PriorityClass.globalDefault
+    "globalDefault specifies whether this PriorityClass should be considered as the default "
+    "priority for pods that do not have any priority class. Only one PriorityClass can be marked "
+    "as `globalDefault`. However, if more than one PriorityClasses exists with their "
+    "`globalDefault` field set to true, the smallest value of such global default PriorityClasses "
+    "will be used as the default priority."
+)
+_PC_PREEMPTION_POLICY: Final = (  # PriorityClass.preemptionPolicy
+    "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, "
+    "PreemptLowerPriority. Defaults to PreemptLowerPriority if unset."
 )
 # EndpointSlice's fields. Upstream's column definitions quote discovery/v1beta1's docs (printers.go);
 # these are v1's, which differ in wording only (kubectl never shows a column's description).
@@ -952,6 +1078,53 @@ def _replica_set_row(replica_set: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _daemon_set_row(daemon_set: Object, now: datetime) -> list[Any]:
+    """``printDaemonSet``: the status counts, the template's node selector."""
+    spec, status = _map(daemon_set.get("spec")), _map(daemon_set.get("status"))
+    names, images = _layout_containers(_get(spec, "template", "spec", "containers"))
+    return [
+        _name(daemon_set),
+        _int(status.get("desiredNumberScheduled")),
+        _int(status.get("currentNumberScheduled")),
+        _int(status.get("numberReady")),
+        _int(status.get("updatedNumberScheduled")),
+        _int(status.get("numberAvailable")),
+        format_labels(_map(_get(spec, "template", "spec", "nodeSelector"))),
+        _age(daemon_set, now),
+        names,
+        images,
+        format_label_selector(spec.get("selector")),
+    ]
+
+
+def _stateful_set_row(stateful_set: Object, now: datetime) -> list[Any]:
+    """``printStatefulSet``: ready of desired."""
+    spec, status = _map(stateful_set.get("spec")), _map(stateful_set.get("status"))
+    names, images = _layout_containers(_get(spec, "template", "spec", "containers"))
+    return [
+        _name(stateful_set),
+        f"{_int(status.get('readyReplicas'))}/{_int(spec.get('replicas'))}",
+        _age(stateful_set, now),
+        names,
+        images,
+    ]
+
+
+def _controller_revision_row(revision: Object, now: datetime) -> list[Any]:
+    """``printControllerRevision``: the controller as ``kind.group/name`` (``formatResourceName``)."""
+    controller = "<none>"
+    for ref in _list(_get(revision, "metadata", "ownerReferences")):
+        ref = _map(ref)
+        if ref.get("controller"):
+            group = _str(ref.get("apiVersion")).rpartition("/")[0]
+            kind = _str(ref.get("kind"))
+            group_kind = f"{kind}.{group}" if group else kind
+            name = _str(ref.get("name"))
+            controller = f"{group_kind.lower()}/{name}" if group_kind else name
+            break
+    return [_name(revision), controller, _int(revision.get("revision")), _age(revision, now)]
+
+
 def _job_condition_true(job: Object, condition_type: str) -> bool:
     """``hasJobCondition``: the first condition of that type, and whether it is True."""
     return _condition_status(_get(job, "status", "conditions"), condition_type) == "True"
@@ -1021,6 +1194,15 @@ def _cron_job_row(cron_job: Object, now: datetime) -> list[Any]:
         images,
         format_label_selector(job_spec.get("selector")),
     ]
+
+
+def _pod_disruption_budget_row(pdb: Object, now: datetime) -> list[Any]:
+    """``printPodDisruptionBudget``: each bound as ``IntOrString.String()``, ``N/A`` when unset."""
+    spec = _map(pdb.get("spec"))
+    bounds = [
+        "N/A" if spec.get(field) is None else str(spec[field]) for field in ("minAvailable", "maxUnavailable")
+    ]
+    return [_name(pdb), *bounds, _int(_get(pdb, "status", "disruptionsAllowed")), _age(pdb, now)]
 
 
 # -- the rest ---------------------------------------------------------------------------------------
@@ -1103,11 +1285,204 @@ def _priority_level_row(level: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _priority_class_row(priority_class: Object, now: datetime) -> list[Any]:
+    """``printPriorityClass``: the value as an int64, globalDefault as a bool, the policy or ""."""
+    global_default = priority_class.get("globalDefault")
+    return [
+        _name(priority_class),
+        _int(priority_class.get("value")),
+        global_default if isinstance(global_default, bool) else False,
+        _age(priority_class, now),
+        _str(priority_class.get("preemptionPolicy")),
+    ]
+
+
 def _default_row(obj: Object, now: datetime) -> list[Any]:
     # DefaultTableConvertor: the creation time itself, RFC 3339 in UTC (Go's zero time when unset).
     created = parse_time(_get(obj, "metadata", "creationTimestamp"))
     text = format_time(created.timestamp()) if created else "0001-01-01T00:00:00Z"
     return [_name(obj), text]
+
+
+# -- replication controllers, pod templates, storage, networking ------------------------------------
+
+
+def _replication_controller_row(rc: Object, now: datetime) -> list[Any]:
+    """``printReplicationController``: the selector is a plain label map."""
+    spec, status = _map(rc.get("spec")), _map(rc.get("status"))
+    names, images = _layout_containers(_get(spec, "template", "spec", "containers"))
+    return [
+        _name(rc),
+        _int(spec.get("replicas")),
+        _int(status.get("replicas")),
+        _int(status.get("readyReplicas")),
+        _age(rc, now),
+        names,
+        images,
+        format_labels(_map(spec.get("selector"))),
+    ]
+
+
+def _pod_template_row(template: Object, now: datetime) -> list[Any]:
+    """``printPodTemplate``: no age column."""
+    names, images = _layout_containers(_get(template, "template", "spec", "containers"))
+    labels = _map(_get(template, "template", "metadata", "labels"))
+    return [_name(template), names, images, format_labels(labels)]
+
+
+#: ``helper.GetAccessModesAsString``: each mode once, in this order, by its short name.
+_ACCESS_MODE_NAMES: Final = (
+    ("ReadWriteOnce", "RWO"),
+    ("ReadOnlyMany", "ROX"),
+    ("ReadWriteMany", "RWX"),
+    ("ReadWriteOncePod", "RWOP"),
+)
+_BETA_STORAGE_CLASS: Final = "volume.beta.kubernetes.io/storage-class"
+
+
+def access_modes_text(modes: Any) -> str:
+    present = {_str(mode) for mode in _list(modes)}
+    return ",".join(short for mode, short in _ACCESS_MODE_NAMES if mode in present)
+
+
+def _storage_class_of(obj: Object) -> str:
+    """``GetPersistentVolume{,Claim}Class``: the beta annotation first, then ``spec.storageClassName``."""
+    annotations = _map(_get(obj, "metadata", "annotations"))
+    if _BETA_STORAGE_CLASS in annotations:
+        return _str(annotations[_BETA_STORAGE_CLASS])
+    return _str(_get(obj, "spec", "storageClassName"))
+
+
+def _quantity_text(value: Any) -> str:
+    return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def _persistent_volume_row(pv: Object, now: datetime) -> list[Any]:
+    """``printPersistentVolume``."""
+    spec, status = _map(pv.get("spec")), _map(pv.get("status"))
+    claim_ref = spec.get("claimRef")
+    claim = ""
+    if isinstance(claim_ref, Mapping):
+        claim = f"{_str(claim_ref.get('namespace'))}/{_str(claim_ref.get('name'))}"
+    phase = _str(status.get("phase"))
+    if _get(pv, "metadata", "deletionTimestamp") is not None:
+        phase = "Terminating"
+    return [
+        _name(pv),
+        _quantity_text(_map(spec.get("capacity")).get("storage", "0")),
+        access_modes_text(spec.get("accessModes")),
+        _str(spec.get("persistentVolumeReclaimPolicy")),
+        phase,
+        claim,
+        _storage_class_of(pv),
+        _str(spec.get("volumeAttributesClassName")) or "<unset>",
+        _str(status.get("reason")),
+        _age(pv, now),
+        _str(spec.get("volumeMode")) or "<unset>",
+    ]
+
+
+def _persistent_volume_claim_row(pvc: Object, now: datetime) -> list[Any]:
+    """``printPersistentVolumeClaim``: capacity and access modes only once bound to a volume."""
+    spec, status = _map(pvc.get("spec")), _map(pvc.get("status"))
+    phase = _str(status.get("phase"))
+    if _get(pvc, "metadata", "deletionTimestamp") is not None:
+        phase = "Terminating"
+    capacity = access_modes = ""
+    if _str(spec.get("volumeName")):
+        access_modes = access_modes_text(status.get("accessModes"))
+        capacity = _quantity_text(_map(status.get("capacity")).get("storage", "0"))
+    return [
+        _name(pvc),
+        phase,
+        _str(spec.get("volumeName")),
+        capacity,
+        access_modes,
+        _storage_class_of(pvc),
+        _str(spec.get("volumeAttributesClassName")) or "<unset>",
+        _age(pvc, now),
+        _str(spec.get("volumeMode")) or "<unset>",
+    ]
+
+
+def _storage_class_row(storage_class: Object, now: datetime) -> list[Any]:
+    """``printStorageClass``: the default class is named ``standard (default)``."""
+    annotations = _map(_get(storage_class, "metadata", "annotations"))
+    name = _name(storage_class)
+    if (
+        annotations.get("storageclass.kubernetes.io/is-default-class") == "true"
+        or annotations.get("storageclass.beta.kubernetes.io/is-default-class") == "true"
+    ):
+        name += " (default)"
+    expansion = storage_class.get("allowVolumeExpansion")
+    return [
+        name,
+        _str(storage_class.get("provisioner")),
+        _str(storage_class.get("reclaimPolicy")) or "Delete",
+        _str(storage_class.get("volumeBindingMode")) or "Immediate",
+        expansion if isinstance(expansion, bool) else False,
+        _age(storage_class, now),
+    ]
+
+
+def _ingress_hosts(rules: Any) -> str:
+    """``formatHosts``: the first three hosts, ``*`` when none."""
+    hosts: list[str] = []
+    more = False
+    items = _list(rules)
+    for rule in items:
+        if len(hosts) == 3:
+            more = True
+        host = _str(_map(rule).get("host"))
+        if not more and host:
+            hosts.append(host)
+    if not hosts:
+        return "*"
+    text = ",".join(hosts)
+    return f"{text} + {len(items) - 3} more..." if more else text
+
+
+def _ingress_row(ingress: Object, now: datetime) -> list[Any]:
+    """``printIngress`` (wide: the address is never clipped)."""
+    spec = _map(ingress.get("spec"))
+    addresses = set()
+    for point in _list(_get(ingress, "status", "loadBalancer", "ingress")):
+        point = _map(point)
+        if _str(point.get("ip")):
+            addresses.add(_str(point.get("ip")))
+        elif _str(point.get("hostname")):
+            addresses.add(_str(point.get("hostname")))
+    class_name = spec.get("ingressClassName")
+    return [
+        _name(ingress),
+        class_name if isinstance(class_name, str) else "<none>",
+        _ingress_hosts(spec.get("rules")),
+        ",".join(sorted(addresses)),
+        "80, 443" if _list(spec.get("tls")) else "80",
+        _age(ingress, now),
+    ]
+
+
+def _ingress_class_row(ingress_class: Object, now: datetime) -> list[Any]:
+    """``printIngressClass``: parameters as ``Kind.group/name``."""
+    spec = _map(ingress_class.get("spec"))
+    parameters = "<none>"
+    reference = spec.get("parameters")
+    if isinstance(reference, Mapping):
+        parameters = _str(reference.get("kind"))
+        if isinstance(reference.get("apiGroup"), str):
+            parameters += "." + _str(reference.get("apiGroup"))
+        parameters += "/" + _str(reference.get("name"))
+    return [_name(ingress_class), _str(spec.get("controller")), parameters, _age(ingress_class, now)]
+
+
+def _network_policy_row(policy: Object, now: datetime) -> list[Any]:
+    """``printNetworkPolicy``: an empty pod selector prints as ``<none>``."""
+    return [
+        _name(policy),
+        format_label_selector(_map(_get(policy, "spec", "podSelector"))),
+        _age(policy, now),
+    ]
 
 
 # -- printers ---------------------------------------------------------------------------------------
@@ -1311,6 +1686,44 @@ REPLICA_SET_PRINTER: Final = Printer(
     _replica_set_row,
 )
 
+DAEMON_SET_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Desired", "integer", description=_DS_DESIRED),
+        Column("Current", "integer", description=_DS_CURRENT),
+        Column("Ready", "integer", description=_DS_READY),
+        Column("Up-to-date", "integer", description=_DS_UPDATED),
+        Column("Available", "integer", description=_DS_AVAILABLE),
+        Column("Node Selector", description=_POD_NODE_SELECTOR),
+        _AGE_COLUMN,
+        _CONTAINERS_COLUMN,
+        _IMAGES_COLUMN,
+        Column("Selector", priority=1, description=_DS_SELECTOR),
+    ),
+    _daemon_set_row,
+)
+
+STATEFUL_SET_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Ready", description="Number of the pod with ready state"),
+        _AGE_COLUMN,
+        _CONTAINERS_COLUMN,
+        _IMAGES_COLUMN,
+    ),
+    _stateful_set_row,
+)
+
+CONTROLLER_REVISION_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Controller", description="Controller of the object"),
+        Column("Revision", description=_CR_REVISION),
+        _AGE_COLUMN,
+    ),
+    _controller_revision_row,
+)
+
 JOB_PRINTER: Final = Printer(
     _columns(
         _NAME_COLUMN,
@@ -1339,6 +1752,21 @@ CRON_JOB_PRINTER: Final = Printer(
         Column("Selector", priority=1, description=_JOB_SELECTOR),
     ),
     _cron_job_row,
+)
+
+POD_DISRUPTION_BUDGET_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Min Available", description="The minimum number of pods that must be available."),
+        Column("Max Unavailable", description="The maximum number of pods that may be unavailable."),
+        Column(
+            "Allowed Disruptions",
+            "integer",
+            description="Calculated number of pods that may be disrupted at this time.",
+        ),
+        _AGE_COLUMN,
+    ),
+    _pod_disruption_budget_row,
 )
 
 LEASE_PRINTER: Final = Printer(
@@ -1403,6 +1831,112 @@ PRIORITY_LEVEL_PRINTER: Final = Printer(
     _priority_level_row,
 )
 
+PRIORITY_CLASS_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Value", "integer", description=_PC_VALUE),
+        Column("Global-Default", "boolean", description=_PC_GLOBAL_DEFAULT),
+        _AGE_COLUMN,
+        Column("PreemptionPolicy", description=_PC_PREEMPTION_POLICY),
+    ),
+    _priority_class_row,
+)
+
+REPLICATION_CONTROLLER_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Desired", "integer", description=_RC_SPEC_REPLICAS),
+        Column("Current", "integer", description=_RC_STATUS_REPLICAS),
+        Column("Ready", "integer", description=_RC_READY_REPLICAS),
+        _AGE_COLUMN,
+        _CONTAINERS_COLUMN,
+        _IMAGES_COLUMN,
+        Column("Selector", priority=1, description=_RC_SELECTOR),
+    ),
+    _replication_controller_row,
+)
+
+POD_TEMPLATE_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Containers", description="Names of each container in the template."),
+        Column("Images", description="Images referenced by each container in the template."),
+        Column("Pod Labels", description="The labels for the pod template."),
+    ),
+    _pod_template_row,
+)
+
+PERSISTENT_VOLUME_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Capacity", description=_PV_CAPACITY),
+        Column("Access Modes", description=_PV_ACCESS_MODES),
+        Column("Reclaim Policy", description=_PV_RECLAIM_POLICY),
+        Column("Status", description=_PV_PHASE),
+        Column("Claim", description=_PV_CLAIM_REF),
+        Column("StorageClass", description="StorageClass of the pv"),
+        Column("VolumeAttributesClass", description="VolumeAttributesClass of the pv"),
+        Column("Reason", description=_PV_REASON),
+        _AGE_COLUMN,
+        Column("VolumeMode", priority=1, description=_PV_VOLUME_MODE),
+    ),
+    _persistent_volume_row,
+)
+
+PERSISTENT_VOLUME_CLAIM_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Status", description=_PVC_PHASE),
+        Column("Volume", description=_PVC_VOLUME_NAME),
+        Column("Capacity", description=_PVC_CAPACITY),
+        Column("Access Modes", description=_PVC_ACCESS_MODES),
+        Column("StorageClass", description="StorageClass of the pvc"),
+        Column("VolumeAttributesClass", description="VolumeAttributesClass of the pvc"),
+        _AGE_COLUMN,
+        Column("VolumeMode", priority=1, description=_PVC_VOLUME_MODE),
+    ),
+    _persistent_volume_claim_row,
+)
+
+STORAGE_CLASS_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Provisioner", description=_SC_PROVISIONER),
+        Column("ReclaimPolicy", description=_SC_RECLAIM_POLICY),
+        Column("VolumeBindingMode", description=_SC_BINDING_MODE),
+        Column("AllowVolumeExpansion", description=_SC_ALLOW_EXPANSION),
+        _AGE_COLUMN,
+    ),
+    _storage_class_row,
+)
+
+INGRESS_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Class", description=_INGRESS_CLASS),
+        Column("Hosts", description=_INGRESS_HOSTS),
+        Column("Address", description="Address is a list containing ingress points for the load-balancer"),
+        Column("Ports", description="Ports of TLS configurations that open"),
+        _AGE_COLUMN,
+    ),
+    _ingress_row,
+)
+
+INGRESS_CLASS_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Controller", description="Controller that is responsible for handling this class"),
+        Column("Parameters", description="A reference to a resource with additional parameters"),
+        _AGE_COLUMN,
+    ),
+    _ingress_class_row,
+)
+
+NETWORK_POLICY_PRINTER: Final = Printer(
+    _columns(_NAME_COLUMN, Column("Pod-Selector", description=_NETPOL_POD_SELECTOR), _AGE_COLUMN),
+    _network_policy_row,
+)
+
 #: Upstream's ``DefaultTableConvertor``: every resource without a printer of its own.
 DEFAULT_PRINTER: Final = Printer(
     _columns(_NAME_COLUMN, Column("Created At", "date", description=_CREATION_TIMESTAMP)),
@@ -1423,8 +1957,20 @@ PRINTERS: Final[dict[tuple[str, str], Printer]] = {
     ("events.k8s.io", "events"): EVENTS_V1_PRINTER,
     ("apps", "deployments"): DEPLOYMENT_PRINTER,
     ("apps", "replicasets"): REPLICA_SET_PRINTER,
+    ("apps", "daemonsets"): DAEMON_SET_PRINTER,
+    ("apps", "controllerrevisions"): CONTROLLER_REVISION_PRINTER,
+    ("apps", "statefulsets"): STATEFUL_SET_PRINTER,
     ("batch", "jobs"): JOB_PRINTER,
     ("batch", "cronjobs"): CRON_JOB_PRINTER,
+    ("", "replicationcontrollers"): REPLICATION_CONTROLLER_PRINTER,
+    ("", "podtemplates"): POD_TEMPLATE_PRINTER,
+    ("", "persistentvolumes"): PERSISTENT_VOLUME_PRINTER,
+    ("", "persistentvolumeclaims"): PERSISTENT_VOLUME_CLAIM_PRINTER,
+    ("storage.k8s.io", "storageclasses"): STORAGE_CLASS_PRINTER,
+    ("networking.k8s.io", "ingresses"): INGRESS_PRINTER,
+    ("networking.k8s.io", "ingressclasses"): INGRESS_CLASS_PRINTER,
+    ("networking.k8s.io", "networkpolicies"): NETWORK_POLICY_PRINTER,
+    ("policy", "poddisruptionbudgets"): POD_DISRUPTION_BUDGET_PRINTER,
     ("coordination.k8s.io", "leases"): LEASE_PRINTER,
     ("rbac.authorization.k8s.io", "rolebindings"): ROLE_BINDING_PRINTER,
     ("rbac.authorization.k8s.io", "clusterrolebindings"): CLUSTER_ROLE_BINDING_PRINTER,
@@ -1432,6 +1978,7 @@ PRINTERS: Final[dict[tuple[str, str], Printer]] = {
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): WEBHOOK_CONFIGURATION_PRINTER,
     ("flowcontrol.apiserver.k8s.io", "flowschemas"): FLOW_SCHEMA_PRINTER,
     ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"): PRIORITY_LEVEL_PRINTER,
+    ("scheduling.k8s.io", "priorityclasses"): PRIORITY_CLASS_PRINTER,
 }
 
 

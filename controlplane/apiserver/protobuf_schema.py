@@ -1048,9 +1048,77 @@ MESSAGES: Final[Mapping[str, Message]] = {
         7: ("blockOwnerDeletion", "*bool"),
     },
     "meta.Preconditions": {1: ("uid", "*string"), 2: ("resourceVersion", "*string")},  # pkg/apis/meta/v1
+    "networking.HTTPIngressPath": {  # networking/v1
+        1: ("path", "string"),
+        2: ("backend", "networking.IngressBackend"),
+        3: ("pathType", "*string"),
+    },
+    "networking.HTTPIngressRuleValue": {1: ("paths", "[]networking.HTTPIngressPath")},  # networking/v1
+    "networking.Ingress": {  # networking/v1
+        1: ("metadata", "meta.ObjectMeta"),
+        2: ("spec", "networking.IngressSpec"),
+        3: ("status", "networking.IngressStatus"),
+    },
+    "networking.IngressBackend": {  # networking/v1
+        3: ("resource", "core.TypedLocalObjectReference"),
+        4: ("service", "networking.IngressServiceBackend"),
+    },
+    "networking.IngressLoadBalancerIngress": {  # networking/v1
+        1: ("ip", "string"),
+        2: ("hostname", "string"),
+        4: ("ports", "[]networking.IngressPortStatus"),
+    },
+    "networking.IngressLoadBalancerStatus": {  # networking/v1
+        1: ("ingress", "[]networking.IngressLoadBalancerIngress"),
+    },
+    "networking.IngressPortStatus": {  # networking/v1
+        1: ("port", "*int"),
+        2: ("protocol", "*string"),
+        3: ("error", "*string"),
+    },
+    "networking.IngressRule": {  # networking/v1
+        1: ("host", "string"),
+        2: ("", "networking.IngressRuleValue"),
+    },
+    "networking.IngressRuleValue": {1: ("http", "networking.HTTPIngressRuleValue")},  # networking/v1
+    "networking.IngressServiceBackend": {  # networking/v1
+        1: ("name", "*string"),
+        2: ("port", "networking.ServiceBackendPort"),
+    },
+    "networking.IngressSpec": {  # networking/v1
+        1: ("defaultBackend", "networking.IngressBackend"),
+        2: ("tls", "[]networking.IngressTLS"),
+        3: ("rules", "[]networking.IngressRule"),
+        4: ("ingressClassName", "*string"),
+    },
+    "networking.IngressStatus": {  # networking/v1
+        1: ("loadBalancer", "networking.IngressLoadBalancerStatus"),
+    },
+    "networking.IngressTLS": {1: ("hosts", "[]string"), 2: ("secretName", "string")},  # networking/v1
+    "networking.ServiceBackendPort": {1: ("name", "string"), 2: ("number", "int")},  # networking/v1
     "policy.Eviction": {  # policy/v1
         1: ("metadata", "meta.ObjectMeta"),
         2: ("deleteOptions", "meta.DeleteOptions"),
+    },
+    "policy.PodDisruptionBudget": {  # policy/v1
+        1: ("metadata", "meta.ObjectMeta"),
+        2: ("spec", "policy.PodDisruptionBudgetSpec"),
+        3: ("status", "policy.PodDisruptionBudgetStatus"),
+    },
+    "policy.PodDisruptionBudgetSpec": {  # policy/v1
+        1: ("minAvailable", "intstr.IntOrString"),
+        2: ("selector", "meta.LabelSelector"),
+        3: ("maxUnavailable", "intstr.IntOrString"),
+        4: ("unhealthyPodEvictionPolicy", "*string"),
+    },
+    "policy.PodDisruptionBudgetStatus": {  # policy/v1
+        1: ("observedGeneration", "int"),
+        2: ("disruptedPods", "map[string]meta.Time"),
+        3: ("disruptionsAllowed", "*int"),
+        4: ("currentHealthy", "*int"),
+        5: ("desiredHealthy", "*int"),
+        6: ("expectedPods", "*int"),
+        7: ("conditions", "[]meta.Condition"),
     },
     "rbac.AggregationRule": {1: ("clusterRoleSelectors", "[]meta.LabelSelector")},  # rbac/v1
     "rbac.ClusterRole": {  # rbac/v1
@@ -1082,6 +1150,13 @@ MESSAGES: Final[Mapping[str, Message]] = {
         2: ("apiGroup", "string"),
         3: ("name", "*string"),
         4: ("namespace", "string"),
+    },
+    "scheduling.PriorityClass": {  # scheduling/v1
+        1: ("metadata", "meta.ObjectMeta"),
+        2: ("value", "*int"),
+        3: ("globalDefault", "bool"),
+        4: ("description", "string"),
+        5: ("preemptionPolicy", "*string"),
     },
 }
 
@@ -1120,7 +1195,10 @@ KINDS: Final[Mapping[str, tuple[str | None, str]]] = {
     "TokenRequest": ("authentication.k8s.io/v1", "authentication.TokenRequest"),  # kubectl create token
     "TokenReview": ("authentication.k8s.io/v1", "authentication.TokenReview"),
     "Eviction": ("policy/v1", "policy.Eviction"),  # kubectl drain
+    "PodDisruptionBudget": ("policy/v1", "policy.PodDisruptionBudget"),  # kubectl create pdb
+    "Ingress": ("networking.k8s.io/v1", "networking.Ingress"),  # kubectl create ingress
     "Lease": ("coordination.k8s.io/v1", "coordination.Lease"),
+    "PriorityClass": ("scheduling.k8s.io/v1", "scheduling.PriorityClass"),  # kubectl create priorityclass
     # Registered in every group version: any apiVersion (kubectl drain --disable-eviction).
     "DeleteOptions": (None, "meta.DeleteOptions"),
 }

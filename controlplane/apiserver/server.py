@@ -79,6 +79,11 @@ from controlplane.apiserver.pipeline import (
 )
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.requestscope import RequestScope
+from controlplane.apiserver.storageclassaddon import ensure_default_storage_class
+from controlplane.apiserver.systempriorityclasses import (
+    SYSTEM_PRIORITY_CLASSES_HOOK,
+    ensure_system_priority_classes,
+)
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
@@ -99,7 +104,13 @@ FLOWCONTROL_HOOK = "apiserver/bootstrap-system-flowcontrol-configuration"
 RBAC_HOOK = "rbac/bootstrap-roles"
 #: The ``kubernetes`` Service, its Endpoints and EndpointSlice (``kubernetesservice.py``).
 BOOTSTRAP_CONTROLLER_HOOK = "bootstrap-controller"
-POST_START_HOOKS = (SYSTEM_NAMESPACES_HOOK, FLOWCONTROL_HOOK, RBAC_HOOK, BOOTSTRAP_CONTROLLER_HOOK)
+POST_START_HOOKS = (
+    SYSTEM_NAMESPACES_HOOK,
+    FLOWCONTROL_HOOK,
+    RBAC_HOOK,
+    SYSTEM_PRIORITY_CLASSES_HOOK,
+    BOOTSTRAP_CONTROLLER_HOOK,
+)
 
 #: Namespaces every cluster has (upstream's metav1.NamespaceDefault, NamespaceSystem, NamespacePublic,
 #: and the node lease namespace).
@@ -309,6 +320,9 @@ class APIServer:
         self.start_steps.add(FLOWCONTROL_HOOK)
         await self.authorization.start()  # upstream's rbac/bootstrap-roles post-start hook
         self.start_steps.add(RBAC_HOOK)
+        await ensure_default_storage_class(self.registries)  # what a cluster installer adds
+        await ensure_system_priority_classes(self.registries)
+        self.start_steps.add(SYSTEM_PRIORITY_CLASSES_HOOK)
         if self.kubernetes_service is not None:
             # Its first reconciliation before the server is ready: nothing else can take 10.96.0.1.
             await self.kubernetes_service.start()

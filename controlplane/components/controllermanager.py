@@ -28,18 +28,24 @@ from controlplane.client.rest import ClientLease, ClientOrFactory, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.controllers import (
     cronjob,
+    daemonset,
     deployment,
+    disruption,
     endpoints,
     endpointslice,
     garbagecollector,
     job,
     namespace,
     nodelifecycle,
+    persistentvolume,
     replicaset,
+    replicationcontroller,
     rootcacertpublisher,
     serviceaccount_controller,
+    statefulset,
     tainteviction,
     ttlafterfinished,
+    volumeprovisioner,
 )
 from controlplane.timing import CLASSROOM, TimingProfile
 from controlplane.trace import NULL_SINK, TraceSink, nodes
@@ -64,9 +70,17 @@ Adder = Callable[[Manager, ControllerContext], Any]
 CONTROLLERS: dict[str, Adder] = {
     "replicaset-controller": lambda m, c: replicaset.add_to_manager(m),
     "deployment-controller": lambda m, c: deployment.add_to_manager(m),
+    "replicationcontroller-controller": lambda m, c: replicationcontroller.add_to_manager(m),
+    "persistentvolume-binder-controller": lambda m, c: persistentvolume.add_to_manager(m),
+    # Not a kube-controller-manager controller: the cluster's (simulated) external provisioner,
+    # run here for the default StorageClass (controllers/volumeprovisioner.py).
+    "simulated-volume-provisioner": lambda m, c: volumeprovisioner.add_to_manager(m),
+    "daemonset-controller": lambda m, c: daemonset.add_to_manager(m),
+    "statefulset-controller": lambda m, c: statefulset.add_to_manager(m),
     "job-controller": lambda m, c: job.add_to_manager(m),
     "cronjob-controller": lambda m, c: cronjob.add_to_manager(m),
     "ttl-after-finished-controller": lambda m, c: ttlafterfinished.add_to_manager(m),
+    "disruption-controller": lambda m, c: disruption.add_to_manager(m),
     "node-lifecycle-controller": lambda m, c: nodelifecycle.add_to_manager(
         m,
         node_monitor_period=c.timing.node_monitor_period,

@@ -622,7 +622,14 @@ _TYPES = (
             ),
             "scheduler": _f("schedulerName", *STR),
             "revision": _f("the pod's resourceVersion this attempt saw", *OPT_INT),
-            "requests": _f("Audit-IDs of the requests made for this attempt (the binding)", *LIST),
+            "requests": _f(
+                "Audit-IDs of the requests made for this attempt (the binding, or a preemption's writes)",
+                *LIST,
+            ),
+            "preemption": _f(
+                "when no node fit, what DefaultPreemption found: {nominated, victims, candidates, message}",
+                *DICT,
+            ),
         },
         {
             "from": "scheduler",

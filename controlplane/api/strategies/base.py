@@ -63,6 +63,12 @@ class Strategy:
         value = (obj.get("spec") or {}).get("terminationGracePeriodSeconds")
         return int(value) if isinstance(value, int) and value >= 0 else 30
 
+    def delete_refusal(self, name: str) -> str | None:
+        """Why a DELETE of the object ``name`` is refused outright (403), or None. Upstream's REST
+        storage of a few kinds overrides ``Delete`` so (the system PriorityClasses); a
+        deletecollection goes through the generic store's ``Delete`` and is not refused."""
+        return None
+
     def default(self, obj: Object) -> None:
         """Fill in defaulted fields (upstream's ``SetDefaults_*``)."""
 

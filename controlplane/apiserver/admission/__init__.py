@@ -15,7 +15,9 @@ The built-in plugins, in upstream's order (``pkg/kubeapiserver/options/plugins.g
   gets the projected ``kube-api-access-*`` token volume mounted in each container;
 - ``noderestriction``: a kubelet (``system:node:<n>``) may change only its own Node and its pods;
 - ``podsecurity``: the Pod Security Standards, chosen per namespace by labels;
+- ``priority``: a new pod's ``spec.priority`` from its PriorityClass (or the ``globalDefault`` one);
 - ``defaulttolerationseconds``: pods tolerate ``not-ready`` and ``unreachable`` nodes for 300 s;
+- ``defaultstorageclass``: a PersistentVolumeClaim without a class gets the default StorageClass;
 - ``secretspolicy``: Kubelab's own, for the Secrets chapter (not an upstream plugin);
 - ``mutatingwebhook`` / ``validatingwebhook``: your own plugins, as HTTPS servers
   (``MutatingWebhookConfiguration``, ``ValidatingWebhookConfiguration``);

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from controlplane.apiserver.admission.chain import Chain, Plugin, Tracer
 from controlplane.apiserver.admission.clusterview import Authorize, CachedCluster, allow_everything
+from controlplane.apiserver.admission.defaultstorageclass import DefaultStorageClass
 from controlplane.apiserver.admission.defaulttolerationseconds import (
     DEFAULT_SECONDS,
     DefaultTolerationSeconds,
@@ -26,6 +27,7 @@ from controlplane.apiserver.admission.mutatingwebhook import MutatingWebhooks
 from controlplane.apiserver.admission.namespacelifecycle import NamespaceLifecycle
 from controlplane.apiserver.admission.noderestriction import NodeRestriction
 from controlplane.apiserver.admission.podsecurity import PodSecurity
+from controlplane.apiserver.admission.priority import Priority
 from controlplane.apiserver.admission.resourcequota import ResourceQuota
 from controlplane.apiserver.admission.sandboxguardrails import GuardrailsConfig, SandboxGuardrails
 from controlplane.apiserver.admission.secretspolicy import SecretsPolicy, SecretsPolicyConfig
@@ -46,7 +48,9 @@ ORDER = (
     "ServiceAccount",
     "NodeRestriction",
     "PodSecurity",
+    "Priority",
     "DefaultTolerationSeconds",
+    "DefaultStorageClass",
     "SecretsPolicy",
     "SandboxGuardrails",
     "MutatingAdmissionWebhook",
@@ -119,9 +123,11 @@ def build(
         ),
         "NodeRestriction": NodeRestriction,
         "PodSecurity": PodSecurity,
+        "Priority": Priority,
         "DefaultTolerationSeconds": lambda: DefaultTolerationSeconds(
             options.default_toleration_seconds, options.default_toleration_seconds
         ),
+        "DefaultStorageClass": DefaultStorageClass,
         "SecretsPolicy": lambda: SecretsPolicy(options.secrets_policy or SecretsPolicyConfig(False, None)),
         "SandboxGuardrails": lambda: SandboxGuardrails(
             options.guardrails or GuardrailsConfig(), count_objects=partial(_count_objects, caches)

@@ -699,9 +699,16 @@ def controller_roles() -> list[Object]:
 KCM_CONTROLLER_ROLES: Final[Mapping[str, str]] = {
     "replicaset-controller": "replicaset-controller",
     "deployment-controller": "deployment-controller",
+    "replicationcontroller-controller": "replication-controller",
+    "persistentvolume-binder-controller": "persistent-volume-binder",
+    # The simulated external provisioner needs what the binder may do (create and delete volumes).
+    "simulated-volume-provisioner": "persistent-volume-binder",
+    "daemonset-controller": "daemon-set-controller",
+    "statefulset-controller": "statefulset-controller",
     "job-controller": "job-controller",
     "cronjob-controller": "cronjob-controller",
     "ttl-after-finished-controller": "ttl-after-finished-controller",
+    "disruption-controller": "disruption-controller",
     "node-lifecycle-controller": "node-controller",
     "taint-eviction-controller": "node-controller",
     "endpoints-controller": "endpoint-controller",

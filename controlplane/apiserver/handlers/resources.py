@@ -472,6 +472,9 @@ def delete_options(ctx: Context, body: bytes) -> dict[str, Any]:
 
 
 async def delete(ctx: Context) -> Reply:
+    refusal = ctx.rtype.strategy.delete_refusal(ctx.name)
+    if refusal is not None:
+        raise errors.forbidden(ctx.rtype.plural, ctx.rtype.group, ctx.name, refusal)
     options = delete_options(ctx, await ctx.request.read_body())
     policy = options.get("propagationPolicy")
     obj, gone = await ctx.registry.delete(

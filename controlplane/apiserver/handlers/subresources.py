@@ -12,8 +12,8 @@
   or the reader goes away (``pkg/registry/core/pod/rest/log.go``, ``LogLocation`` in
   ``pkg/registry/core/pod/strategy.go``).
 - ``pods/eviction`` is how ``kubectl drain`` removes pods: a ``policy/v1`` ``Eviction`` is a delete
-  that a PodDisruptionBudget may refuse (429). Kubelab has no PodDisruptionBudgets yet, so an eviction
-  deletes the pod with the Eviction's ``deleteOptions`` and answers ``Status Success``, 201
+  that a PodDisruptionBudget may refuse (429, see :mod:`.eviction` for the budgets' part). An allowed
+  eviction deletes the pod with the Eviction's ``deleteOptions`` and answers ``Status Success``, 201
   (``pkg/registry/core/pod/storage/eviction.go``).
 """
 
@@ -30,6 +30,7 @@ from controlplane.api.meta import Object, parse_time
 from controlplane.api.resources import ResourceType
 from controlplane.api.validation import forbidden, invalid, not_supported, required
 from controlplane.apiserver import admission, errors, patching
+from controlplane.apiserver.handlers import eviction
 from controlplane.apiserver.handlers.resources import PATCH_TYPES, Context, Reply
 from controlplane.apiserver.http import Receive, Send, decode_body, dumps
 from controlplane.apiserver.kubeletclient import KubeletUnavailable, container_logs_path
@@ -57,7 +58,10 @@ def _scale(obj: Object) -> Object:
     meta = obj["metadata"]
     status = obj.get("status") or {}
     selector = (obj.get("spec") or {}).get("selector") or {}
-    match_labels = selector.get("matchLabels") or {}
+    # A ReplicationController's selector is a plain label map (scaleFromRC in
+    # pkg/registry/core/replicationcontroller/storage/storage.go); the apps kinds' is a LabelSelector.
+    is_rc = obj.get("kind") == "ReplicationController"
+    match_labels = selector if is_rc else (selector.get("matchLabels") or {})
     return {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -401,7 +405,7 @@ EVICTION_RETRIES = 20
 
 
 async def evict(ctx: Context) -> Reply:
-    """``EvictionREST.Create``: with no PodDisruptionBudgets, an eviction is a delete."""
+    """``EvictionREST.Create``: a delete, once the pod's disruption budget (if any) allows it."""
     body = decode_body(await ctx.request.read_body(), ctx.request.content_type)
     if not isinstance(body, dict):
         raise errors.bad_request("the body of an eviction must be an Eviction object")
@@ -457,25 +461,40 @@ async def evict(ctx: Context) -> Reply:
     delete_scope = ctx.scope.already_admitted(
         "the pod's delete is the pods/eviction create, admitted as such"
     )
+    success = Reply(
+        201, dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
+    )
     for _ in range(1 if user_pinned_version else EVICTION_RETRIES):
         pod, revision = await ctx.registry.read(ctx.namespace, ctx.name)
-        phase = (pod.get("status") or {}).get("phase")
-        deleting = bool(pod["metadata"].get("deletionTimestamp"))
+        if not eviction.can_ignore_pdb(pod):
+            break  # a running pod: its disruption budgets decide (below)
         wanted = dict(preconditions)
-        # canIgnorePDB + shouldEnforceResourceVersion: a Pending pod is deleted only as it was read.
-        if phase == "Pending" and not deleting and not user_pinned_version:
+        # shouldEnforceResourceVersion: a Pending pod is deleted only as it was read.
+        if eviction.should_enforce_resource_version(pod) and not user_pinned_version:
             wanted["resourceVersion"] = str(revision)
         try:
             await _delete_evicted(ctx, delete_scope, wanted, grace, dry_run, policy, options)
         except errors.StatusError as error:
-            if not user_pinned_version and "ResourceVersion in precondition" in error.message:
+            changed = isinstance(error, eviction.ResourceVersionChanged)
+            if not user_pinned_version and (changed or "ResourceVersion in precondition" in error.message):
                 continue  # the Pending pod changed since we read it: read it again
             raise
-        return Reply(
-            201,
-            dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
-        )
-    raise errors.conflict("pods", "", ctx.name, errors.OBJECT_MODIFIED)
+        return success
+    else:
+        raise errors.conflict("pods", "", ctx.name, errors.OBJECT_MODIFIED)
+    decision = await eviction.consult_budgets(ctx, pod, dry_run=dry_run)
+    if decision.reply is not None:
+        return decision.reply
+    wanted = dict(preconditions)
+    if decision.delete_as_read:  # an unready pod let go without spending the budget, if still unready
+        wanted["resourceVersion"] = str(revision)
+    try:
+        await _delete_evicted(ctx, delete_scope, wanted, grace, dry_run, policy, options)
+    except errors.StatusError as error:
+        if error.code == 409 and decision.delete_as_read and not user_pinned_version:
+            raise eviction.still_being_processed(decision.pdb_name) from None
+        raise
+    return success
 
 
 async def _delete_evicted(
@@ -487,6 +506,9 @@ async def _delete_evicted(
     policy: Any,
     options: dict[str, Any],
 ) -> None:
+    """``addConditionAndDeletePod``: mark the pod ``DisruptionTarget`` (not on a dry run), delete it."""
+    if not dry_run:
+        wanted = await eviction.mark_disruption_target(ctx, scope, wanted)
     await ctx.registry.delete(
         ctx.namespace,
         ctx.name,

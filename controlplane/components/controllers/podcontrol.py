@@ -380,6 +380,10 @@ class ControllerExpectations:
         """``ExpectDeletions`` (UID-tracking flavour, by pod key)."""
         self._store[key] = _Expectation(0, set(pod_keys), self.clock.now())
 
+    def set_expectations(self, key: str, creations: int, deletions: Iterable[str]) -> None:
+        """``SetExpectations``: creations and deletions at once (a DaemonSet's sync does both)."""
+        self._store[key] = _Expectation(creations, set(deletions), self.clock.now())
+
     def creation_observed(self, key: str) -> None:
         """A pod of ``key`` showed up in the cache (or a creation failed and never will)."""
         exp = self._store.get(key)

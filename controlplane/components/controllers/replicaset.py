@@ -192,6 +192,10 @@ class ReplicaSetReconciler:
         self.burst_replicas = burst_replicas
         self.kind = kind
 
+    def selector_of(self, rs: Mapping[str, Any]) -> LabelSelector | None:
+        """The owner's selector (a LabelSelector; the ReplicationController controller reads its map)."""
+        return selector_of(rs)
+
     # -- reconcile ---------------------------------------------------------------------------------------
 
     async def reconcile(self, request: Request) -> Result:
@@ -203,7 +207,7 @@ class ReplicaSetReconciler:
             return Result()
         rs = deep_copy(cached)
         needs_sync = self.expectations.satisfied(key)
-        selector = selector_of(rs)
+        selector = self.selector_of(rs)
         if selector is None:
             logger.error("%s: invalid selector %r", key, spec(rs).get("selector"))
             return Result()
@@ -405,7 +409,7 @@ class ReplicaSetReconciler:
         labels = meta(pod).get("labels") or {}
         found = []
         for rs in self.replicasets.by_index(NAMESPACE_INDEX, str(meta(pod).get("namespace") or "")):
-            selector = selector_of(rs)
+            selector = self.selector_of(rs)
             if selector is None or selector.empty or not selector.matches(labels):
                 continue
             found.append(rs)

@@ -27,8 +27,9 @@ from controlplane.client.informer import (
     SharedInformerFactory,
     strip_managed_fields,
 )
-from controlplane.components.scheduler.framework import Obj
+from controlplane.components.scheduler.framework import Obj, Profile
 from controlplane.components.scheduler.internal_cache import Cache
+from controlplane.components.scheduler.plugins.volume_binding import PVC_ADD, PVC_UPDATE, VolumeBinding
 from controlplane.components.scheduler.queue import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,
@@ -112,6 +113,9 @@ class EventHandlers:
     scheduler_name: str
     queue: SchedulingQueue
     cache: Cache
+    profile: Profile
+    #: Pods that preempted and wait for the room, by key, with their node (``schedule_one``).
+    nominator: dict[str, tuple[str, Obj]]
     #: Set whenever the queue may have a pod ready: the loop waits on it.
     _wakeup: asyncio.Event
 
@@ -135,7 +139,23 @@ class EventHandlers:
         pod_informer.add_event_handler(
             ResourceEventHandlerFuncs(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
         )
+        self._add_volume_binding_handlers(factory)
         return pod_informer
+
+    def _add_volume_binding_handlers(self, factory: SharedInformerFactory) -> None:
+        """Claims and classes for the VolumeBinding filter: a claim added or bound may let a pod in."""
+        binding = [f for f in self.profile.filters if isinstance(f, VolumeBinding)]
+        if not binding:
+            return
+        claims = factory.informer_for("", "v1", "persistentvolumeclaims")
+        classes = factory.informer_for("storage.k8s.io", "v1", "storageclasses")
+        for plugin in binding:
+            plugin.claims, plugin.classes = claims.indexer, classes.indexer
+        claims.add_event_handler(
+            ResourceEventHandlerFuncs(
+                lambda claim: self._move(PVC_ADD), lambda old, new: self._move(PVC_UPDATE), None
+            )
+        )
 
     def _responsible_for(self, pod: Obj) -> bool:
         return (_spec(pod).get("schedulerName") or DEFAULT_SCHEDULER_NAME) == self.scheduler_name
@@ -163,6 +183,7 @@ class EventHandlers:
         key = object_key(new)
         if assigned(new):
             self.cache.assumed.pop(key, None)
+            self.nominator.pop(key, None)  # bound: it waits for no room any more
             self.queue.delete(new)  # bound by someone else meanwhile
             if terminal(new):
                 if self.cache.pods.pop(key, None) is not None:
@@ -178,6 +199,7 @@ class EventHandlers:
                 self._wake()
         else:
             self.queue.delete(new)  # being deleted, or handed to another scheduler
+            self.nominator.pop(key, None)
 
     def _on_pod_delete(self, obj: Object | DeletedFinalStateUnknown) -> None:
         pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
@@ -185,6 +207,7 @@ class EventHandlers:
             return
         key = object_key(pod)
         self.queue.delete(pod)
+        self.nominator.pop(key, None)
         freed = self.cache.pods.pop(key, None) is not None
         freed = self.cache.assumed.pop(key, None) is not None or freed
         if freed:

@@ -197,6 +197,12 @@ def _pod_requests(pod: Obj, *, non_zero: bool) -> Resource:
     return _resource(total)
 
 
+def pod_priority(pod: Obj) -> int:
+    """``corev1helpers.PodPriority``: ``spec.priority`` (set by the Priority admission plugin), 0 without."""
+    priority = (pod.get("spec") or {}).get("priority")
+    return priority if isinstance(priority, int) and not isinstance(priority, bool) else 0
+
+
 # -- the snapshot -----------------------------------------------------------------------------------
 
 
@@ -417,12 +423,70 @@ def skips_score(plugin: ScorePlugin, state: CycleState, pod: Obj) -> bool:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """A node where preemption would make the pod fit, and the pods that would have to go."""
+
+    node: str
+    #: Most important first (``victims[0]`` is the highest-priority victim).
+    victims: tuple[Obj, ...]
+
+
+@dataclass
+class PostFilterResult:
+    """What a PostFilter plugin found: its status message, and the node to nominate with its victims.
+
+    ``nominated_node`` is None when the pod's nomination is left as it is (say, the pod may not
+    preempt), "" when it is to be cleared (no node would do), else the chosen node. ``message`` is
+    empty on success and otherwise what the FailedScheduling message ends with ("preemption: ...").
+    """
+
+    nominated_node: str | None
+    victims: list[Obj] = field(default_factory=list)
+    message: str = ""
+    candidates: list[Candidate] = field(default_factory=list)
+    #: Why each node that might have helped could not (its status from the victim search).
+    statuses: dict[str, Status] = field(default_factory=dict)
+
+    @property
+    def nominated(self) -> bool:
+        return bool(self.nominated_node)
+
+    def to_trace(self) -> dict[str, Any]:
+        """The ``preemption`` field of the ``scheduler.decision`` trace event."""
+        return {
+            "nominated": self.nominated_node or None,
+            "victims": [object_key(v) for v in self.victims],
+            "candidates": {c.node: [object_key(v) for v in c.victims] for c in self.candidates},
+            "message": self.message or None,
+        }
+
+
+class PostFilterPlugin(Protocol):
+    """A plugin that runs when no node fits (``PostFilterPlugin``): DefaultPreemption."""
+
+    @property
+    def name(self) -> str: ...
+
+    def post_filter(
+        self,
+        pod: Obj,
+        snapshot: Snapshot,
+        filters: Sequence[FilterPlugin],
+        statuses: Mapping[str, Status],
+        *,
+        now: float,
+    ) -> PostFilterResult: ...
+
+
+@dataclass(frozen=True)
 class Profile:
-    """A scheduling profile (``KubeSchedulerProfile``): filters in order, and score plugins with weights."""
+    """A scheduling profile (``KubeSchedulerProfile``): filters in order, score plugins with weights,
+    and the PostFilter plugins that run when no node fits (none: a pod that fits nowhere just waits)."""
 
     filters: Sequence[FilterPlugin]
     scores: Sequence[tuple[ScorePlugin, int]]
     scheduler_name: str = "default-scheduler"
+    post_filters: Sequence[PostFilterPlugin] = ()
 
 
 def default_normalize_score(scores: dict[str, int], *, reverse: bool = False) -> dict[str, int]:
@@ -543,12 +607,18 @@ def schedule(
     rng: random.Random,
     start: int = 0,
     explain: bool = True,
+    nominated: Mapping[str, Sequence[Obj]] | None = None,
 ) -> Decision:
     """One scheduling attempt (``schedulePod``): filter, score, select.
 
     Filtering starts at node ``start`` (the scheduler moves it round-robin between attempts) and stops
     once ``num_feasible_nodes_to_find`` nodes passed; ``Decision.processed`` says how many were looked
     at. Nodes not looked at have no verdicts in the decision.
+
+    ``nominated`` holds, per node, the pods that preempted pods there and wait for the room
+    (``status.nominatedNodeName``). Those of at least this pod's priority count as placed on the node
+    while it is filtered (upstream's ``RunFilterPluginsWithNominatedPods``), so that a pod of lower
+    priority cannot take the room a preemption freed for another.
 
     With ``explain`` the decision keeps every verdict and every plugin's score of every node, for the
     trace. Without it (nobody watches the trace) it keeps only what the scheduler acts on: the chosen
@@ -573,8 +643,9 @@ def schedule(
                 break
             processed += 1
             verdicts: dict[str, Status] = {}
+            view = _with_nominated_pods(pod, info, nominated) if nominated else info
             for plugin_name, check in active_filters:
-                status = check(state, pod, info)
+                status = check(state, pod, view)
                 if status.code is not success:
                     verdicts[plugin_name] = status
                     filters[info.name] = verdicts
@@ -616,6 +687,19 @@ def schedule(
     decision.totals = totals
     decision.chosen = select_host(totals, rng)
     return decision
+
+
+def _with_nominated_pods(pod: Obj, info: NodeInfo, nominated: Mapping[str, Sequence[Obj]]) -> NodeInfo:
+    """``addGENominatedPods``: the node as if the pods nominated to it, of at least ``pod``'s
+    priority (and not ``pod`` itself), were already there; the node itself when there are none."""
+    waiting = nominated.get(info.name)
+    if not waiting:
+        return info
+    priority, key = pod_priority(pod), object_key(pod)
+    extra = [p for p in waiting if pod_priority(p) >= priority and object_key(p) != key]
+    if not extra:
+        return info
+    return NodeInfo(info.node, [*info.pods, *extra])
 
 
 def select_host(totals: Mapping[str, int], rng: random.Random) -> str:

@@ -12,11 +12,10 @@ sorted as *strings* (so "1 Insufficient cpu" comes before "2 node(s) had untoler
 Each node contributes the reasons of the first filter that rejected it, so a node is counted once per
 reason that filter gave (NodeResourcesFit may give both "Insufficient cpu" and "Insufficient memory").
 
-A real cluster appends what the PostFilter plugin (DefaultPreemption) found, e.g.
+The scheduler then appends what the PostFilter plugin (DefaultPreemption) found, e.g.
 `` preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.``. ``FitError.Error``
-adds that part only when ``Diagnosis.PostFilterMsg`` is non-empty, and it stays empty when no PostFilter
-plugin is configured. The lab has no preemption, so, like upstream with preemption disabled, the message
-ends after the filter reasons.
+adds that part only when ``Diagnosis.PostFilterMsg`` is non-empty: it stays empty when preemption
+succeeded (a node was nominated) and when no PostFilter plugin is configured.
 
 The Event's ``note`` is at most 1024 characters (``NoteLengthLimit``): a longer message is cut and
 ends in `` ...`` on the Event (``truncateMessage``), while the pod's ``PodScheduled`` condition keeps

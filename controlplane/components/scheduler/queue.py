@@ -25,7 +25,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from controlplane.api.meta import object_key
-from controlplane.components.scheduler.framework import Obj
+from controlplane.components.scheduler.framework import Obj, pod_priority
 
 POD_INITIAL_BACKOFF_DURATION = 1.0
 POD_MAX_BACKOFF_DURATION = 10.0
@@ -55,7 +55,8 @@ class QueuedPodInfo:
 
     @property
     def priority(self) -> int:
-        return int((self.pod.get("spec") or {}).get("priority") or 0)
+        """``spec.priority``, as the Priority admission plugin set it from the pod's PriorityClass."""
+        return pod_priority(self.pod)
 
 
 def backoff_duration(attempts: int) -> float:

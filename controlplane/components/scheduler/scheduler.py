@@ -32,7 +32,8 @@ stopped leader releases the Lease so a standby takes over at once, a crashed one
 Lease expires (15 s upstream). The trace shows it as ``component.state`` (started leading, stopped
 leading, new leader).
 
-Not modelled: preemption (PostFilter), permit and pre-bind plugins,
+Preemption (the PostFilter DefaultPreemption) is ``schedule_one``'s, with the pure search in
+``plugins.default_preemption``. Not modelled: permit and pre-bind plugins,
 the expiry of assumed pods whose binding never shows up, queueing hints, several profiles.
 """
 
@@ -127,6 +128,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         #: Nodes, and the pods bound or assumed on them: what each attempt's snapshot is built from.
         self.cache = Cache()
         self._next_start_node = 0
+        #: Pods that preempted and wait for the room, by key, with their node (``PodNominator``).
+        self.nominator: dict[str, tuple[str, Obj]] = {}
         self._client: RESTClient | None = None
         self._factory: SharedInformerFactory | None = None
         self._pod_informer: SharedIndexInformer | None = None

@@ -1,8 +1,9 @@
 """``pods/<name>/eviction`` (``kubectl drain``): a delete that a disruption budget could refuse.
 
-Kubelab has no PodDisruptionBudgets yet, so every eviction of an existing pod deletes it, honouring
-the Eviction's ``deleteOptions``, and answers upstream's ``Status Success`` with 201. The requests go
-over HTTP to the API server's ASGI application (the ``api`` fixture), as kubectl's would.
+Without a PodDisruptionBudget (``test_eviction_budgets.py`` has them), an eviction of an existing pod
+deletes it, honouring the Eviction's ``deleteOptions``, and answers upstream's ``Status Success`` with
+201. The requests go over HTTP to the API server's ASGI application (the ``api`` fixture), as
+kubectl's would.
 """
 
 from __future__ import annotations
@@ -64,7 +65,12 @@ async def test_the_delete_options_are_honoured(api: API) -> None:
     conflict = await api.client.post(f"{PODS}/other/eviction", json=wrong_uid)
     assert conflict.status_code == 409
     assert conflict.json()["reason"] == "Conflict"
-    assert "Precondition failed: UID in precondition" in conflict.json()["message"]
+    # The pod's DisruptionTarget condition is written first, checked against the preconditions.
+    uid = pod["metadata"]["uid"]
+    assert conflict.json()["message"] == (
+        f'Operation cannot be fulfilled on Pod "other": the UID in the precondition (not-{uid}) does not '
+        f"match the UID in record ({uid}). The object might have been deleted and then recreated"
+    )
 
     dry = await api.client.post(f"{PODS}/other/eviction?dryRun=All", json=eviction("other"))
     assert dry.status_code == 201

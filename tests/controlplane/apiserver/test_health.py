@@ -18,6 +18,7 @@ LIVEZ_CHECKS = (
     "[+]poststarthook/apiserver/bootstrap-system-flowcontrol-configuration ok\n"
     "[+]poststarthook/bootstrap-controller ok\n"
     "[+]poststarthook/rbac/bootstrap-roles ok\n"
+    "[+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n"
     "[+]poststarthook/start-system-namespaces-controller ok\n"
 )
 
@@ -42,6 +43,7 @@ async def test_verbose_lists_every_check_and_readyz_has_more(api: API) -> None:
         "[+]poststarthook/apiserver/bootstrap-system-flowcontrol-configuration ok",
         "[+]poststarthook/bootstrap-controller ok",
         "[+]poststarthook/rbac/bootstrap-roles ok",
+        "[+]poststarthook/scheduling/bootstrap-system-priority-classes ok",
         "[+]poststarthook/start-system-namespaces-controller ok",
         "[+]shutdown ok",
         "readyz check passed",

@@ -405,6 +405,7 @@ PACKAGES = {
     "policy": "io.k8s.api.policy.v1",
     "coordination": "io.k8s.api.coordination.v1",
     "autoscaling": "io.k8s.api.autoscaling.v1",
+    "scheduling": "io.k8s.api.scheduling.v1",
     "meta": "io.k8s.apimachinery.pkg.apis.meta.v1",
 }
 #: Fields of upstream's schemas the tables leave out on purpose (see protobuf_schema's docstring).

@@ -32,7 +32,6 @@ from controlplane.api.strategies.pods.containers import (
 from controlplane.api.strategies.pods.defaults import (
     DEFAULT_MODE,
     DEFAULT_TERMINATION_MESSAGE_PATH,
-    SYSTEM_PRIORITY_CLASSES,
     default_container,
     default_pod_only,
     default_pod_spec,
@@ -97,7 +96,6 @@ __all__ = [
     "RESTART_POLICIES",
     "STANDARD_CONTAINER_RESOURCES",
     "STANDARD_RESOURCES",
-    "SYSTEM_PRIORITY_CLASSES",
     "TAINT_EFFECTS",
     "TERMINATION_MESSAGE_POLICIES",
     "TOLERATION_OPERATORS",

@@ -9,12 +9,12 @@ kubelet, ``kubectl get -o yaml``) sees the same, explicit answer. Upstream's def
 Pod specs and pod templates share most defaults (``default_pod_spec``: ``restartPolicy: Always``,
 ``dnsPolicy: ClusterFirst``, ``schedulerName``, ``terminationGracePeriodSeconds: 30``, per container
 ``imagePullPolicy`` and ``terminationMessagePath``/``Policy``, port protocol ``TCP``, volume modes).
-A *Pod* alone gets more (``default_pod_only``): requests copied from limits, ``enableServiceLinks``,
-host ports under ``hostNetwork``, and the ``priority`` the Priority admission plugin would resolve
-(``plugin/pkg/admission/priority``); templates stay terse so a Deployment's spec reads as written.
+A *Pod* alone gets more (``default_pod_only``): requests copied from limits, ``enableServiceLinks``
+and host ports under ``hostNetwork``; templates stay terse so a Deployment's spec reads as written.
 
 Not here, because upstream does them in *admission* plugins: ``serviceAccountName: default``
-(ServiceAccount) and the 300 s not-ready/unreachable tolerations (DefaultTolerationSeconds).
+(ServiceAccount), ``spec.priority`` and ``spec.preemptionPolicy`` from the pod's PriorityClass
+(Priority) and the 300 s not-ready/unreachable tolerations (DefaultTolerationSeconds).
 """
 
 from __future__ import annotations
@@ -34,9 +34,6 @@ from controlplane.api.strategies.pods.volumes import VOLUME_SOURCES
 DEFAULT_TERMINATION_MESSAGE_PATH: Final = "/dev/termination-log"
 
 DEFAULT_MODE: Final = 0o644
-
-#: Built-in priority classes (``pkg/apis/scheduling``): what the Priority admission plugin resolves.
-SYSTEM_PRIORITY_CLASSES: Final = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 
 
 def default_resource_list(resources: Any) -> None:
@@ -177,12 +174,3 @@ def default_pod_only(spec: dict[str, Any]) -> None:
                 for port in as_list(as_dict(container).get("ports")):
                     if isinstance(port, dict) and not port.get("hostPort"):
                         port["hostPort"] = port.get("containerPort")
-    # The Priority admission plugin (plugin/pkg/admission/priority): the class's value, 0 without one.
-    if spec.get("priority") is None:
-        class_name = as_str(spec.get("priorityClassName"))
-        if not class_name:
-            spec["priority"] = 0
-        elif class_name in SYSTEM_PRIORITY_CLASSES:
-            spec["priority"] = SYSTEM_PRIORITY_CLASSES[class_name]
-    if spec.get("preemptionPolicy") is None and spec.get("priority") is not None:
-        spec["preemptionPolicy"] = "PreemptLowerPriority"

@@ -64,10 +64,8 @@ def test_a_minimal_pod_gets_upstreams_defaults_and_nothing_admission_would_add()
         "terminationGracePeriodSeconds": 30,
         "schedulerName": "default-scheduler",
         "enableServiceLinks": True,
-        "priority": 0,
-        "preemptionPolicy": "PreemptLowerPriority",
     }
-    # serviceAccountName and the not-ready/unreachable tolerations are admission's, not defaults.
+    # serviceAccountName, the priority and the not-ready/unreachable tolerations are admission's.
     assert "serviceAccountName" not in obj["spec"] and "tolerations" not in obj["spec"]
     assert obj["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
     assert obj["metadata"]["generation"] == 1

@@ -47,7 +47,7 @@ def test_the_policy_has_upstreams_roles_and_bindings() -> None:
         "kind": "User",
         "name": "system:kube-controller-manager",
     } in (by_name["system:controller:replicaset-controller"]["subjects"])
-    assert len(by_name["system:controller:daemon-set-controller"]["subjects"]) == 1
+    assert len(by_name["system:controller:clusterrole-aggregation-controller"]["subjects"]) == 1
     for obj in roles + bindings:
         assert obj["metadata"]["labels"]["kubernetes.io/bootstrapping"] == "rbac-defaults"
         assert obj["metadata"]["annotations"][bootstrap.AUTOUPDATE] == "true"

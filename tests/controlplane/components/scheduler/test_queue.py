@@ -29,6 +29,20 @@ def test_active_queue_orders_by_priority_then_time() -> None:
     assert order == ["default/urgent", "default/old", "default/new"]
 
 
+def test_priority_sort_puts_negative_priorities_last_and_a_requeued_urgent_pod_first() -> None:
+    """``PrioritySort.Less``: higher ``spec.priority`` first (no priority is 0), then earlier timestamp."""
+    q = SchedulingQueue()
+    q.add(pod("urgent", priority=1000), 0.0)
+    urgent, _ = q.pop(0.0)
+    assert urgent is not None
+    q.add_unschedulable(urgent, 1.0)
+    q.add(pod("batch", priority=-5), 2.0)
+    q.add(pod("plain"), 3.0)
+    q.add(pod("peer", priority=1000), 4.0)
+    q.move_all_to_active_or_backoff(NODE_ADD, 10.0)  # past urgent's backoff: back in activeQ
+    assert q.active() == ["default/urgent", "default/peer", "default/plain", "default/batch"]
+
+
 def test_unschedulable_pod_waits_for_an_event_then_backs_off() -> None:
     q = SchedulingQueue()
     q.add(pod("p"), 0.0)

@@ -241,7 +241,11 @@ async def test_a_pod_too_big_for_every_node_stays_pending_until_a_big_node_comes
         await add_node(client, name)
     await start_scheduler()
     await add_pod(client, "big", cpu="8")
-    message = "0/3 nodes are available: 3 Insufficient cpu."
+    # DefaultPreemption appends what it found: no node has a pod of lower priority to evict.
+    message = (
+        "0/3 nodes are available: 3 Insufficient cpu. "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    )
 
     recorded = await wait_for(
         events(client), lambda items: any(e["reason"] == "FailedScheduling" for e in items)
@@ -315,7 +319,9 @@ async def test_a_failure_repeated_on_an_unchanged_pod_becomes_a_series_not_new_e
     assert len(series) == 1, failed
     assert series[0]["series"]["count"] == 2, "the first repeat is written; later ones wait for the upkeep"
     assert series[0]["series"]["lastObservedTime"] > series[0]["eventTime"]
-    assert all(e["note"] == "0/3 nodes are available: 3 Insufficient cpu." for e in failed)
+    assert all(
+        e["note"].startswith("0/3 nodes are available: 3 Insufficient cpu. preemption: ") for e in failed
+    )
 
 
 async def test_a_long_failure_message_is_cut_to_fit_an_events_note_but_not_the_condition(
@@ -446,3 +452,132 @@ async def test_only_the_leader_schedules_and_a_standby_takes_over_when_it_stops(
         ("stopped-leading", f"second no longer holds the Lease {lease_name}"),
     ]
     assert ("new-leader", "the leader is now second") in states
+
+
+async def add_priority_classes(client: RESTClient) -> None:
+    classes = client.resource("scheduling.k8s.io", "v1", "priorityclasses")
+    for name, value in (("low", 10), ("high", 1000)):
+        body = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}}
+        await classes.create({**body, "value": value})
+
+
+async def add_prioritized_pod(
+    client: RESTClient, name: str, priority_class: str, *, cpu: str = "1"
+) -> Object:
+    container = {"name": "app", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}
+    spec = {"containers": [container], "priorityClassName": priority_class}
+    return await pods(client).create(
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+    )
+
+
+def by_name(items: list[Object]) -> dict[str, Object]:
+    return {p["metadata"]["name"]: p for p in items}
+
+
+async def test_a_high_priority_pod_preempts_a_lower_one_and_takes_its_room(
+    client: RESTClient, start_scheduler: StartScheduler, clock: ManualClock, trace: DecisionSink
+) -> None:
+    await add_priority_classes(client)
+    await add_node(client, "node-a", cpu="1")
+    sched = await start_scheduler()
+    low = await add_prioritized_pod(client, "low", "low")
+    assert (low["spec"]["priority"], low["spec"]["preemptionPolicy"]) == (10, "PreemptLowerPriority")
+    await wait_for(pods(client), lambda items: all(node_of(p) == "node-a" for p in items))
+    high = await add_prioritized_pod(client, "high", "high")
+    assert high["spec"]["priority"] == 1000
+
+    def preempted(items: list[Object]) -> bool:
+        victim, preemptor = by_name(items)["low"], by_name(items)["high"]
+        return bool(victim["metadata"].get("deletionTimestamp")) and (
+            preemptor.get("status", {}).get("nominatedNodeName") == "node-a"
+        )
+
+    found = by_name(await wait_for(pods(client), preempted))
+    target = condition(found["low"], "DisruptionTarget")
+    assert target is not None and (target["status"], target["reason"]) == ("True", "PreemptionByScheduler")
+    assert target["message"] == "default-scheduler: preempting to accommodate a higher priority pod"
+    assert node_of(found["high"]) is None, "it waits for the victim to be gone"
+    decision = next(d for d in trace.of_type("scheduler.decision") if d.get("preemption"))
+    assert decision["preemption"]["nominated"] == "node-a"
+    assert decision["preemption"]["victims"] == ["default/low"]
+    assert len(decision["requests"]) == 3, "the victim's condition and deletion, the nomination"
+    assert decision["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+    await sched.flush_events()
+    recorded = await events(client).list()
+    [note] = [e["note"] for e in recorded["items"] if e["reason"] == "Preempted"]
+    assert note == f"Preempted by pod {high['metadata']['uid']} on node node-a"
+
+    # The kubelet would now stop the victim's containers and delete it for good; the test does so.
+    await pods(client).delete("low", grace_period_seconds=0)
+    await clock.advance(60)  # past the preemptor's backoff
+    bound = await wait_for(pods(client), lambda items: [node_of(p) for p in items] == ["node-a"])
+    assert bound[0]["metadata"]["name"] == "high"
+
+
+async def test_a_preemptor_waits_for_all_its_victims_and_does_not_preempt_again(
+    client: RESTClient, start_scheduler: StartScheduler, clock: ManualClock, trace: DecisionSink
+) -> None:
+    await add_priority_classes(client)
+    await add_node(client, "node-a", cpu="2")
+    await start_scheduler()
+    for name in ("low-1", "low-2"):
+        await add_prioritized_pod(client, name, "low")
+    await wait_for(pods(client), lambda items: all(node_of(p) == "node-a" for p in items))
+    await add_prioritized_pod(client, "high", "high", cpu="2")
+    await wait_for(
+        pods(client),
+        lambda items: all(
+            p["metadata"].get("deletionTimestamp") for p in items if p["metadata"]["name"] != "high"
+        ),
+    )
+    attempts = len(await trace.decisions(3))  # two bindings, one preemption
+
+    # One victim gone: the room is not enough yet, and the other victim is on its way out.
+    await pods(client).delete("low-1", grace_period_seconds=0)
+    await clock.advance(60)
+    retry = (await trace.decisions(attempts + 1))[-1]
+    assert retry["pod"] == "default/high" and retry["chosen"] is None
+    assert retry["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: not eligible due to a terminating pod on the nominated node."
+    )
+    assert retry["requests"] == [], "no new victims"
+
+    await pods(client).delete("low-2", grace_period_seconds=0)
+    await clock.advance(60)
+    bound = await wait_for(pods(client), lambda items: [node_of(p) for p in items] == ["node-a"])
+    assert bound[0]["metadata"]["name"] == "high"
+
+
+async def test_a_higher_preemptor_takes_the_nomination_of_a_lower_one_on_the_same_node(
+    client: RESTClient, start_scheduler: StartScheduler, trace: DecisionSink
+) -> None:
+    await add_priority_classes(client)
+    await client.resource("scheduling.k8s.io", "v1", "priorityclasses").create(
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "mid"},
+            "value": 100,
+        }
+    )
+    await add_node(client, "node-a", cpu="2")
+    await start_scheduler()
+    for name in ("low-1", "low-2"):
+        await add_prioritized_pod(client, name, "low")
+    await wait_for(pods(client), lambda items: all(node_of(p) == "node-a" for p in items))
+
+    def nominated(name: str) -> Callable[[list[Object]], bool]:
+        return lambda items: by_name(items)[name].get("status", {}).get("nominatedNodeName") == "node-a"
+
+    await add_prioritized_pod(client, "mid", "mid")
+    await wait_for(pods(client), nominated("mid"))
+    await add_prioritized_pod(client, "high", "high", cpu="2")
+    await wait_for(pods(client), nominated("high"))
+    found = by_name(
+        await wait_for(pods(client), lambda items: "nominatedNodeName" not in by_name(items)["mid"]["status"])
+    )
+    assert found["high"]["status"]["nominatedNodeName"] == "node-a"
+    high = next(d for d in trace.of_type("scheduler.decision") if d["pod"] == "default/high")
+    assert sorted(high["preemption"]["victims"]) == ["default/low-1", "default/low-2"]
