@@ -67,15 +67,15 @@ from controlplane.components.controllers.podcontrol import (
     SUCCESSFUL_CREATE_POD_REASON,
     SUCCESSFUL_DELETE_POD_REASON,
     ControllerExpectations,
-    adopt_patch,
+    claim_dependents,
     controller_ref_of,
     error_text,
     is_pod_available,
     is_pod_ready,
     new_controller_ref,
+    owner_still_there,
     plan_claims,
     pod_from_template,
-    release_patch,
     selector_of,
     slow_start_batch,
 )
@@ -192,46 +192,13 @@ class DaemonSetReconciler:
         releasing strays), terminating ones included."""
         namespace = str(meta(ds).get("namespace") or "")
         plan = plan_claims(ds, selector, self.pods.by_index(NAMESPACE_INDEX, namespace))
-        claimed = list(plan.claimed)
-        pods_client = self._client(PODS, namespace)
-        errors: list[BaseException] = []
-        can_adopt: bool | None = None
-        for pod in plan.adopt:
-            if can_adopt is None:
-                can_adopt = await self._recheck_owner(ds)
-            if not can_adopt:
-                break
-            try:
-                adopted = await pods_client.patch(
-                    name_of(pod),
-                    adopt_patch(ds, pod, api_version=DAEMONSETS.api_version, kind=DAEMONSETS.kind),
-                    patch_type=PatchType.STRATEGIC_MERGE,
-                )
-                claimed.append(adopted)
-            except NotFound:
-                continue
-            except (APIError, TransportError) as error:
-                errors.append(error)
-        for pod in plan.release:
-            try:
-                await pods_client.patch(
-                    name_of(pod), release_patch(ds, pod), patch_type=PatchType.STRATEGIC_MERGE
-                )
-            except NotFound:
-                continue
-            except (APIError, TransportError) as error:
-                errors.append(error)
-        if errors:
-            raise errors[0]
-        return claimed
-
-    async def _recheck_owner(self, ds: Object) -> bool:
-        """``RecheckDeletionTimestamp``: a fresh read, so nothing is adopted for a DaemonSet just deleted."""
-        try:
-            fresh = await self._client(DAEMONSETS, str(meta(ds).get("namespace") or "")).get(name_of(ds))
-        except NotFound:
-            return False
-        return uid_of(fresh) == uid_of(ds) and not meta(fresh).get("deletionTimestamp")
+        return await claim_dependents(
+            ds,
+            plan,
+            self._client(PODS, namespace),
+            owner_kind=DAEMONSETS,
+            may_adopt=lambda: owner_still_there(self._client(DAEMONSETS, namespace), ds),
+        )
 
     async def get_nodes_to_daemon_pods(self, ds: Object, selector: LabelSelector) -> NodeToPods:
         """``getNodesToDaemonPods``: the claimed pods by the node they are for. A finished pod that is
@@ -452,28 +419,14 @@ class DaemonSetReconciler:
         """``controlledHistories``: the ControllerRevisions this DaemonSet controls (adopt, release)."""
         namespace = str(meta(ds).get("namespace") or "")
         plan = plan_claims(ds, selector, self.revisions.by_index(NAMESPACE_INDEX, namespace))
-        claimed = [deep_copy(r) for r in plan.claimed]
-        client = self._client(CONTROLLER_REVISIONS, namespace)
-        can_adopt: bool | None = None
-        for revision in plan.adopt:
-            if can_adopt is None:
-                can_adopt = await self._recheck_owner(ds)
-            if not can_adopt:
-                break
-            with contextlib.suppress(NotFound):
-                claimed.append(
-                    await client.patch(
-                        name_of(revision),
-                        adopt_patch(ds, revision, api_version=DAEMONSETS.api_version, kind=DAEMONSETS.kind),
-                        patch_type=PatchType.STRATEGIC_MERGE,
-                    )
-                )
-        for revision in plan.release:
-            with contextlib.suppress(NotFound):
-                await client.patch(
-                    name_of(revision), release_patch(ds, revision), patch_type=PatchType.STRATEGIC_MERGE
-                )
-        return claimed
+        plan.claimed = [deep_copy(r) for r in plan.claimed]
+        return await claim_dependents(
+            ds,
+            plan,
+            self._client(CONTROLLER_REVISIONS, namespace),
+            owner_kind=DAEMONSETS,
+            may_adopt=lambda: owner_still_there(self._client(DAEMONSETS, namespace), ds),
+        )
 
     async def construct_history(self, ds: Object, selector: LabelSelector) -> tuple[Object, list[Object]]:
         """``constructHistory``: (the current revision, created or renumbered if need be; the old ones)."""

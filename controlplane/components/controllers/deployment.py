@@ -48,7 +48,7 @@ from controlplane.client.errors import AlreadyExists, APIError, NotFound, Transp
 from controlplane.client.manager import Manager
 from controlplane.client.reconciler import Controller, Request, Result, owner_requests
 from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
-from controlplane.client.rest import PatchType, ResourceClient, RESTClient
+from controlplane.client.rest import ResourceClient, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.controllers import deploymentutil as du
 from controlplane.components.controllers.deploymentutil import (
@@ -63,11 +63,11 @@ from controlplane.components.controllers.deploymentutil import (
 )
 from controlplane.components.controllers.kinds import DEPLOYMENTS, PODS, REPLICASETS
 from controlplane.components.controllers.podcontrol import (
-    adopt_patch,
+    claim_dependents,
     controller_ref_of,
     new_controller_ref,
+    owner_still_there,
     plan_claims,
-    release_patch,
     selector_of,
 )
 
@@ -182,39 +182,13 @@ class DeploymentReconciler:
         """``getReplicaSetsForDeployment``: claim the ReplicaSets (adopt and release as needed)."""
         namespace = str(meta(d).get("namespace") or "")
         plan = plan_claims(d, selector, self.replicasets.by_index(NAMESPACE_INDEX, namespace))
-        claimed = list(plan.claimed)
-        rs_client = self._replicasets(namespace)
-        errors: list[BaseException] = []
-        can_adopt: bool | None = None
-        for rs in plan.adopt:
-            if can_adopt is None:
-                try:
-                    fresh = await self._deployments(namespace).get(name_of(d))
-                    can_adopt = uid_of(fresh) == uid_of(d) and not meta(fresh).get("deletionTimestamp")
-                except NotFound:
-                    can_adopt = False
-            if not can_adopt:
-                break
-            try:
-                adopted = await rs_client.patch(
-                    name_of(rs),
-                    adopt_patch(d, rs, api_version=DEPLOYMENTS.api_version, kind=DEPLOYMENTS.kind),
-                    patch_type=PatchType.STRATEGIC_MERGE,
-                )
-                claimed.append(adopted)
-            except NotFound:
-                continue
-            except (APIError, TransportError) as error:
-                errors.append(error)
-        for rs in plan.release:
-            try:
-                await rs_client.patch(name_of(rs), release_patch(d, rs), patch_type=PatchType.STRATEGIC_MERGE)
-            except NotFound:
-                continue
-            except (APIError, TransportError) as error:
-                errors.append(error)
-        if errors:
-            raise errors[0]
+        claimed = await claim_dependents(
+            d,
+            plan,
+            self._replicasets(namespace),
+            owner_kind=DEPLOYMENTS,
+            may_adopt=lambda: owner_still_there(self._deployments(namespace), d),
+        )
         return [deep_copy(rs) for rs in claimed]
 
     def get_pod_map(

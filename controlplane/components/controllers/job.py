@@ -70,12 +70,14 @@ from controlplane.components.controllers.podcontrol import (
     SUCCESSFUL_CREATE_POD_REASON,
     SUCCESSFUL_DELETE_POD_REASON,
     ControllerExpectations,
+    claim_dependents,
     controller_ref_of,
     error_text,
     is_pod_active,
     is_pod_ready,
     is_pod_terminating,
     new_controller_ref,
+    owner_still_there,
     plan_claims,
     pod_from_template,
     release_patch,
@@ -546,53 +548,34 @@ class JobReconciler:
 
     async def claim_pods(self, job: Object, selector: LabelSelector) -> list[Object]:
         """``getPodsForJob``: adopt matching orphans (with the finalizer), release ours that no longer
-        match."""
+        match (taking the finalizer off)."""
         namespace = str(meta(job).get("namespace") or "")
-        plan = plan_claims(job, selector, self.pods.by_index(NAMESPACE_INDEX, namespace))
-        claimed = list(plan.claimed)
-        pods_client = self._pods_client(namespace)
-        errors: list[BaseException] = []
-        if plan.adopt and await self._recheck_owner(job):
-            for pod in plan.adopt:
-                patch = {
-                    "metadata": {
-                        "ownerReferences": [
-                            new_controller_ref(job, api_version=self.kind.api_version, kind=self.kind.kind)
-                        ],
-                        "finalizers": [JOB_TRACKING_FINALIZER],
-                        "uid": uid_of(pod),
-                    }
+
+        def adopting(pod: Object) -> Object:
+            ref = new_controller_ref(job, api_version=self.kind.api_version, kind=self.kind.kind)
+            return {
+                "metadata": {
+                    "ownerReferences": [ref],
+                    "finalizers": [JOB_TRACKING_FINALIZER],
+                    "uid": uid_of(pod),
                 }
-                try:
-                    adopted = await pods_client.patch(
-                        name_of(pod), patch, patch_type=PatchType.STRATEGIC_MERGE
-                    )
-                    claimed.append(adopted)
-                except NotFound:
-                    continue
-                except (APIError, TransportError) as error:
-                    errors.append(error)
-        for pod in plan.release:
+            }
+
+        def releasing(pod: Object) -> Object:
             patch = release_patch(job, pod)
             if has_tracking_finalizer(pod):
                 patch["metadata"]["$deleteFromPrimitiveList/finalizers"] = [JOB_TRACKING_FINALIZER]
-            try:
-                await pods_client.patch(name_of(pod), patch, patch_type=PatchType.STRATEGIC_MERGE)
-            except NotFound:
-                continue
-            except (APIError, TransportError) as error:
-                errors.append(error)
-        if errors:
-            raise errors[0]
-        return claimed
+            return patch
 
-    async def _recheck_owner(self, job: Object) -> bool:
-        """A fresh read before adopting, so we never adopt for a Job just deleted."""
-        try:
-            fresh = await self._jobs_client(str(meta(job).get("namespace") or "")).get(name_of(job))
-        except NotFound:
-            return False
-        return uid_of(fresh) == uid_of(job) and not meta(fresh).get("deletionTimestamp")
+        return await claim_dependents(
+            job,
+            plan_claims(job, selector, self.pods.by_index(NAMESPACE_INDEX, namespace)),
+            self._pods_client(namespace),
+            owner_kind=self.kind,
+            may_adopt=lambda: owner_still_there(self._jobs_client(namespace), job),
+            adopting=adopting,
+            releasing=releasing,
+        )
 
     async def manage_job(
         self, job: Object, ctx: SyncContext

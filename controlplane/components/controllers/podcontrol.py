@@ -45,7 +45,9 @@ from typing import Any, Final
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.meta import Object, parse_timestamp
 from controlplane.api.selectors import LabelSelector, SelectorError, label_selector_from_object
-from controlplane.client.errors import APIError
+from controlplane.client.errors import APIError, NotFound, TransportError
+from controlplane.client.manager import Kind
+from controlplane.client.rest import PatchType, ResourceClient
 from controlplane.clock import Clock
 from controlplane.components.controllers.deploymentutil import meta, name_of, spec, status, uid_of
 
@@ -148,6 +150,67 @@ def plan_claims(owner: Mapping[str, Any], selector: LabelSelector, candidates: I
             continue
         plan.adopt.append(obj)
     return plan
+
+
+async def owner_still_there(client: ResourceClient, owner: Object) -> bool:
+    """``RecheckDeletionTimestamp``: a fresh read of ``owner`` (through ``client``, its resource),
+    so that nothing is adopted for an owner deleted, or deleted and made again, since the cache saw it."""
+    try:
+        fresh = await client.get(name_of(owner))
+    except NotFound:
+        return False
+    return uid_of(fresh) == uid_of(owner) and not meta(fresh).get("deletionTimestamp")
+
+
+async def claim_dependents(
+    owner: Object,
+    plan: ClaimPlan,
+    client: ResourceClient,
+    *,
+    owner_kind: Kind,
+    may_adopt: Callable[[], Awaitable[bool]],
+    adopting: Callable[[Object], Object] | None = None,
+    releasing: Callable[[Object], Object] | None = None,
+) -> list[Object]:
+    """Carry out ``plan`` through ``client`` (the dependents' resource): upstream's ``ClaimObject``
+    adoptions and releases, as strategic merge patches. ``may_adopt`` is asked once, before the
+    first adoption (usually ``owner_still_there``); ``adopting``/``releasing`` give the patch for one
+    dependent when it is more than ``adopt_patch``/``release_patch`` (a Job's finalizer).
+
+    Returns the dependents ``owner`` controls now: those it had, and those adopted, as the patch left
+    them. A dependent gone meanwhile is skipped; like ``ClaimObjects``' aggregate error, the first
+    other failure is raised once every dependent has been tried.
+    """
+
+    def adopt(obj: Object) -> Object:
+        return adopt_patch(owner, obj, api_version=owner_kind.api_version, kind=owner_kind.kind)
+
+    claimed = list(plan.claimed)
+    errors: list[BaseException] = []
+    can_adopt: bool | None = None
+    for obj in plan.adopt:
+        if can_adopt is None:
+            can_adopt = await may_adopt()
+        if not can_adopt:
+            break
+        try:
+            patch = (adopting or adopt)(obj)
+            claimed.append(await client.patch(name_of(obj), patch, patch_type=PatchType.STRATEGIC_MERGE))
+        except NotFound:
+            continue
+        except (APIError, TransportError) as error:
+            errors.append(error)
+    for obj in plan.release:
+        try:
+            patch = releasing(obj) if releasing is not None else release_patch(owner, obj)
+            await client.patch(name_of(obj), patch, patch_type=PatchType.STRATEGIC_MERGE)
+        except NotFound:
+            continue
+        except (APIError, TransportError) as error:
+            errors.append(error)
+    if errors:
+        raise errors[0]
+    return claimed
 
 
 # -- pods from templates -----------------------------------------------------------------------------

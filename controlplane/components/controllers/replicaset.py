@@ -43,7 +43,7 @@ from controlplane.client.informer import ResourceEventHandlerFuncs
 from controlplane.client.manager import Kind, Manager
 from controlplane.client.reconciler import Controller, Request, Result
 from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
-from controlplane.client.rest import PatchType, RESTClient
+from controlplane.client.rest import RESTClient
 from controlplane.clock import Clock
 from controlplane.components.controllers.deploymentutil import (
     meta,
@@ -63,7 +63,7 @@ from controlplane.components.controllers.podcontrol import (
     SUCCESSFUL_CREATE_POD_REASON,
     SUCCESSFUL_DELETE_POD_REASON,
     ControllerExpectations,
-    adopt_patch,
+    claim_dependents,
     controller_ref_of,
     error_text,
     is_pod_active,
@@ -71,10 +71,10 @@ from controlplane.components.controllers.podcontrol import (
     is_pod_ready,
     is_pod_terminating,
     new_controller_ref,
+    owner_still_there,
     plan_claims,
     pod_from_template,
     pods_to_delete,
-    release_patch,
     selector_of,
     slow_start_batch,
 )
@@ -244,50 +244,15 @@ class ReplicaSetReconciler:
 
     async def claim_pods(self, rs: Object, selector: LabelSelector, pods: Sequence[Object]) -> list[Object]:
         """``claimPods``: adopt matching orphans, release our pods that stopped matching."""
-        plan = plan_claims(rs, selector, pods)
-        claimed = list(plan.claimed)
-        errors: list[BaseException] = []
-        pods_client = self.client.resource(PODS.group, PODS.version, PODS.plural, meta(rs).get("namespace"))
-        can_adopt: bool | None = None
-        for pod in plan.adopt:
-            if can_adopt is None:
-                can_adopt = await self._recheck_owner(rs)
-            if not can_adopt:
-                break
-            try:
-                await pods_client.patch(
-                    name_of(pod),
-                    adopt_patch(rs, pod, api_version=self.kind.api_version, kind=self.kind.kind),
-                    patch_type=PatchType.STRATEGIC_MERGE,
-                )
-                claimed.append(pod)
-            except NotFound:
-                continue
-            except (APIError, TransportError) as error:
-                errors.append(error)
-        for pod in plan.release:
-            try:
-                await pods_client.patch(
-                    name_of(pod), release_patch(rs, pod), patch_type=PatchType.STRATEGIC_MERGE
-                )
-            except NotFound:
-                continue
-            except (APIError, TransportError) as error:
-                errors.append(error)
-        if errors:
-            raise errors[0]
-        return claimed
-
-    async def _recheck_owner(self, rs: Object) -> bool:
-        """``RecheckDeletionTimestamp``: a fresh read, so we never adopt for a ReplicaSet just deleted."""
-        rs_client = self.client.resource(
-            self.kind.group, self.kind.version, self.kind.plural, meta(rs).get("namespace")
+        namespace = meta(rs).get("namespace")
+        owners = self.client.resource(self.kind.group, self.kind.version, self.kind.plural, namespace)
+        return await claim_dependents(
+            rs,
+            plan_claims(rs, selector, pods),
+            self.client.resource(PODS.group, PODS.version, PODS.plural, namespace),
+            owner_kind=self.kind,
+            may_adopt=lambda: owner_still_there(owners, rs),
         )
-        try:
-            fresh = await rs_client.get(name_of(rs))
-        except NotFound:
-            return False
-        return uid_of(fresh) == uid_of(rs) and not meta(fresh).get("deletionTimestamp")
 
     async def manage_replicas(self, active: Sequence[Object], rs: Object) -> None:
         """``manageReplicas``: create or delete pods until ``len(active) == spec.replicas``."""

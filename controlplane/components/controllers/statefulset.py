@@ -55,7 +55,7 @@ from controlplane.client.informer import ResourceEventHandlerFuncs
 from controlplane.client.manager import Kind, Manager
 from controlplane.client.reconciler import Controller, Request, Result
 from controlplane.client.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
-from controlplane.client.rest import PatchType, ResourceClient, RESTClient
+from controlplane.client.rest import ResourceClient, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.controllers.daemonsetutil import revision_patch
 from controlplane.components.controllers.deploymentutil import (
@@ -75,15 +75,15 @@ from controlplane.components.controllers.kinds import (
     STATEFULSETS,
 )
 from controlplane.components.controllers.podcontrol import (
-    adopt_patch,
+    claim_dependents,
     controller_ref_of,
     error_text,
     is_pod_available,
     is_pod_ready,
     new_controller_ref,
+    owner_still_there,
     plan_claims,
     pod_from_template,
-    release_patch,
     selector_of,
 )
 
@@ -435,32 +435,14 @@ class StatefulSetReconciler:
             plan.adopt = [obj for obj in plan.adopt if member(obj)]
             plan.release += [obj for obj in plan.claimed if not member(obj)]
             plan.claimed = [obj for obj in plan.claimed if member(obj)]
-        claimed = [deep_copy(obj) for obj in plan.claimed]
-        client = self._client(kind, namespace)
-        can_adopt: bool | None = None
-        for obj in plan.adopt:
-            if can_adopt is None:
-                try:
-                    fresh = await self._client(STATEFULSETS, namespace).get(name_of(sts))
-                    can_adopt = uid_of(fresh) == uid_of(sts) and not meta(fresh).get("deletionTimestamp")
-                except NotFound:
-                    can_adopt = False
-            if not can_adopt:
-                break
-            with contextlib.suppress(NotFound):
-                claimed.append(
-                    await client.patch(
-                        name_of(obj),
-                        adopt_patch(sts, obj, api_version=STATEFULSETS.api_version, kind=STATEFULSETS.kind),
-                        patch_type=PatchType.STRATEGIC_MERGE,
-                    )
-                )
-        for obj in plan.release:
-            with contextlib.suppress(NotFound):
-                await client.patch(
-                    name_of(obj), release_patch(sts, obj), patch_type=PatchType.STRATEGIC_MERGE
-                )
-        return claimed
+        plan.claimed = [deep_copy(obj) for obj in plan.claimed]
+        return await claim_dependents(
+            sts,
+            plan,
+            self._client(kind, namespace),
+            owner_kind=STATEFULSETS,
+            may_adopt=lambda: owner_still_there(self._client(STATEFULSETS, namespace), sts),
+        )
 
     # -- revisions -------------------------------------------------------------------------------------
 
