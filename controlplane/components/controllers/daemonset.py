@@ -76,6 +76,7 @@ from controlplane.components.controllers.podcontrol import (
     owner_still_there,
     plan_claims,
     pod_from_template,
+    resolve_controller_ref,
     selector_of,
     slow_start_batch,
 )
@@ -616,16 +617,7 @@ class DaemonSetReconciler:
         return Request(str(meta(ds).get("namespace") or ""), name_of(ds))
 
     def resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any]) -> Object | None:
-        """``resolveControllerRef``: the DaemonSet the reference names, if it is that very object."""
-        if (
-            ref.get("kind") != DAEMONSETS.kind
-            or str(ref.get("apiVersion", "")).rpartition("/")[0] != DAEMONSETS.group
-        ):
-            return None
-        ds = self.daemonsets.get_by_key(f"{namespace}/{ref.get('name')}")
-        if ds is None or uid_of(ds) != ref.get("uid"):
-            return None
-        return ds
+        return resolve_controller_ref(self.daemonsets, DAEMONSETS, namespace, ref)
 
     def daemon_sets_selecting(self, obj: Mapping[str, Any]) -> list[Object]:
         """``getDaemonSetsForPod`` / ``getDaemonSetsForHistory``: those whose selector matches an orphan."""

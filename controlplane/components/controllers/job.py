@@ -81,6 +81,7 @@ from controlplane.components.controllers.podcontrol import (
     plan_claims,
     pod_from_template,
     release_patch,
+    resolve_controller_ref,
     selector_of,
     slow_start_batch,
 )
@@ -932,13 +933,7 @@ class JobReconciler:
     # -- pod events (addPod / updatePod / deletePod) -----------------------------------------------------
 
     def resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any]) -> Object | None:
-        """The Job the reference names, if it is that very object."""
-        if ref.get("kind") != self.kind.kind or ref.get("apiVersion") != self.kind.api_version:
-            return None
-        job = self.jobs.get_by_key(f"{namespace}/{ref.get('name')}")
-        if job is None or uid_of(job) != ref.get("uid"):
-            return None
-        return job
+        return resolve_controller_ref(self.jobs, self.kind, namespace, ref)
 
     def pod_jobs(self, pod: Mapping[str, Any]) -> list[Object]:
         """``getPodJobs``: the Jobs whose selector matches an orphan pod."""

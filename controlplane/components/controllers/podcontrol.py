@@ -45,6 +45,7 @@ from typing import Any, Final
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.meta import Object, parse_timestamp
 from controlplane.api.selectors import LabelSelector, SelectorError, label_selector_from_object
+from controlplane.client.cache import Indexer
 from controlplane.client.errors import APIError, NotFound, TransportError
 from controlplane.client.manager import Kind
 from controlplane.client.rest import PatchType, ResourceClient
@@ -150,6 +151,23 @@ def plan_claims(owner: Mapping[str, Any], selector: LabelSelector, candidates: I
             continue
         plan.adopt.append(obj)
     return plan
+
+
+def resolve_controller_ref(
+    owners: Indexer, owner_kind: Kind, namespace: str, ref: Mapping[str, Any]
+) -> Object | None:
+    """``resolveControllerRef``: the owner in ``owners`` (a cache of ``owner_kind``) that ``ref``
+    names, if it is that very object: same kind and API group, same name in ``namespace``, same uid
+    (an owner deleted and made again under the same name is another owner)."""
+    if (
+        ref.get("kind") != owner_kind.kind
+        or str(ref.get("apiVersion", "")).rpartition("/")[0] != owner_kind.group
+    ):
+        return None
+    owner = owners.get_by_key(f"{namespace}/{ref.get('name')}")
+    if owner is None or uid_of(owner) != ref.get("uid"):
+        return None
+    return owner
 
 
 async def owner_still_there(client: ResourceClient, owner: Object) -> bool:

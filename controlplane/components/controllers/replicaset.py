@@ -75,6 +75,7 @@ from controlplane.components.controllers.podcontrol import (
     plan_claims,
     pod_from_template,
     pods_to_delete,
+    resolve_controller_ref,
     selector_of,
     slow_start_batch,
 )
@@ -358,16 +359,7 @@ class ReplicaSetReconciler:
     # -- pod events (addPod / updatePod / deletePod) -----------------------------------------------------
 
     def resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any]) -> Object | None:
-        """``resolveControllerRef``: the ReplicaSet the reference names, if it is that very object."""
-        if (
-            ref.get("kind") != self.kind.kind
-            or str(ref.get("apiVersion", "")).rpartition("/")[0] != self.kind.group
-        ):
-            return None
-        rs = self.replicasets.get_by_key(f"{namespace}/{ref.get('name')}")
-        if rs is None or uid_of(rs) != ref.get("uid"):
-            return None
-        return rs
+        return resolve_controller_ref(self.replicasets, self.kind, namespace, ref)
 
     def pod_replica_sets(self, pod: Mapping[str, Any]) -> list[Object]:
         """``GetPodReplicaSets``: the ReplicaSets whose (non-empty) selector matches an orphan pod."""
