@@ -523,15 +523,17 @@ def _faults(cluster: str) -> FaultService:
     return FaultService.of(_lab_here(cluster))
 
 
-async def apply_fault(*, cluster: str, fault: FaultSpec, reason: str, delay: float = 0.0) -> FaultDone:
+async def apply_fault(
+    *, cluster: str, fault: FaultSpec, reason: str, delay: float = 0.0, actor: str = ""
+) -> FaultDone:
     """Apply ``fault`` (checked by the catalogue) to the cluster, woken first if it hibernates; returns
     once it is in force (a restart: once the new API server serves), or at once with outcome
-    ``pending`` when it starts ``delay`` seconds from now. ``reason`` says who and why, on the trace.
-    Raises ``NotServedHere`` or ``FaultRefused``."""
+    ``pending`` when it starts ``delay`` seconds from now. ``reason`` says who and why, on the trace;
+    ``actor`` is the user the cluster's audit log names. Raises ``NotServedHere`` or ``FaultRefused``."""
     lab = _lab_here(cluster)
     await lab.use(cluster)
     try:
-        done = await FaultService.of(lab).apply_spec(cluster, fault, reason=reason, delay=delay)
+        done = await FaultService.of(lab).apply_spec(cluster, fault, reason=reason, delay=delay, actor=actor)
     except UnknownCluster:
         raise NotServedHere(cluster) from None
     except (InvalidFault, FaultError) as error:
@@ -539,10 +541,12 @@ async def apply_fault(*, cluster: str, fault: FaultSpec, reason: str, delay: flo
     return FaultDone(fault.kind, fault.target, done.outcome.value, done.fault.ends_at)
 
 
-async def clear_fault(*, cluster: str, fault: FaultSpec, reason: str) -> FaultDone:
+async def clear_fault(*, cluster: str, fault: FaultSpec, reason: str, actor: str = "") -> FaultDone:
     """Clear ``fault`` from the cluster (the one with its kind and parameters). Raises as ``apply_fault``."""
     try:
-        cleared = await _faults(cluster).clear(cluster, fault.kind, fault.parameters(), reason=reason)
+        cleared = await _faults(cluster).clear(
+            cluster, fault.kind, fault.parameters(), reason=reason, actor=actor
+        )
     except UnknownCluster:
         raise NotServedHere(cluster) from None
     except (InvalidFault, FaultError) as error:
@@ -550,11 +554,11 @@ async def clear_fault(*, cluster: str, fault: FaultSpec, reason: str) -> FaultDo
     return FaultDone(fault.kind, fault.target, "cleared" if cleared else "not in force")
 
 
-async def clear_all_faults(*, cluster: str, reason: str) -> int:
+async def clear_all_faults(*, cluster: str, reason: str, actor: str = "") -> int:
     """Clear every fault of the cluster and heal what is left broken (``FaultService.clear_all``); how
     many faults were cleared. Raises ``NotServedHere``."""
     try:
-        return len(await _faults(cluster).clear_all(cluster, reason=reason))
+        return len(await _faults(cluster).clear_all(cluster, reason=reason, actor=actor))
     except UnknownCluster:
         raise NotServedHere(cluster) from None
 

@@ -53,6 +53,8 @@ class Fault:
     ends_at: float | None
     #: Who applied it and why (``chapter control-plane/05-nodes, step stop-a-kubelet``).
     reason: str = ""
+    #: The user who applied it ("" for the lab itself), as the cluster's audit log names them.
+    actor: str = ""
 
     @property
     def kind(self) -> str:
@@ -123,7 +125,14 @@ class FaultBook:
     # -- changing --------------------------------------------------------------------------------
 
     def add(
-        self, cluster: str, spec: FaultSpec, *, now: float, reason: str = "", delay: float = 0.0
+        self,
+        cluster: str,
+        spec: FaultSpec,
+        *,
+        now: float,
+        reason: str = "",
+        delay: float = 0.0,
+        actor: str = "",
     ) -> tuple[Fault, Outcome]:
         """Add the fault ``spec`` on ``cluster``, starting ``delay`` seconds after ``now``; the fault
         as the book now holds it, and what happened (``Outcome``)."""
@@ -136,14 +145,16 @@ class FaultBook:
             return same, Outcome.UNDER_WAY
         ends_at = self._ends_at(spec, starts_at)
         if same is not None:
-            renewed = replace(same, spec=spec, ends_at=ends_at, reason=reason or same.reason)
+            renewed = replace(
+                same, spec=spec, ends_at=ends_at, reason=reason or same.reason, actor=actor or same.actor
+            )
             if same.id in self._in_force:
                 self._in_force[same.id] = renewed
             else:
                 self._pending[same.id] = replace(renewed, starts_at=starts_at)
                 renewed = self._pending[same.id]
             return renewed, Outcome.RENEWED
-        fault = Fault(f"f{next(self._ids)}", cluster, spec, starts_at, ends_at, reason)
+        fault = Fault(f"f{next(self._ids)}", cluster, spec, starts_at, ends_at, reason, actor)
         if starts_at > now:
             self._pending[fault.id] = fault
             return fault, Outcome.PENDING

@@ -35,7 +35,12 @@ async def handle(lab: Lab, request: spool.Request) -> spool.Answer:
         if request.action == "apply":
             assert request.fault is not None  # Request.from_json says so
             applied = await service.apply(
-                name, request.fault, request.values or {}, reason=request.reason, delay=request.after
+                name,
+                request.fault,
+                request.values or {},
+                reason=request.reason,
+                delay=request.after,
+                actor=request.actor,
             )
             fault = applied.fault
             message = f"{fault.kind} on {fault.target} of cluster {name!r}: {applied.outcome.value}"
@@ -43,10 +48,12 @@ async def handle(lab: Lab, request: spool.Request) -> spool.Answer:
                 left = max(0.0, fault.ends_at - lab.config.clock.now())
                 message += f", ends in {left:.0f} s unless cleared"
         elif request.action == "clear" and request.fault is not None:
-            cleared = await service.clear(name, request.fault, request.values, reason=request.reason)
+            cleared = await service.clear(
+                name, request.fault, request.values, reason=request.reason, actor=request.actor
+            )
             message = f"cleared {len(cleared)} fault(s) of cluster {name!r}"
         elif request.action in ("clear", "clear-all"):
-            cleared = await service.clear_all(name, reason=request.reason)
+            cleared = await service.clear_all(name, reason=request.reason, actor=request.actor)
             message = f"cleared {len(cleared)} fault(s) of cluster {name!r}; it is healed"
         else:
             lab.cluster(name)

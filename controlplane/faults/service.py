@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from controlplane.components.identities import component_identity
-from controlplane.faults import catalogue
+from controlplane.faults import auditing, catalogue
 from controlplane.faults.book import Fault, FaultBook, Outcome
 from controlplane.faults.catalogue import FaultSpec, InvalidFault
 from controlplane.faults.effects import Effect, effects
@@ -121,22 +121,25 @@ class FaultService:
         *,
         reason: str = "",
         delay: float = 0.0,
+        actor: str = "",
     ) -> Applied:
         """Apply the fault ``kind`` with ``values`` (its parameters and ``for``) to running ``cluster``,
-        now or ``delay`` seconds from now. Returns once its effect is done (for a restart: once the
-        new API server serves). Raises ``InvalidFault``, ``UnknownCluster``, ``NotRunning`` or
-        ``EffectFailed``."""
+        now or ``delay`` seconds from now, for ``actor`` (the user the cluster's audit log names; ""
+        for the lab itself). Returns once its effect is done (for a restart: once the new API server
+        serves). Raises ``InvalidFault``, ``UnknownCluster``, ``NotRunning`` or ``EffectFailed``."""
         spec = self.check(cluster, kind, values or {})
-        return await self.apply_spec(cluster, spec, reason=reason, delay=delay)
+        return await self.apply_spec(cluster, spec, reason=reason, delay=delay, actor=actor)
 
     async def apply_spec(
-        self, cluster: str, spec: FaultSpec, *, reason: str = "", delay: float = 0.0
+        self, cluster: str, spec: FaultSpec, *, reason: str = "", delay: float = 0.0, actor: str = ""
     ) -> Applied:
         """``apply`` for a fault already checked (a chapter's, checked when the course loaded)."""
         running = self._running(cluster)
         # Checked again for this cluster: a chapter's fault was checked against the chapter's nodes.
         catalogue.check(spec.kind, _values(spec), nodes=running.nodes)
-        fault, outcome = self.book.add(cluster, spec, now=self.clock.now(), reason=reason, delay=delay)
+        fault, outcome = self.book.add(
+            cluster, spec, now=self.clock.now(), reason=reason, delay=delay, actor=actor
+        )
         self._kick()
         if outcome is Outcome.APPLIED:
             await self._start(fault)
@@ -165,7 +168,13 @@ class FaultService:
     # -- clearing --------------------------------------------------------------------------------
 
     async def clear(
-        self, cluster: str, kind: str, values: Mapping[str, Any] | None = None, *, reason: str = ""
+        self,
+        cluster: str,
+        kind: str,
+        values: Mapping[str, Any] | None = None,
+        *,
+        reason: str = "",
+        actor: str = "",
     ) -> list[Fault]:
         """Clear the faults of ``kind`` on ``cluster`` (in force or pending) whose parameters are
         ``values`` (None: every fault of the kind); those cleared (none: there was nothing to clear).
@@ -177,31 +186,33 @@ class FaultService:
             catalogue.kind(kind)
         cleared = []
         for fault in self.book.matching(cluster, kind, params):
-            if await self._clear(fault, reason):
+            if await self._clear(fault, reason, actor):
                 cleared.append(fault)
         return cleared
 
-    async def clear_fault(self, fault_id: str, *, reason: str = "") -> Fault | None:
+    async def clear_fault(self, fault_id: str, *, reason: str = "", actor: str = "") -> Fault | None:
         """Clear one fault by its id; None if it is not in the book."""
         fault = self.book.get(fault_id)
-        if fault is None or not await self._clear(fault, reason):
+        if fault is None or not await self._clear(fault, reason, actor):
             return None
         return fault
 
-    async def clear_all(self, cluster: str, *, reason: str = "", heal: bool = True) -> list[Fault]:
+    async def clear_all(
+        self, cluster: str, *, reason: str = "", heal: bool = True, actor: str = ""
+    ) -> list[Fault]:
         """Clear every fault of ``cluster``; with ``heal``, then start every component of its plan that
         does not run and restart its API server if it does not serve (see the module's docstring).
         Those cleared. Never raises for what it cannot undo: it logs it and goes on."""
         cleared = []
         for fault in self.book.matching(cluster):
             with contextlib.suppress(Exception):
-                if await self._clear(fault, reason):
+                if await self._clear(fault, reason, actor):
                     cleared.append(fault)
         if heal:
             await self._heal(cluster)
         return cleared
 
-    async def _clear(self, fault: Fault, reason: str) -> bool:
+    async def _clear(self, fault: Fault, reason: str, actor: str = "") -> bool:
         """Take ``fault`` out of the book and undo it; whether it was still there."""
         was_in_force = fault.id in {f.id for f in self.book.in_force(fault.cluster)}
         if self.book.remove(fault.id) is None:
@@ -217,7 +228,7 @@ class FaultService:
             logger.exception("clearing %s on cluster %r failed", fault.kind, fault.cluster)
             raise
         finally:
-            self._emit_cleared(fault, reason)
+            self._emit_cleared(fault, reason, actor)
         return True
 
     async def _heal(self, name: str) -> None:
@@ -322,6 +333,7 @@ class FaultService:
 
     def _emit_applied(self, cluster: Cluster, fault: Fault) -> None:
         self._show(fault.cluster)
+        auditing.record(cluster, fault, verb="create", actor=fault.actor, reason=fault.reason)
         fields: dict[str, Any] = {"params": fault.spec.parameters()}
         if fault.reason:
             fields["reason"] = fault.reason
@@ -331,12 +343,13 @@ class FaultService:
             "fault.applied", fault=fault.kind, target=fault.target, **{"from": fault.target}, **fields
         )
 
-    def _emit_cleared(self, fault: Fault, reason: str) -> None:
+    def _emit_cleared(self, fault: Fault, reason: str, actor: str = "") -> None:
         self._show(fault.cluster)
         try:
             cluster = self.lab.cluster(fault.cluster)
         except UnknownCluster:
             return
+        auditing.record(cluster, fault, verb="delete", actor=actor, reason=reason)
         fields: dict[str, Any] = {"params": fault.spec.parameters()}
         if reason:
             fields["reason"] = reason

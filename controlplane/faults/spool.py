@@ -52,6 +52,8 @@ class Request:
     after: float = 0.0
     reason: str = ""
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: Who asked (the account that ran the command), as the cluster's audit log names them.
+    actor: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +65,7 @@ class Request:
             "values": dict(self.values) if self.values is not None else None,
             "after": self.after,
             "reason": self.reason,
+            "actor": self.actor,
         }
 
     @classmethod
@@ -85,7 +88,11 @@ class Request:
             raise SpoolError("after is a number of seconds")
         if not isinstance(reason, str):
             raise SpoolError("reason is a text")
-        return cls(action, cluster, fault, values, float(after), reason, str(document.get("id") or ""))
+        actor = document.get("actor", "")
+        if not isinstance(actor, str):
+            raise SpoolError("actor is a text")
+        identity = str(document.get("id") or "")
+        return cls(action, cluster, fault, values, float(after), reason, identity, actor)
 
 
 @dataclass(frozen=True)

@@ -124,9 +124,13 @@ async def run_fault(
     await say(gettext("%(fault)s…") % {"fault": label}, "working")
     try:
         if fault.clear:
-            done = await gateway.clear_fault(cluster=access.cluster, fault=fault.spec, reason=reason)
+            done = await gateway.clear_fault(
+                cluster=access.cluster, fault=fault.spec, reason=reason, actor=access.user
+            )
         else:
-            done = await gateway.apply_fault(cluster=access.cluster, fault=fault.spec, reason=reason)
+            done = await gateway.apply_fault(
+                cluster=access.cluster, fault=fault.spec, reason=reason, actor=access.user
+            )
     except (gateway.FaultRefused, gateway.NotServedHere) as error:
         raise SolutionFailed(
             gettext("%(fault)s: it could not be done: %(why)s") % {"fault": label, "why": error}

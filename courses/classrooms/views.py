@@ -223,7 +223,8 @@ async def faults(request: HttpRequest, slug: str) -> HttpResponse:
 
         async def clear(username: str, cluster: str) -> tuple[str, str, bool]:
             try:
-                return username, await presenter.clear_all(cluster=cluster, reason=reason), True
+                said = await presenter.clear_all(cluster=cluster, reason=reason, actor=user.get_username())
+                return username, said, True
             except presenter.FaultActionError as problem:
                 return username, str(problem), False
 
@@ -244,7 +245,12 @@ async def faults(request: HttpRequest, slug: str) -> HttpResponse:
             async def apply(username: str, cluster: str) -> tuple[str, str, bool]:
                 try:
                     said = await presenter.apply(
-                        cluster=cluster, fault=spec, reason=reason, lang=lang, delay=delay
+                        cluster=cluster,
+                        fault=spec,
+                        reason=reason,
+                        lang=lang,
+                        delay=delay,
+                        actor=user.get_username(),
                     )
                 except presenter.FaultActionError as problem:
                     return username, str(problem), False

@@ -266,11 +266,20 @@ _OUTCOMES = {
 
 
 async def apply(
-    *, cluster: str, fault: catalogue.FaultSpec, reason: str, lang: str | None, delay: float = 0.0
+    *,
+    cluster: str,
+    fault: catalogue.FaultSpec,
+    reason: str,
+    lang: str | None,
+    delay: float = 0.0,
+    actor: str = "",
 ) -> str:
-    """Apply ``fault`` to ``cluster``, now or ``delay`` seconds from now; what happened, in words."""
+    """Apply ``fault`` to ``cluster``, now or ``delay`` seconds from now, for the user ``actor`` (whom
+    the cluster's audit log names); what happened, in words."""
     try:
-        done = await gateway.apply_fault(cluster=cluster, fault=fault, reason=reason, delay=delay)
+        done = await gateway.apply_fault(
+            cluster=cluster, fault=fault, reason=reason, delay=delay, actor=actor
+        )
     except gateway.NotServedHere:
         raise ClusterNotHere(gettext("Cluster %(name)s does not run here.") % {"name": cluster}) from None
     except gateway.FaultRefused as refused:
@@ -280,10 +289,10 @@ async def apply(
     return said() % {"fault": label} if said else f"{label}: {done.outcome}"
 
 
-async def clear_all(*, cluster: str, reason: str) -> str:
-    """Clear every fault of ``cluster`` (and heal it); what happened, in words."""
+async def clear_all(*, cluster: str, reason: str, actor: str = "") -> str:
+    """Clear every fault of ``cluster`` (and heal it) for the user ``actor``; what happened, in words."""
     try:
-        count = await gateway.clear_all_faults(cluster=cluster, reason=reason)
+        count = await gateway.clear_all_faults(cluster=cluster, reason=reason, actor=actor)
     except gateway.NotServedHere:
         raise ClusterNotHere(gettext("Cluster %(name)s does not run here.") % {"name": cluster}) from None
     if not count:
@@ -304,7 +313,7 @@ async def perform(
     action = form.get("action") or APPLY
     reason = f"{actor.get_username()} in presenter mode"
     if action == CLEAR_ALL:
-        message = await clear_all(cluster=cluster, reason=reason)
+        message = await clear_all(cluster=cluster, reason=reason, actor=actor.get_username())
         await database_sync_to_async(record)(
             cluster=cluster, actor=actor, action="faults-cleared", detail=cluster
         )
@@ -314,7 +323,7 @@ async def perform(
             gettext("%(action)s is not an action: apply or clear-all.") % {"action": repr(action)}
         )
     fault = read_fault(form, cluster=cluster, nodes=node_count(cluster=cluster))
-    message = await apply(cluster=cluster, fault=fault, reason=reason, lang=lang)
+    message = await apply(cluster=cluster, fault=fault, reason=reason, lang=lang, actor=actor.get_username())
     written = ", ".join(f"{k}={v}" for k, v in fault.as_written().items())
     await database_sync_to_async(record)(
         cluster=cluster, actor=actor, action="fault-applied", detail=f"{written} -> {cluster}"

@@ -90,12 +90,14 @@ def lab_calls(monkeypatch: pytest.MonkeyPatch, three_nodes: None) -> list[tuple[
     calls: list[tuple[str, str, Any]] = []
 
     async def apply_fault(
-        *, cluster: str, fault: FaultSpec, reason: str, delay: float = 0.0
+        *, cluster: str, fault: FaultSpec, reason: str, delay: float = 0.0, actor: str = ""
     ) -> gateway.FaultDone:
+        assert actor, "the cluster's audit log is told who asked"
         calls.append(("apply", cluster, fault))
         return gateway.FaultDone(fault.kind, fault.target, "applied")
 
-    async def clear_all_faults(*, cluster: str, reason: str) -> int:
+    async def clear_all_faults(*, cluster: str, reason: str, actor: str = "") -> int:
+        assert actor, "the cluster's audit log is told who asked"
         calls.append(("clear-all", cluster, reason))
         return 1
 

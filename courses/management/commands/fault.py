@@ -98,7 +98,8 @@ class Command(BaseCommand):
             self.list(options["cluster"])
             return
         cluster = self._cluster(options["cluster"])
-        reason = options["reason"] or f"manage.py fault, by {getpass.getuser()}"
+        actor = getpass.getuser()
+        reason = options["reason"] or f"manage.py fault, by {actor}"
         kind = options["kind"]
         if options["action"] == "apply":
             if not kind:
@@ -108,16 +109,16 @@ class Command(BaseCommand):
                 values[catalogue.DURATION] = parse_duration(options["duration"])
             after = parse_duration(options["after"]) if options["after"] else 0.0
             self._check(kind, values)
-            request = spool.Request("apply", cluster, kind, values, after, reason)
+            request = spool.Request("apply", cluster, kind, values, after, reason, actor=actor)
         elif options["all"] or not kind:
             if kind:
                 raise CommandError("clear --all clears every fault: name no kind")
-            request = spool.Request("clear-all", cluster, reason=reason)
+            request = spool.Request("clear-all", cluster, reason=reason, actor=actor)
         else:
             given = self._values(kind, options)
             self._check(kind, given, clearing=True, partial=not given)
             # Without parameters: every fault of the kind on the cluster.
-            request = spool.Request("clear", cluster, kind, given or None, reason=reason)
+            request = spool.Request("clear", cluster, kind, given or None, reason=reason, actor=actor)
         self._ask(request)
 
     # -- list ----------------------------------------------------------------------------------------

@@ -52,6 +52,8 @@ class FakeCluster:
     faults_in_force: list[dict[str, Any]] = field(default_factory=list)
     components_running: dict[str, object] = field(default_factory=dict)
     started: list[str] = field(default_factory=list)
+    #: No API server runs here, so there is no audit log to write the faults to.
+    apiserver: None = None
 
     def component_plan(self) -> list[tuple[str, str]]:
         return [("scheduler", ""), ("kubelet", "node-1"), ("kubelet", "node-2")]
