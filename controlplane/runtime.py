@@ -96,10 +96,11 @@ from controlplane.apiserver.server import APIServer
 from controlplane.client.clientmetrics import reporting_workqueues
 from controlplane.client.config import Config
 from controlplane.client.rest import RESTClient
-from controlplane.clock import SYSTEM_CLOCK, Clock
+from controlplane.clock import SYSTEM_CLOCK, Clock, SkewedClock
 from controlplane.componentcerts import ComponentCertificate
 from controlplane.components.controllermanager import ControllerManager
 from controlplane.components.identities import KINDS, component_identity
+from controlplane.components.kubelet.hostprocesses import KubeProxyPods
 from controlplane.components.kubelet.kubelet import Kubelet
 from controlplane.components.kubelet.simulation import PullTiming
 from controlplane.components.launch import Component, LaunchOptions, build_component
@@ -389,6 +390,9 @@ class Cluster:
         #: Components of the plan stopped while the cluster runs (``stop_component``), by trace id:
         #: a node whose kubelet was stopped. Started again by ``start_component``, or by the next start.
         self.components_stopped: set[str] = set()
+        #: What the kubelets ask of their node's kube-proxy: the pod of the kube-proxy DaemonSet on
+        #: ``node-N`` is Ready only while the in-process ``kube-proxy:node-N`` runs.
+        self.kube_proxy_pods = KubeProxyPods(self._kube_proxy_runs)
         #: The faults in force on the cluster as the diagram draws them (``{"fault", "target"}``),
         #: kept by ``controlplane/faults``: part of the state a topology page starts from.
         self.faults_in_force: list[dict[str, Any]] = []
@@ -396,6 +400,8 @@ class Cluster:
         self._component_metrics: tuple[RestClientMetrics, WorkqueueMetrics] | None = None
         #: Their client certificates, by the same ids.
         self.component_certificates: dict[str, ComponentCertificate] = {}
+        #: Each node's own clock, by node name (``node_clock``): what its kubelet reads the time from.
+        self.node_clocks: dict[str, SkewedClock] = {}
         self._revocations: RevocationList | None = None
         #: Encryption at rest: the cluster's configuration file (made on the first start with
         #: ``encryption_provider``), polled every ``encryption_reload_seconds`` of cluster time while it runs.
@@ -513,6 +519,8 @@ class Cluster:
             kubernetes_service=self.kubernetes_service_options(),
         )
         self.metrics.register(auditor)  # apiserver_audit_*
+        # componentstatuses probe the scheduler and the controller manager: healthy while they run.
+        apiserver.components_healthy = lambda name: name in self.components_running
         return apiserver
 
     async def restart_apiserver(self) -> None:
@@ -681,6 +689,8 @@ class Cluster:
             timing=self.timing,
             trace=self.trace,
             root_ca=self.root_ca,
+            # The controller manager signs approved CSRs with the client CA the API server trusts.
+            signing_ca=self.pki.ca,
             node_options={
                 "pull_timing": PullTiming(default=self.timing.image_pull_seconds, jitter=0.2),
                 **self.node_options,
@@ -710,10 +720,13 @@ class Cluster:
         qps: float,
         burst: int,
         request_metrics: RestClientMetrics | None,
+        link: str = "",
     ) -> tuple[Config, ComponentCertificate]:
+        """``link``: the diagram id of the component the client is for, which reaches the endpoint over
+        a link of its own (``APIEndpoint.link``), so a fault can cut or slow it."""
         certificate = ComponentCertificate(self.pki, user, groups, now=self.clock.now)
         config = Config.for_in_process(
-            self.endpoint,
+            self.endpoint.link(link) if link else self.endpoint,
             self.name,
             mount_prefix=f"/clusters/{self.name}",
             cert_source=certificate.current,
@@ -732,15 +745,20 @@ class Cluster:
         client_metrics, workqueue_metrics = self._component_metrics or (None, None)
         qps, burst = self.rate_limits.get(kind, (identity.qps, identity.burst))
         config, certificate = self._client(
-            identity.user, identity.groups, identity.user_agent, qps, burst, client_metrics
+            identity.user, identity.groups, identity.user_agent, qps, burst, client_metrics, identity.trace_id
         )
         self.component_certificates[identity.trace_id] = certificate
-        node_options = self._node_options(node) if kind == "kubelet" else None
+        node_options: dict[str, Any] | None = None
+        if kind == "kubelet":
+            node_options = {**self._node_options(node), "host_processes": self.kube_proxy_pods}
+        options = self._launch_options()
+        if kind == "kubelet":
+            options = dataclasses.replace(options, clock=self.node_clock(node))
         with reporting_workqueues(workqueue_metrics):
             component = build_component(
                 kind,
                 partial(RESTClient, config),
-                self._launch_options(),
+                options,
                 node=node,
                 node_options=node_options,
             )
@@ -751,7 +769,32 @@ class Cluster:
         if isinstance(component, Kubelet) and self.apiserver is not None:
             # The API server reaches this kubelet's API (containerLogs) without a socket.
             self.apiserver.kubelets.register(node, component.server)
+        if kind == "kube-proxy":
+            self._kube_proxy_changed(node)
         return component
+
+    def _kube_proxy_runs(self, node: str) -> bool | None:
+        """Whether the in-process kube-proxy of ``node`` runs; None if this cluster runs none there."""
+        trace_id = nodes.kube_proxy(node)
+        if "kube-proxy" not in self.components or self.planned(trace_id) is None:
+            return None
+        if self.state is ClusterState.STARTING and trace_id not in self.components_stopped:
+            return True  # about to start, after its node's kubelet: no NotReady blip at every wake
+        return trace_id in self.components_running
+
+    def _kube_proxy_changed(self, node: str) -> None:
+        """The kube-proxy of ``node`` started or stopped: its kubelet reports its pod's readiness anew."""
+        kubelet = self.components_running.get(nodes.kubelet(node))
+        if isinstance(kubelet, Kubelet):
+            kubelet.host_processes_changed()
+
+    def node_clock(self, node: str) -> SkewedClock:
+        """The clock of the machine ``node``: the cluster's, unless a fault skews it (``clock-skew``).
+        Kept across its kubelet's restarts, as a machine's clock outlives the kubelet."""
+        clock = self.node_clocks.get(node)
+        if clock is None:
+            clock = self.node_clocks[node] = SkewedClock(self.clock)
+        return clock
 
     def planned(self, trace_id: str) -> tuple[str, str] | None:
         """The ``(kind, node)`` of the planned component ``trace_id`` (``kubelet:node-2``), or None."""
@@ -784,6 +827,9 @@ class Cluster:
         else:
             await component.stop()
         self._report_state(trace_id, component, "stopped", reason)
+        planned = self.planned(trace_id)
+        if planned is not None and planned[0] == "kube-proxy":
+            self._kube_proxy_changed(planned[1])
         return True
 
     async def start_component(self, trace_id: str, *, reason: str = "") -> bool:

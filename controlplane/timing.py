@@ -68,6 +68,9 @@ class TimingProfile:
     #: The simulated kubelets' image pull time (not an upstream setting: a small image from a nearby
     #: registry takes a few seconds), long enough to see ``ContainerCreating`` and ``Pulling``.
     image_pull_seconds: float = 5.0
+    #: horizontal-pod-autoscaler controller: how often it looks at each HPA
+    #: (``--horizontal-pod-autoscaler-sync-period``, 15 s).
+    horizontal_pod_autoscaler_sync_period: float = 15.0
 
     def scaled(self, factor: float, *, name: str) -> TimingProfile:
         """The same profile with every duration multiplied by ``factor`` (ratios unchanged)."""

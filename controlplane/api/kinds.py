@@ -8,9 +8,18 @@ are the strategies in ``controlplane.api.strategies``; kinds without special rul
 
 from __future__ import annotations
 
+from controlplane.api.conversion.autoscaling import v1_to_storage, v2_to_v1
 from controlplane.api.conversion.events import EVENTS_V1_CONVERSION
-from controlplane.api.resources import CREATE_ONLY, CRUD, ResourceRegistry, ResourceType, Subresource
+from controlplane.api.resources import (
+    CREATE_ONLY,
+    CRUD,
+    ResourceRegistry,
+    ResourceType,
+    StorageConversion,
+    Subresource,
+)
 from controlplane.api.strategies import (
+    CertificateSigningRequestStrategy,
     ClusterRoleBindingStrategy,
     ClusterRoleStrategy,
     ConfigMapStrategy,
@@ -23,6 +32,8 @@ from controlplane.api.strategies import (
     EventStrategy,
     EventsV1EventStrategy,
     FlowSchemaStrategy,
+    HorizontalPodAutoscalerStrategy,
+    HorizontalPodAutoscalerV1Strategy,
     IngressClassStrategy,
     IngressStrategy,
     JobStrategy,
@@ -47,10 +58,13 @@ from controlplane.api.strategies import (
     StatefulSetStrategy,
     StorageClassStrategy,
 )
+from controlplane.api.strategies.apiextensions import CustomResourceDefinitionStrategy
 from controlplane.api.strategies.base import Strategy
 from controlplane.trace.objects import NODES_PREFIX
 
 RW = ("get", "patch", "update")
+#: autoscaling/v1 HorizontalPodAutoscalers, stored as autoscaling/v2 (pkg/apis/autoscaling/v1/conversion.go).
+HPA_V1_CONVERSION = StorageConversion(to_storage=v1_to_storage, from_storage=v2_to_v1)
 
 
 class StatusStrategy(Strategy):
@@ -265,6 +279,17 @@ def builtin_types() -> ResourceRegistry:
             storage_prefix="/registry/persistentvolumeclaims",
             strategy=PersistentVolumeClaimStrategy(),
         ),
+        # Probed at each request, never stored (apiserver/componentstatus.py); deprecated in v1.19.
+        ResourceType(
+            "",
+            "v1",
+            "ComponentStatus",
+            "componentstatuses",
+            "componentstatus",
+            False,
+            ("get", "list"),
+            ("cs",),
+        ),
     ]
     apps = [
         ResourceType(
@@ -336,6 +361,37 @@ def builtin_types() -> ResourceRegistry:
         ),
     ]
     batch = [
+        # The same objects in two versions: stored as autoscaling/v2 (upstream's storage version),
+        # converted for v1 (controlplane/api/conversion/autoscaling.py).
+        ResourceType(
+            "autoscaling",
+            "v2",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            "horizontalpodautoscaler",
+            True,
+            CRUD,
+            ("hpa",),
+            ("all",),
+            (Subresource("status", RW),),
+            "/registry/horizontalpodautoscalers",
+            HorizontalPodAutoscalerStrategy(),
+        ),
+        ResourceType(
+            "autoscaling",
+            "v1",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            "horizontalpodautoscaler",
+            True,
+            CRUD,
+            ("hpa",),
+            ("all",),
+            (Subresource("status", RW),),
+            "/registry/horizontalpodautoscalers",
+            HorizontalPodAutoscalerV1Strategy(),
+            conversion=HPA_V1_CONVERSION,
+        ),
         ResourceType(
             "batch",
             "v1",
@@ -430,6 +486,19 @@ def builtin_types() -> ResourceRegistry:
             (Subresource("status", RW),),
             "/registry/poddisruptionbudgets",
             PodDisruptionBudgetStrategy(),
+        ),
+        ResourceType(
+            "certificates.k8s.io",
+            "v1",
+            "CertificateSigningRequest",
+            "certificatesigningrequests",
+            "certificatesigningrequest",
+            False,
+            CRUD,
+            ("csr",),
+            subresources=(Subresource("status", RW), Subresource("approval", RW)),
+            storage_prefix="/registry/certificatesigningrequests",
+            strategy=CertificateSigningRequestStrategy(),
         ),
         ResourceType(
             "coordination.k8s.io",
@@ -592,6 +661,20 @@ def builtin_types() -> ResourceRegistry:
             CRUD,
             categories=("api-extensions",),
             storage_prefix="/registry/validatingwebhookconfigurations",
+        ),
+        ResourceType(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            "customresourcedefinition",
+            False,
+            CRUD,
+            ("crd", "crds"),
+            ("api-extensions",),
+            (Subresource("status", RW),),
+            "/registry/apiextensions.k8s.io/customresourcedefinitions",
+            CustomResourceDefinitionStrategy(),
         ),
         ResourceType(
             "flowcontrol.apiserver.k8s.io",

@@ -29,7 +29,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from controlplane.api.certificates import status_text as csr_status_text
+from controlplane.api.conversion.autoscaling import v1_to_v2
 from controlplane.api.meta import format_time, parse_time
+from controlplane.api.quantity import QuantityError, parse_json_quantity
 from controlplane.api.selectors import (
     SelectorError,
     format_label_selector,
@@ -1196,6 +1199,82 @@ def _cron_job_row(cron_job: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _quantity(value: Any) -> str:
+    """A ``resource.Quantity`` through ``String()`` (its canonical form)."""
+    try:
+        return parse_json_quantity(value).canonical()
+    except QuantityError:
+        return _str(value)
+
+
+def _hpa_target(spec: Mapping[str, Any], status: Mapping[str, Any] | None) -> str:
+    """One metric of ``formatHPAMetrics``: ``cpu: <unknown>/80%``, ``<unknown>/10 (avg)``..."""
+    kind = spec.get("type")
+    if kind in ("External", "Object"):
+        source = _map(spec.get(kind.lower()))
+        current = _map(_map(status).get(kind.lower())).get("current") if status else None
+        target = _map(source.get("target"))
+        if target.get("averageValue") is not None:
+            shown = "<unknown>"
+            if current is not None and _map(current).get("averageValue") is not None:
+                shown = _quantity(_map(current)["averageValue"])
+            return f"{shown}/{_quantity(target['averageValue'])} (avg)"
+        shown = "<unknown>" if current is None else _quantity(_map(current).get("value", "0"))
+        return f"{shown}/{_quantity(target.get('value', '0'))}"
+    if kind == "Pods":
+        current = _map(_map(status).get("pods")).get("current") if status else None
+        shown = "<unknown>" if current is None else _quantity(_map(current).get("averageValue", "0"))
+        return f"{shown}/{_quantity(_map(_map(spec.get('pods')).get('target')).get('averageValue', '0'))}"
+    if kind in ("Resource", "ContainerResource"):
+        field = "resource" if kind == "Resource" else "containerResource"
+        source = _map(spec.get(field))
+        current = _map(_map(status).get(field)).get("current") if status and _map(status).get(field) else None
+        target = _map(source.get("target"))
+        name = _str(source.get("name"))
+        if target.get("averageValue") is not None:
+            shown = "<unknown>" if current is None else _quantity(_map(current).get("averageValue", "0"))
+            return f"{name}: {shown}/{_quantity(target['averageValue'])}"
+        shown = "<unknown>"
+        if current is not None and _map(current).get("averageUtilization") is not None:
+            shown = f"{_int(_map(current)['averageUtilization'])}%"
+        utilization = target.get("averageUtilization")
+        wanted = "<auto>" if utilization is None else f"{_int(utilization)}%"
+        return f"{name}: {shown}/{wanted}"
+    return "<unknown type>"
+
+
+def format_hpa_metrics(specs: Any, statuses: Any) -> str:
+    """``formatHPAMetrics``: the first two metrics as current/target, then ``+ N more...``."""
+    specs, statuses = _list(specs), _list(statuses)
+    if not specs:
+        return "<none>"
+    shown = [
+        _hpa_target(_map(spec), _map(statuses[i]) if i < len(statuses) else None)
+        for i, spec in enumerate(specs)
+    ]
+    if len(shown) > 2:
+        return f"{', '.join(shown[:2])} + {len(shown) - 2} more..."
+    return ", ".join(shown)
+
+
+def _horizontal_pod_autoscaler_row(hpa: Object, now: datetime) -> list[Any]:
+    """``printHorizontalPodAutoscaler`` (on the internal, v2-shaped object: v1 is converted first)."""
+    if hpa.get("apiVersion") == "autoscaling/v1":
+        hpa = v1_to_v2(dict(hpa))
+    spec = _map(hpa.get("spec"))
+    ref = _map(spec.get("scaleTargetRef"))
+    min_replicas = spec.get("minReplicas")
+    return [
+        _name(hpa),
+        f"{_str(ref.get('kind'))}/{_str(ref.get('name'))}",
+        format_hpa_metrics(spec.get("metrics"), _get(hpa, "status", "currentMetrics")),
+        "<unset>" if min_replicas is None else str(_int(min_replicas)),
+        _int(spec.get("maxReplicas")),
+        _int(_get(hpa, "status", "currentReplicas")),
+        _age(hpa, now),
+    ]
+
+
 def _pod_disruption_budget_row(pdb: Object, now: datetime) -> list[Any]:
     """``printPodDisruptionBudget``: each bound as ``IntOrString.String()``, ``N/A`` when unset."""
     spec = _map(pdb.get("spec"))
@@ -1283,6 +1362,15 @@ def _priority_level_row(level: Object, now: datetime) -> list[Any]:
         queue_length_limit,
         _age(level, now),
     ]
+
+
+def _component_status_row(status: Object, now: datetime) -> list[Any]:
+    """``printComponentStatus``: the ``Healthy`` condition as Healthy/Unhealthy, its message and error."""
+    for condition in _list(status.get("conditions")):
+        if _map(condition).get("type") == "Healthy":
+            healthy = "Healthy" if condition.get("status") == "True" else "Unhealthy"
+            return [_name(status), healthy, _str(condition.get("message")), _str(condition.get("error"))]
+    return [_name(status), "Unknown", "", ""]
 
 
 def _priority_class_row(priority_class: Object, now: datetime) -> list[Any]:
@@ -1482,6 +1570,68 @@ def _network_policy_row(policy: Object, now: datetime) -> list[Any]:
         _name(policy),
         format_label_selector(_map(_get(policy, "spec", "podSelector"))),
         _age(policy, now),
+    ]
+
+
+_CSR_SIGNER_NAME: Final = (  # CertificateSigningRequestSpec.signerName
+    "signerName indicates the requested signer, and is a qualified name.\n\nList/watch requests for"
+    ' CertificateSigningRequests can filter on this field using a "spec.signerName=NAME"'
+    " fieldSelector.\n\nWell-known Kubernetes signers are:\n 1."
+    ' "kubernetes.io/kube-apiserver-client": issues client certificates that can be used to'
+    " authenticate to kube-apiserver.\n  Requests for this signer are never auto-approved by"
+    ' kube-controller-manager, can be issued by the "csrsigning" controller in'
+    ' kube-controller-manager.\n 2. "kubernetes.io/kube-apiserver-client-kubelet": issues client'
+    " certificates that kubelets use to authenticate to kube-apiserver.\n  Requests for this signer"
+    ' can be auto-approved by the "csrapproving" controller in kube-controller-manager, and can be'
+    ' issued by the "csrsigning" controller in kube-controller-manager.\n 3.'
+    ' "kubernetes.io/kubelet-serving" issues serving certificates that kubelets use to serve TLS'
+    " endpoints, which kube-apiserver can connect to securely.\n  Requests for this signer are"
+    ' never auto-approved by kube-controller-manager, and can be issued by the "csrsigning"'
+    " controller in kube-controller-manager.\n\nMore details are available at"
+    " https://k8s.io/docs/reference/access-authn-authz/certificate-signing-requests/#kubernetes-signers\n\nCustom"
+    " signerNames can also be specified. The signer defines:\n 1. Trust distribution: how trust (CA"
+    " bundles) are distributed.\n 2. Permitted subjects: and behavior when a disallowed subject is"
+    " requested.\n 3. Required, permitted, or forbidden x509 extensions in the request (including"
+    " whether subjectAltNames are allowed, which types, restrictions on allowed values) and"
+    " behavior when a disallowed extension is requested.\n 4. Required, permitted, or forbidden key"
+    " usages / extended key usages.\n 5. Expiration/certificate lifetime: whether it is fixed by"
+    " the signer, configurable by the admin.\n 6. Whether or not requests for CA certificates are"
+    " allowed."
+)
+_CSR_REQUEST: Final = (  # CertificateSigningRequestSpec.request
+    'request contains an x509 certificate signing request encoded in a "CERTIFICATE REQUEST" PEM'
+    " block. When serialized as JSON or YAML, the data is additionally base64-encoded."
+)
+_CSR_EXPIRATION_SECONDS: Final = (  # CertificateSigningRequestSpec.expirationSeconds
+    "expirationSeconds is the requested duration of validity of the issued certificate. The"
+    " certificate signer may issue a certificate with a different validity duration so a client"
+    " must check the delta between the notBefore and and notAfter fields in the issued certificate"
+    " to determine the actual duration.\n\nThe v1.22+ in-tree implementations of the well-known"
+    " Kubernetes signers will honor this field as long as the requested duration is not greater"
+    " than the maximum duration they will honor per the --cluster-signing-duration CLI flag to the"
+    " Kubernetes controller manager.\n\nCertificate signers may not honor this field for various"
+    " reasons:\n\n  1. Old signer that is unaware of the field (such as the in-tree\n    "
+    " implementations prior to v1.22)\n  2. Signer whose configured maximum is shorter than the"
+    " requested duration\n  3. Signer whose configured minimum is longer than the requested"
+    " duration\n\nThe minimum valid value for expirationSeconds is 600, i.e. 10 minutes."
+)
+_CSR_CONDITIONS: Final = (  # CertificateSigningRequestStatus.conditions
+    'conditions applied to the request. Known conditions are "Approved", "Denied", and "Failed".'
+)
+
+
+def _certificate_signing_request_row(csr: Object, now: datetime) -> list[Any]:
+    """``printCertificateSigningRequest``: the requestor is ``spec.username``; CONDITION is
+    ``extractCSRStatus`` (Pending, Approved or Denied, then ,Failed and ,Issued)."""
+    spec = _map(csr.get("spec"))
+    seconds = spec.get("expirationSeconds")
+    return [
+        _name(csr),
+        _age(csr, now),
+        _str(spec.get("signerName")) or "<none>",
+        _str(spec.get("username")),
+        human_duration(timedelta(seconds=seconds)) if isinstance(seconds, int) else "<none>",
+        csr_status_text(csr),
     ]
 
 
@@ -1769,6 +1919,53 @@ POD_DISRUPTION_BUDGET_PRINTER: Final = Printer(
     _pod_disruption_budget_row,
 )
 
+# The descriptions are autoscaling/v2beta1's, as upstream's column definitions cite that version.
+HORIZONTAL_POD_AUTOSCALER_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column(
+            "Reference",
+            description=(
+                "scaleTargetRef points to the target resource to scale, and is used to the pods for which "
+                "metrics should be collected, as well as to actually change the replica count."
+            ),
+        ),
+        Column(
+            "Targets",
+            description=(
+                "metrics contains the specifications for which to use to calculate the desired replica "
+                "count (the maximum replica count across all metrics will be used).  The desired replica "
+                "count is calculated multiplying the ratio between the target value and the current value "
+                "by the current number of pods.  Ergo, metrics used must decrease as the pod count is "
+                "increased, and vice-versa.  See the individual metric source types for more information "
+                "about how each type of metric must respond."
+            ),
+        ),
+        Column(
+            "MinPods",
+            description=(
+                "minReplicas is the lower limit for the number of replicas to which the autoscaler can "
+                "scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature "
+                "gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  "
+                "Scaling is active as long as at least one metric value is available."
+            ),
+        ),
+        Column(
+            "MaxPods",
+            description=(
+                "maxReplicas is the upper limit for the number of replicas to which the autoscaler can "
+                "scale up. It cannot be less that minReplicas."
+            ),
+        ),
+        Column(
+            "Replicas",
+            description="currentReplicas is current number of replicas of pods managed by this autoscaler.",
+        ),
+        _AGE_COLUMN,
+    ),
+    _horizontal_pod_autoscaler_row,
+)
+
 LEASE_PRINTER: Final = Printer(
     _columns(_NAME_COLUMN, Column("Holder", description=_LEASE_HOLDER), _AGE_COLUMN),
     lambda obj, now: [_name(obj), _str(_get(obj, "spec", "holderIdentity")), _age(obj, now)],
@@ -1829,6 +2026,16 @@ PRIORITY_LEVEL_PRINTER: Final = Printer(
         _AGE_COLUMN,
     ),
     _priority_level_row,
+)
+
+COMPONENT_STATUS_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column("Status", description="Status of the component conditions"),
+        Column("Message", description="Message of the component conditions"),
+        Column("Error", description="Error of the component conditions"),
+    ),
+    _component_status_row,
 )
 
 PRIORITY_CLASS_PRINTER: Final = Printer(
@@ -1937,6 +2144,18 @@ NETWORK_POLICY_PRINTER: Final = Printer(
     _network_policy_row,
 )
 
+CERTIFICATE_SIGNING_REQUEST_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        _AGE_COLUMN,
+        Column("SignerName", description=_CSR_SIGNER_NAME),
+        Column("Requestor", description=_CSR_REQUEST),
+        Column("RequestedDuration", description=_CSR_EXPIRATION_SECONDS),
+        Column("Condition", description=_CSR_CONDITIONS),
+    ),
+    _certificate_signing_request_row,
+)
+
 #: Upstream's ``DefaultTableConvertor``: every resource without a printer of its own.
 DEFAULT_PRINTER: Final = Printer(
     _columns(_NAME_COLUMN, Column("Created At", "date", description=_CREATION_TIMESTAMP)),
@@ -1960,6 +2179,7 @@ PRINTERS: Final[dict[tuple[str, str], Printer]] = {
     ("apps", "daemonsets"): DAEMON_SET_PRINTER,
     ("apps", "controllerrevisions"): CONTROLLER_REVISION_PRINTER,
     ("apps", "statefulsets"): STATEFUL_SET_PRINTER,
+    ("autoscaling", "horizontalpodautoscalers"): HORIZONTAL_POD_AUTOSCALER_PRINTER,
     ("batch", "jobs"): JOB_PRINTER,
     ("batch", "cronjobs"): CRON_JOB_PRINTER,
     ("", "replicationcontrollers"): REPLICATION_CONTROLLER_PRINTER,
@@ -1970,6 +2190,7 @@ PRINTERS: Final[dict[tuple[str, str], Printer]] = {
     ("networking.k8s.io", "ingresses"): INGRESS_PRINTER,
     ("networking.k8s.io", "ingressclasses"): INGRESS_CLASS_PRINTER,
     ("networking.k8s.io", "networkpolicies"): NETWORK_POLICY_PRINTER,
+    ("certificates.k8s.io", "certificatesigningrequests"): CERTIFICATE_SIGNING_REQUEST_PRINTER,
     ("policy", "poddisruptionbudgets"): POD_DISRUPTION_BUDGET_PRINTER,
     ("coordination.k8s.io", "leases"): LEASE_PRINTER,
     ("rbac.authorization.k8s.io", "rolebindings"): ROLE_BINDING_PRINTER,
@@ -1979,6 +2200,7 @@ PRINTERS: Final[dict[tuple[str, str], Printer]] = {
     ("flowcontrol.apiserver.k8s.io", "flowschemas"): FLOW_SCHEMA_PRINTER,
     ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"): PRIORITY_LEVEL_PRINTER,
     ("scheduling.k8s.io", "priorityclasses"): PRIORITY_CLASS_PRINTER,
+    ("", "componentstatuses"): COMPONENT_STATUS_PRINTER,
 }
 
 

@@ -140,7 +140,23 @@ class ResourceRegistry:
         self._by_kind = {(t.group, t.version, t.kind): t for t in types}
 
     def __iter__(self) -> Iterator[ResourceType]:
-        return iter(self._types)
+        return iter(list(self._types))  # a copy: custom resources come and go while others iterate
+
+    def add(self, rtype: ResourceType) -> None:
+        """Serve ``rtype`` from now on (a custom resource), replacing any type at the same path."""
+        self.remove(rtype.group, rtype.version, rtype.plural)
+        self._types.append(rtype)
+        self._by_path[(rtype.group, rtype.version, rtype.plural)] = rtype
+        self._by_kind[(rtype.group, rtype.version, rtype.kind)] = rtype
+
+    def remove(self, group: str, version: str, plural: str) -> ResourceType | None:
+        """Stop serving a type (a custom resource whose definition changed or went away)."""
+        rtype = self._by_path.pop((group, version, plural), None)
+        if rtype is not None:
+            self._types.remove(rtype)
+            if self._by_kind.get((group, version, rtype.kind)) is rtype:
+                del self._by_kind[(group, version, rtype.kind)]
+        return rtype
 
     def lookup(self, group: str, version: str, plural: str) -> ResourceType | None:
         return self._by_path.get((group, version, plural))

@@ -911,6 +911,8 @@ FIELD_LABELS: Final[dict[str, frozenset[str]]] = {
     "rbac.authorization.k8s.io/rolebindings": _META,
     "rbac.authorization.k8s.io/clusterroles": _META,
     "rbac.authorization.k8s.io/clusterrolebindings": _META,
+    # pkg/apis/certificates/v1/conversion.go
+    "certificates.k8s.io/certificatesigningrequests": frozenset({"metadata.name", "spec.signerName"}),
 }
 
 #: What ``runtime.DefaultMetaV1FieldSelectorConversion`` accepts, for kinds without their own function.
@@ -927,6 +929,7 @@ _CUSTOM_CONVERSION: Final = frozenset(
         "/replicationcontrollers",
         "/events",
         "events.k8s.io/events",
+        "certificates.k8s.io/certificatesigningrequests",
     }
 )
 #: Kinds whose conversion function words its refusal its own way.
@@ -1086,6 +1089,11 @@ _FIELD_SETS: Final[dict[str, Callable[[Mapping[str, Any]], dict[str, str]]]] = {
     "batch/jobs": lambda obj: {
         **_meta_fields(obj, True),
         "status.successful": _int_text(_get(obj, "status", "succeeded")),
+    },
+    # pkg/registry/certificates/certificates/strategy.go SelectableFields
+    "certificates.k8s.io/certificatesigningrequests": lambda obj: {
+        **_meta_fields(obj, False),
+        "spec.signerName": _text(_get(obj, "spec", "signerName")),
     },
 }
 

@@ -31,6 +31,7 @@ from typing import Any, Final
 from controlplane.api import gotypes, strict
 from controlplane.api import patch as patches
 from controlplane.api import schema as schemas
+from controlplane.api.apiextensions.customresources import CustomResourceStrategy
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.fieldmanager import (
     ApplyError,
@@ -97,6 +98,8 @@ def warning_headers(warnings: list[str]) -> dict[str, str] | None:
 
 
 def _schema(rtype: ResourceType) -> Any:
+    if isinstance(rtype.strategy, CustomResourceStrategy):  # a custom resource: its definition's schema
+        return rtype.strategy.typed_schema
     return typed.root_for_kind(rtype.group, rtype.version, rtype.kind)
 
 
@@ -196,6 +199,12 @@ def decode_strictly(
     (:func:`decode_body_once`).
     """
     directive = validation_directive(request, options)
+    if isinstance(rtype.strategy, CustomResourceStrategy):
+        # A custom resource: the fields its schema does not name are pruned (structural.py).
+        unknown = [f'unknown field "{path}"' for path in rtype.strategy.unknown_fields(obj)]
+        if unknown and directive == strict.STRICT:
+            raise errors.bad_request(strict.strict_decoding_message(unknown))
+        return obj, (unknown if directive == strict.WARN else [])
     node = _schema(rtype)
     if node is None:
         return obj, []

@@ -266,6 +266,7 @@ JSON_FORMS: Final[dict[str, Callable[[dict[str, Any]], Any]]] = {
     "authentication.ExtraValue": lambda f: f.get("items", []),  # Go: type ExtraValue []string
     "authentication.AttestationValue": lambda f: f.get("items", []),
     "authorization.ExtraValue": lambda f: f.get("items", []),
+    "certificates.ExtraValue": lambda f: f.get("items", []),
     "runtime.Unknown": lambda f: f,  # the envelope: decode() reads raw as bytes
 }
 """Messages whose JSON form is not a plain object of their fields, and how to make it."""

@@ -274,6 +274,127 @@ MESSAGES: Final[Mapping[str, Message]] = {
     },
     "autoscaling.ScaleSpec": {1: ("replicas", "int")},  # autoscaling/v1
     "autoscaling.ScaleStatus": {1: ("replicas", "*int"), 2: ("selector", "string")},  # autoscaling/v1
+    # autoscaling/v2 HorizontalPodAutoscaler (kubectl autoscale sends it as protobuf).
+    "autoscalingv2.HorizontalPodAutoscaler": {
+        1: ("metadata", "meta.ObjectMeta"),
+        2: ("spec", "autoscalingv2.HorizontalPodAutoscalerSpec"),
+        3: ("status", "autoscalingv2.HorizontalPodAutoscalerStatus"),
+    },
+    "autoscalingv2.HorizontalPodAutoscalerSpec": {
+        1: ("scaleTargetRef", "autoscalingv2.CrossVersionObjectReference"),
+        2: ("minReplicas", "*int"),
+        3: ("maxReplicas", "int"),
+        4: ("metrics", "[]autoscalingv2.MetricSpec"),
+        5: ("behavior", "autoscalingv2.HorizontalPodAutoscalerBehavior"),
+    },
+    "autoscalingv2.CrossVersionObjectReference": {
+        1: ("kind", "string"),
+        2: ("name", "string"),
+        3: ("apiVersion", "string"),
+    },
+    "autoscalingv2.MetricSpec": {
+        1: ("type", "string"),
+        2: ("object", "autoscalingv2.ObjectMetricSource"),
+        3: ("pods", "autoscalingv2.PodsMetricSource"),
+        4: ("resource", "autoscalingv2.ResourceMetricSource"),
+        5: ("external", "autoscalingv2.ExternalMetricSource"),
+        7: ("containerResource", "autoscalingv2.ContainerResourceMetricSource"),
+    },
+    "autoscalingv2.ObjectMetricSource": {
+        1: ("describedObject", "autoscalingv2.CrossVersionObjectReference"),
+        2: ("target", "autoscalingv2.MetricTarget"),
+        3: ("metric", "autoscalingv2.MetricIdentifier"),
+    },
+    "autoscalingv2.PodsMetricSource": {
+        1: ("metric", "autoscalingv2.MetricIdentifier"),
+        2: ("target", "autoscalingv2.MetricTarget"),
+    },
+    "autoscalingv2.ResourceMetricSource": {
+        1: ("name", "string"),
+        2: ("target", "autoscalingv2.MetricTarget"),
+    },
+    "autoscalingv2.ContainerResourceMetricSource": {
+        1: ("name", "string"),
+        2: ("target", "autoscalingv2.MetricTarget"),
+        3: ("container", "string"),
+    },
+    "autoscalingv2.ExternalMetricSource": {
+        1: ("metric", "autoscalingv2.MetricIdentifier"),
+        2: ("target", "autoscalingv2.MetricTarget"),
+    },
+    "autoscalingv2.MetricIdentifier": {1: ("name", "string"), 2: ("selector", "meta.LabelSelector")},
+    "autoscalingv2.MetricTarget": {
+        1: ("type", "string"),
+        2: ("value", "resource.Quantity"),
+        3: ("averageValue", "resource.Quantity"),
+        4: ("averageUtilization", "*int"),
+    },
+    "autoscalingv2.HorizontalPodAutoscalerBehavior": {
+        1: ("scaleUp", "autoscalingv2.HPAScalingRules"),
+        2: ("scaleDown", "autoscalingv2.HPAScalingRules"),
+    },
+    "autoscalingv2.HPAScalingRules": {
+        3: ("stabilizationWindowSeconds", "*int"),
+        1: ("selectPolicy", "*string"),
+        2: ("policies", "[]autoscalingv2.HPAScalingPolicy"),
+        4: ("tolerance", "resource.Quantity"),
+    },
+    "autoscalingv2.HPAScalingPolicy": {
+        1: ("type", "string"),
+        2: ("value", "int"),
+        3: ("periodSeconds", "int"),
+    },
+    "autoscalingv2.HorizontalPodAutoscalerStatus": {
+        1: ("observedGeneration", "*int"),
+        2: ("lastScaleTime", "meta.Time"),
+        3: ("currentReplicas", "int"),
+        4: ("desiredReplicas", "int"),
+        5: ("currentMetrics", "[]autoscalingv2.MetricStatus"),
+        6: ("conditions", "[]autoscalingv2.HorizontalPodAutoscalerCondition"),
+    },
+    "autoscalingv2.MetricStatus": {
+        1: ("type", "string"),
+        2: ("object", "autoscalingv2.ObjectMetricStatus"),
+        3: ("pods", "autoscalingv2.PodsMetricStatus"),
+        4: ("resource", "autoscalingv2.ResourceMetricStatus"),
+        5: ("external", "autoscalingv2.ExternalMetricStatus"),
+        7: ("containerResource", "autoscalingv2.ContainerResourceMetricStatus"),
+    },
+    "autoscalingv2.ObjectMetricStatus": {
+        1: ("metric", "autoscalingv2.MetricIdentifier"),
+        2: ("current", "autoscalingv2.MetricValueStatus"),
+        3: ("describedObject", "autoscalingv2.CrossVersionObjectReference"),
+    },
+    "autoscalingv2.PodsMetricStatus": {
+        1: ("metric", "autoscalingv2.MetricIdentifier"),
+        2: ("current", "autoscalingv2.MetricValueStatus"),
+    },
+    "autoscalingv2.ResourceMetricStatus": {
+        1: ("name", "string"),
+        2: ("current", "autoscalingv2.MetricValueStatus"),
+    },
+    "autoscalingv2.ContainerResourceMetricStatus": {
+        1: ("name", "string"),
+        2: ("current", "autoscalingv2.MetricValueStatus"),
+        3: ("container", "string"),
+    },
+    "autoscalingv2.ExternalMetricStatus": {
+        1: ("metric", "autoscalingv2.MetricIdentifier"),
+        2: ("current", "autoscalingv2.MetricValueStatus"),
+    },
+    "autoscalingv2.MetricValueStatus": {
+        1: ("value", "resource.Quantity"),
+        2: ("averageValue", "resource.Quantity"),
+        3: ("averageUtilization", "*int"),
+    },
+    "autoscalingv2.HorizontalPodAutoscalerCondition": {
+        1: ("type", "string"),
+        2: ("status", "string"),
+        3: ("lastTransitionTime", "meta.Time"),
+        4: ("reason", "string"),
+        5: ("message", "string"),
+        6: ("observedGeneration", "int"),
+    },
     "batch.CronJob": {  # batch/v1
         1: ("metadata", "meta.ObjectMeta"),
         2: ("spec", "batch.CronJobSpec"),
@@ -364,6 +485,34 @@ MESSAGES: Final[Mapping[str, Message]] = {
         2: ("succeededCount", "*int"),
     },  # batch/v1
     "batch.UncountedTerminatedPods": {1: ("succeeded", "[]string"), 2: ("failed", "[]string")},  # batch/v1
+    "certificates.CertificateSigningRequest": {  # certificates/v1
+        1: ("metadata", "meta.ObjectMeta"),
+        2: ("spec", "certificates.CertificateSigningRequestSpec"),
+        3: ("status", "certificates.CertificateSigningRequestStatus"),
+    },
+    "certificates.CertificateSigningRequestCondition": {  # certificates/v1
+        1: ("type", "string"),
+        2: ("reason", "string"),
+        3: ("message", "string"),
+        4: ("lastUpdateTime", "meta.Time"),
+        5: ("lastTransitionTime", "meta.Time"),
+        6: ("status", "string"),
+    },
+    "certificates.CertificateSigningRequestSpec": {  # certificates/v1
+        1: ("request", "bytes"),
+        2: ("username", "string"),
+        3: ("uid", "string"),
+        4: ("groups", "[]string"),
+        5: ("usages", "[]string"),
+        6: ("extra", "map[string]certificates.ExtraValue"),
+        7: ("signerName", "string"),
+        8: ("expirationSeconds", "*int"),
+    },
+    "certificates.CertificateSigningRequestStatus": {  # certificates/v1
+        1: ("conditions", "[]certificates.CertificateSigningRequestCondition"),
+        2: ("certificate", "bytes"),
+    },
+    "certificates.ExtraValue": {1: ("items", "[]string")},  # certificates/v1
     "coordination.Lease": {  # coordination/v1
         1: ("metadata", "meta.ObjectMeta"),
         2: ("spec", "coordination.LeaseSpec"),
@@ -1175,6 +1324,8 @@ KINDS: Final[Mapping[str, tuple[str | None, str]]] = {
     "Job": ("batch/v1", "batch.Job"),  # kubectl create job (--from=cronjob/x too)
     "CronJob": ("batch/v1", "batch.CronJob"),  # kubectl create cronjob
     "Scale": ("autoscaling/v1", "autoscaling.Scale"),  # */scale
+    # kubectl autoscale
+    "HorizontalPodAutoscaler": ("autoscaling/v2", "autoscalingv2.HorizontalPodAutoscaler"),
     "Role": ("rbac.authorization.k8s.io/v1", "rbac.Role"),  # kubectl create role
     "ClusterRole": ("rbac.authorization.k8s.io/v1", "rbac.ClusterRole"),
     "RoleBinding": ("rbac.authorization.k8s.io/v1", "rbac.RoleBinding"),
@@ -1198,6 +1349,8 @@ KINDS: Final[Mapping[str, tuple[str | None, str]]] = {
     "PodDisruptionBudget": ("policy/v1", "policy.PodDisruptionBudget"),  # kubectl create pdb
     "Ingress": ("networking.k8s.io/v1", "networking.Ingress"),  # kubectl create ingress
     "Lease": ("coordination.k8s.io/v1", "coordination.Lease"),
+    # kubectl certificate approve|deny (CertificateSigningRequests().UpdateApproval)
+    "CertificateSigningRequest": ("certificates.k8s.io/v1", "certificates.CertificateSigningRequest"),
     "PriorityClass": ("scheduling.k8s.io/v1", "scheduling.PriorityClass"),  # kubectl create priorityclass
     # Registered in every group version: any apiVersion (kubectl drain --disable-eviction).
     "DeleteOptions": (None, "meta.DeleteOptions"),

@@ -331,6 +331,7 @@ class Registry:
         if self.guard is not None:
             self.guard(obj, None, scope)
         self.strategy.prepare_for_create(obj)
+        self.strategy.set_requester(obj, scope.user)
         problems = self.strategy.validate(obj, namespaced=self.rtype.namespaced)
         if problems:
             error = self.invalid(meta.get("name") or meta.get("generateName") or "", problems)
@@ -471,9 +472,21 @@ class Registry:
             elif subresource == "status":
                 desired = await scope.mutate("UPDATE", desired, current)
                 self.strategy.prepare_for_status_update(desired, current)
+                self.strategy.set_condition_times(desired, current, lambda: timestamp(self.clock))
                 if track is not None:
                     desired = track(current, desired)
                 problems = self.strategy.validate_status_update(
+                    desired, current, namespaced=self.rtype.namespaced
+                )
+            elif subresource == "approval":
+                # certificatesigningrequests/approval: only the conditions change (upstream's
+                # csrApprovalStrategy, pkg/registry/certificates/certificates/strategy.go).
+                desired = await scope.mutate("UPDATE", desired, current)
+                self.strategy.prepare_for_approval_update(desired, current)
+                self.strategy.set_condition_times(desired, current, lambda: timestamp(self.clock))
+                if track is not None:
+                    desired = track(current, desired)
+                problems = self.strategy.validate_approval_update(
                     desired, current, namespaced=self.rtype.namespaced
                 )
             else:

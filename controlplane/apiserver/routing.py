@@ -76,6 +76,9 @@ ROUTES: Mapping[tuple[str, str], Handler] = MappingProxyType(
         (OBJECT + "/log", "get"): subresources.stream_log,  # pods
         (OBJECT + "/token", "create"): tokenrequest.create,  # serviceaccounts
         (OBJECT + "/finalize", "update"): finalize.finalize,  # namespaces
+        (OBJECT + "/approval", "get"): resources.get,  # certificatesigningrequests
+        (OBJECT + "/approval", "update"): resources.update,
+        (OBJECT + "/approval", "patch"): resources.patch,
     }
 )
 

@@ -38,9 +38,10 @@ from urllib.parse import parse_qsl
 
 from controlplane.api.resources import ResourceRegistry, ResourceType
 from controlplane.api.strategies.common import UndecodableObject
-from controlplane.apiserver import admission, errors, health, routing
+from controlplane.apiserver import admission, componentstatus, errors, health, routing
 from controlplane.apiserver.admission.setup import AdmissionOptions
 from controlplane.apiserver.admission.setup import build as build_admission
+from controlplane.apiserver.apiextensions import CustomResourceDefinitions
 from controlplane.apiserver.apiservermetrics import APIServerMetrics
 from controlplane.apiserver.authz.authorizer import Attributes
 from controlplane.apiserver.authz.policy import Authorization
@@ -69,6 +70,7 @@ from controlplane.apiserver.http import (
 )
 from controlplane.apiserver.kubeletclient import KubeletConnections
 from controlplane.apiserver.kubernetesservice import KubernetesServiceController, KubernetesServiceOptions
+from controlplane.apiserver.kubesystemaddons import ensure_kube_system_addons
 from controlplane.apiserver.pipeline import (
     NO_REPORT,
     Authenticated,
@@ -90,6 +92,7 @@ from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.metrics import MetricsRegistry
 from controlplane.serviceaccounttokens import TokenIssuer
 from controlplane.store import Store
+from controlplane.store.conditions import StoreUnreachable
 from controlplane.trace import NULL_SINK, TraceSink, nodes, request_context
 
 logger = logging.getLogger(__name__)
@@ -191,6 +194,9 @@ class APIServer:
         self.trace = trace
         self.server_address = server_address
         self.registries: dict[tuple[str, str, str], Registry] = {}
+        #: Whether ``scheduler`` or ``controller-manager`` runs, for ``componentstatuses`` (the lab
+        #: sets it; None: nothing runs beside this server, and their probes are refused).
+        self.components_healthy: componentstatus.ComponentsHealthy | None = None
         self.caches: dict[str, WatchCache] = {}
         for t in resource_types:
             if t.storage_prefix is None:
@@ -251,6 +257,8 @@ class APIServer:
         self.backends = Backends(self.registries, self.kubelets, service_account_issuer, trace)
         #: Keeps the ``kubernetes`` Service and its endpoints (None: this server serves no Services).
         self.kubernetes_service = self._kubernetes_service(kubernetes_service or KubernetesServiceOptions())
+        #: Serves the custom resources of CustomResourceDefinitions (``apiextensions.py``).
+        self.custom_resources = CustomResourceDefinitions(self, watch_cache_window=watch_cache_window)
         self.started = False
         #: The steps of ``start`` done so far, by their upstream post-start hook names (``/readyz``).
         self.start_steps: set[str] = set()
@@ -320,9 +328,11 @@ class APIServer:
         self.start_steps.add(FLOWCONTROL_HOOK)
         await self.authorization.start()  # upstream's rbac/bootstrap-roles post-start hook
         self.start_steps.add(RBAC_HOOK)
+        await self.custom_resources.start()  # upstream's start-apiextensions-controllers
         await ensure_default_storage_class(self.registries)  # what a cluster installer adds
         await ensure_system_priority_classes(self.registries)
         self.start_steps.add(SYSTEM_PRIORITY_CLASSES_HOOK)
+        await ensure_kube_system_addons(self.registries)  # kubeadm's addon phase: kube-proxy, CoreDNS
         if self.kubernetes_service is not None:
             # Its first reconciliation before the server is ready: nothing else can take 10.96.0.1.
             await self.kubernetes_service.start()
@@ -358,6 +368,7 @@ class APIServer:
         if self.store.observer is self.metrics:
             self.store.observer = None
         await self.authorization.stop()
+        await self.custom_resources.stop()
         await asyncio.gather(*(cache.stop() for cache in self.caches.values()))
         if self.auditor is not None:
             await self.auditor.close()
@@ -416,6 +427,9 @@ class APIServer:
         except errors.StatusError as error:
             code, reason = error.code, _status_reason(error)
             await respond_error(send, error, request.audit_id)
+        except StoreUnreachable as error:  # no etcd: its error as it said it (store/conditions.py)
+            code = 500
+            await respond_error(send, errors.StatusError(500, "", str(error)), request.audit_id)
         except Exception as error:  # a bug: answer like upstream's panic recovery, and log it
             logger.exception("API request %s %s failed", request.method, request.path)
             internal = errors.internal_error(error)
@@ -452,6 +466,12 @@ class APIServer:
             return await self._non_resource(authorized)
         route = routing.resolve(self.types, request.info)
         rtype = route.rtype
+        if route.handler is None and rtype.kind == "ComponentStatus":  # probed, never stored
+            reply = await componentstatus.handle(self, request, rtype)
+            await respond(
+                authorized.send, reply.status, reply.body, headers=reply.headers, audit_id=request.audit_id
+            )
+            return reply.status
         if route.handler is None:  # a review: never stored, answered from what it asks
             reply = await reviews.handle(self, request, authorized.acting, rtype)
             await respond(authorized.send, reply.status, reply.body, audit_id=request.audit_id)
@@ -679,7 +699,13 @@ class APIServer:
         elif len(parts) == 3 and parts[0] == "apis":
             body = discovery.api_resource_list(self.types, parts[1], parts[2])
         elif parts[:2] == ["openapi", "v3"]:
-            reply = openapi.serve(self.types, parts[2:], request)  # cached bytes, ETag, immutable caching
+            # A custom resource's document is built from its definition's schema.
+            reply = self.custom_resources.openapi_reply(parts[2:], request.query.get("hash"))
+            if reply is None and len(parts) == 2:
+                body = dumps(self.custom_resources.openapi_index(openapi.index(self.types)))
+                reply = openapi.Reply(200, body, {"Etag": f'"{openapi.compute_etag(body)}"'})
+            if reply is None:
+                reply = openapi.serve(self.types, parts[2:], request)  # cached bytes, ETag, immutable
             await respond(send, reply.status, reply.body, headers=reply.headers, audit_id=request.audit_id)
             return reply.status
         elif path in ("/healthz", "/livez", "/readyz"):

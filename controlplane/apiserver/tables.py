@@ -40,8 +40,9 @@ def table(
     column_definitions: bool = True,
 ) -> Object:
     from controlplane.api import printers
+    from controlplane.api.apiextensions.customresources import table_printer
 
-    printer = printers.printer_for(rtype.group, rtype.plural)
+    printer = table_printer(rtype) or printers.printer_for(rtype.group, rtype.plural)
     rows = []
     for obj in items:
         row: Object = {"cells": printer.row(obj, now)}

@@ -28,12 +28,16 @@ from controlplane.client.rest import ClientLease, ClientOrFactory, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.controllers import (
     cronjob,
+    csrapproving,
+    csrcleaner,
+    csrsigning,
     daemonset,
     deployment,
     disruption,
     endpoints,
     endpointslice,
     garbagecollector,
+    horizontalpodautoscaler,
     job,
     namespace,
     nodelifecycle,
@@ -47,6 +51,7 @@ from controlplane.components.controllers import (
     ttlafterfinished,
     volumeprovisioner,
 )
+from controlplane.pki import CertificateAuthority
 from controlplane.timing import CLASSROOM, TimingProfile
 from controlplane.trace import NULL_SINK, TraceSink, nodes
 
@@ -61,6 +66,9 @@ class ControllerContext:
     timing: TimingProfile = CLASSROOM
     #: The PEM CA bundle that verifies the API server, published as ``kube-root-ca.crt``.
     root_ca: bytes = b""
+    #: The CA the CSR signing controller signs with (``--cluster-signing-cert-file``/``-key-file``):
+    #: the cluster's client CA. None: no signing controller, as upstream without those files.
+    signing_ca: CertificateAuthority | None = None
 
 
 #: Adds one controller to a manager.
@@ -81,6 +89,9 @@ CONTROLLERS: dict[str, Adder] = {
     "cronjob-controller": lambda m, c: cronjob.add_to_manager(m),
     "ttl-after-finished-controller": lambda m, c: ttlafterfinished.add_to_manager(m),
     "disruption-controller": lambda m, c: disruption.add_to_manager(m),
+    "horizontal-pod-autoscaler-controller": lambda m, c: horizontalpodautoscaler.add_to_manager(
+        m, sync_period=c.timing.horizontal_pod_autoscaler_sync_period
+    ),
     "node-lifecycle-controller": lambda m, c: nodelifecycle.add_to_manager(
         m,
         node_monitor_period=c.timing.node_monitor_period,
@@ -97,6 +108,12 @@ CONTROLLERS: dict[str, Adder] = {
     "root-ca-certificate-publisher-controller": lambda m, c: rootcacertpublisher.add_to_manager(
         m, root_ca=c.root_ca.decode()
     ),
+    # The CertificateSigningRequest controllers (controllers/csr*.py).
+    "certificatesigningrequest-signing-controller": lambda m, c: (
+        csrsigning.add_to_manager(m, ca=c.signing_ca) if c.signing_ca is not None else None
+    ),
+    "certificatesigningrequest-approving-controller": lambda m, c: csrapproving.add_to_manager(m),
+    "certificatesigningrequest-cleaner-controller": lambda m, c: csrcleaner.add_to_manager(m),
 }
 
 
@@ -116,6 +133,7 @@ class ControllerManager:
         identity: str = "",
         controllers: Sequence[str] | None = None,
         root_ca: bytes | None = None,
+        signing_ca: CertificateAuthority | None = None,
     ) -> None:
         unknown = [name for name in controllers or () if name not in CONTROLLERS]
         if unknown:
@@ -131,6 +149,8 @@ class ControllerManager:
         self.controllers = tuple(controllers) if controllers is not None else tuple(CONTROLLERS)
         #: The CA bundle to publish (``--root-ca-file``); None: the CA this process's client trusts.
         self.root_ca = root_ca
+        #: The CA approved CSRs are signed with (``--cluster-signing-*-file``); None signs none.
+        self.signing_ca = signing_ca
         self.manager: Manager | None = None
         self._client: RESTClient | None = None
 
@@ -163,7 +183,7 @@ class ControllerManager:
             rng=rng,
         )
         root_ca = self.root_ca if self.root_ca is not None else self._client.config.ca_data
-        context = ControllerContext(timing=timing, root_ca=root_ca or b"")
+        context = ControllerContext(timing=timing, root_ca=root_ca or b"", signing_ca=self.signing_ca)
         for name in self.controllers:
             CONTROLLERS[name](manager, context)
         self.manager = manager

@@ -26,6 +26,7 @@ from controlplane.components.identities import NODE_KINDS, component_identity
 from controlplane.components.kubelet.kubelet import Kubelet
 from controlplane.components.proxy.proxier import KubeProxy
 from controlplane.components.scheduler.scheduler import LEASE_NAME, Scheduler
+from controlplane.pki import CertificateAuthority
 from controlplane.timing import CLASSROOM, TimingProfile
 from controlplane.trace import NULL_SINK, TraceSink
 
@@ -59,6 +60,9 @@ class LaunchOptions:
     #: The controller manager's ``--root-ca-file`` (the PEM it publishes as ``kube-root-ca.crt`` in
     #: every namespace); None: the CA its client trusts (``Config.ca_data``), as upstream.
     root_ca: bytes | None = None
+    #: The controller manager's ``--cluster-signing-cert-file``/``--cluster-signing-key-file``: the CA
+    #: it signs approved CertificateSigningRequests with (None: it signs none).
+    signing_ca: CertificateAuthority | None = None
 
 
 def _rng(options: LaunchOptions, kind: str, node: str) -> random.Random:
@@ -116,6 +120,7 @@ def build_component(
             leader_election=options.leader_election,
             identity=options.identity,
             root_ca=options.root_ca,
+            signing_ca=options.signing_ca,
         )
     if kind == "kube-proxy":
         return KubeProxy(

@@ -57,6 +57,9 @@ class Parameter:
     check: Callable[[Any, int | None], str | int]
     #: How the value looks, for ``manage.py fault list`` (``node-1 ... node-N``).
     shape: str
+    #: Values a form offers to pick from when they are not the cluster's nodes and parts (a number of
+    #: milliseconds: ``100``, ``200`` ...), written as a form sends them.
+    suggestions: tuple[str, ...] = ()
 
 
 def _node(value: Any, nodes_in_cluster: int | None) -> str:
@@ -116,6 +119,143 @@ COMPONENT: Final = Parameter(
 )
 
 
+def _certified(value: Any, nodes_in_cluster: int | None) -> str:
+    """A component with a client certificate of its own: the control plane's two, each node's two."""
+    if value in CRASHING_COMPONENTS:
+        return str(value)
+    kind, _, node = value.partition(":") if isinstance(value, str) else ("", "", "")
+    if kind in ("kubelet", "kube-proxy"):
+        try:
+            return f"{kind}:{_node(node, nodes_in_cluster)}"
+        except InvalidFault as error:
+            raise InvalidFault(str(error), parameter="component") from None
+    raise InvalidFault(
+        f"{value!r} is not a component with a client certificate: scheduler, controller-manager, "
+        "kubelet:node-N or kube-proxy:node-N",
+        parameter="component",
+    )
+
+
+#: A component of ``revoke-component-certificate``: any that authenticates with a client certificate.
+CERTIFIED_COMPONENT: Final = Parameter(
+    "component",
+    {
+        "en": "the component: scheduler, controller-manager, kubelet:node-N or kube-proxy:node-N "
+        "(its diagram id)",
+        "zh-hans": "组件：scheduler、controller-manager、kubelet:node-N 或 kube-proxy:node-N"
+        "（它在拓扑图中的 id）",
+    },
+    _certified,
+    "scheduler | controller-manager | kubelet:node-N | kube-proxy:node-N",
+)
+
+#: The largest clock skew ``clock-skew`` sets, either way, in seconds: an hour.
+MAX_SKEW: Final = 3600
+
+
+def _skew(value: Any, nodes_in_cluster: int | None) -> int:
+    seconds: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        seconds = value
+    elif isinstance(value, str) and re.fullmatch(r"[+-]?[0-9]+", value.strip()):
+        seconds = int(value.strip())
+    if seconds is None or seconds == 0 or abs(seconds) > MAX_SKEW:
+        raise InvalidFault(
+            f"{value!r}: seconds is a whole number of seconds the clock is off, from -{MAX_SKEW} to "
+            f"+{MAX_SKEW}, not 0 (-60: a minute behind)",
+            parameter="seconds",
+        )
+    return seconds
+
+
+SKEW: Final = Parameter(
+    "seconds",
+    {
+        "en": "how far the node's clock is off, in seconds: -60 a minute behind, +120 two minutes ahead",
+        "zh-hans": "节点时钟的偏差（秒）：-60 表示慢一分钟，+120 表示快两分钟",
+    },
+    _skew,
+    f"-{MAX_SKEW} ... +{MAX_SKEW}, not 0",
+)
+
+
+#: The components whose link to the API server a fault can cut or slow (besides each node's kubelet
+#: and kube-proxy): every in-process client of the cluster's plan has one (``APIEndpoint.link``).
+LINKED_COMPONENTS: Final = (nodes.SCHEDULER, nodes.CONTROLLER_MANAGER)
+
+
+def _linked(value: Any, nodes_in_cluster: int | None) -> str:
+    if value in LINKED_COMPONENTS:
+        return str(value)
+    kind, _, node = value.partition(":") if isinstance(value, str) else ("", "", "")
+    if kind in ("kubelet", "kube-proxy"):
+        try:
+            checked = _node(node, nodes_in_cluster)
+        except InvalidFault as error:
+            raise InvalidFault(str(error), parameter="component") from None
+        return nodes.kubelet(checked) if kind == "kubelet" else nodes.kube_proxy(checked)
+    raise InvalidFault(
+        f"{value!r} is not a component with a link to the API server: scheduler, controller-manager, "
+        "kubelet:node-N or kube-proxy:node-N",
+        parameter="component",
+    )
+
+
+LINKED_COMPONENT: Final = Parameter(
+    "component",
+    {
+        "en": "the component: scheduler, controller-manager, kubelet:node-N or kube-proxy:node-N "
+        "(its diagram id)",
+        "zh-hans": "组件：scheduler、controller-manager、kubelet:node-N 或 kube-proxy:node-N"
+        "（它在拓扑图中的 id）",
+    },
+    _linked,
+    "scheduler | controller-manager | kubelet:node-N | kube-proxy:node-N",
+)
+
+
+def _milliseconds(name: str, low: int, high: int) -> Callable[[Any, int | None], str | int]:
+    """The check of a number of milliseconds from ``low`` to ``high`` (a number, or its digits as
+    ``manage.py fault --param`` writes them)."""
+
+    def check(value: Any, nodes_in_cluster: int | None) -> int:
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidFault(f"{name} is a whole number of milliseconds, not {value!r}", parameter=name)
+        if not low <= value <= high:
+            raise InvalidFault(f"{name} must be from {low} to {high} ms, not {value}", parameter=name)
+        return value
+
+    return check
+
+
+STORE_DELAY: Final = Parameter(
+    "delay",
+    {"en": "milliseconds each commit takes longer (200)", "zh-hans": "每次提交多花的毫秒数（200）"},
+    _milliseconds("delay", 1, 10_000),
+    "1 ... 10000 (ms)",
+    ("100", "200", "500", "1000", "2000"),
+)
+LINK_MS: Final = Parameter(
+    "ms",
+    {"en": "milliseconds each request is delayed (100)", "zh-hans": "每个请求被延迟的毫秒数（100）"},
+    _milliseconds("ms", 1, 10_000),
+    "1 ... 10000 (ms)",
+    ("50", "100", "200", "500", "1000"),
+)
+LINK_JITTER: Final = Parameter(
+    "jitter",
+    {
+        "en": "up to how many milliseconds more or less, at random (0: none)",
+        "zh-hans": "随机多出或少掉的最大毫秒数（0：没有）",
+    },
+    _milliseconds("jitter", 0, 10_000),
+    "0 ... 10000 (ms)",
+    ("0", "20", "50", "100"),
+)
+
+
 @dataclass(frozen=True)
 class FaultKind:
     """One kind of fault (see the module's docstring)."""
@@ -136,6 +276,9 @@ class FaultKind:
     #: Whether it lasts until cleared or its time is up (False: over once it is done).
     lasting: bool = True
     max_duration: float = MAX_DURATION
+    #: For a kind that hits a link rather than a box: the diagram node at the link's other end
+    #: (``apiserver``); its ``fault.applied`` and ``fault.cleared`` go from ``target`` to there.
+    link_to: str | None = None
 
     def parameter(self, name: str) -> Parameter | None:
         return next((p for p in self.parameters if p.name == name), None)
@@ -290,6 +433,185 @@ CATALOGUE: Final[Mapping[str, FaultKind]] = {
             # It costs the lab's CPU while it runs: five minutes at most, whatever ``for`` says.
             max_duration=300.0,
         ),
+        FaultKind(
+            name="partition-component",
+            upstream="a network partition between a component and kube-apiserver: connects fail",
+            label={
+                "en": "Cut {component} off from the API server",
+                "zh-hans": "切断 {component} 与 API 服务器之间的网络",
+            },
+            clear_label={
+                "en": "Reconnect {component} to the API server",
+                "zh-hans": "恢复 {component} 与 API 服务器之间的网络",
+            },
+            summary={
+                "en": "Cuts the network between the component and the API server: each of its requests "
+                "fails to connect (network is unreachable, no HTTP answer) and its watches break and "
+                "fail again when it retries, while the component itself keeps running. A partitioned "
+                "kubelet stops renewing its Lease, so its node becomes Unknown (NotReady) though its "
+                "pods still run. Clearing it restores the link: the component connects again and "
+                "watches (or lists) again.",
+                "zh-hans": "切断该组件与 API 服务器之间的网络：它的每个请求都无法建立连接（网络不可达，没有 "
+                "HTTP 应答），它的监听中断，重试时再次失败，而组件本身仍在运行。被隔离的 kubelet 不再续约"
+                "它的 Lease，于是它的节点变为 Unknown（NotReady），尽管其上的 Pod 仍在运行。清除故障会恢复"
+                "连接：组件重新连接，重新监听（或重新列举）。",
+            },
+            target="{component}",
+            parameters=(LINKED_COMPONENT,),
+            link_to=nodes.APISERVER,
+        ),
+        FaultKind(
+            name="slow-store",
+            upstream="etcd on a slow disk: every commit waits longer for its write-ahead log's fsync",
+            label={
+                "en": "Slow etcd's commits down by {delay} ms",
+                "zh-hans": "让 etcd 的每次提交变慢 {delay} 毫秒",
+            },
+            clear_label={"en": "Give etcd a fast disk again", "zh-hans": "让 etcd 的磁盘恢复正常速度"},
+            summary={
+                "en": "Every commit of the store takes the given number of milliseconds longer, as on "
+                "a slow disk (etcd's fsync latency): every write request of the API server waits for it "
+                "while it holds its seat, so request latency grows (request.completed's duration), "
+                "and reads served from the watch cache do not. Clearing it restores the disk's speed.",
+                "zh-hans": "存储的每次提交都多花给定的毫秒数，就像磁盘很慢时（etcd 的 fsync 延迟）：API "
+                "服务器的每个写请求都要占着席位等待它，于是请求延迟变长（request.completed 的 duration），"
+                "而从监听缓存读取的请求不受影响。清除故障会恢复磁盘速度。",
+            },
+            target=nodes.ETCD,
+            parameters=(STORE_DELAY,),
+        ),
+        FaultKind(
+            name="store-unavailable",
+            upstream="etcd unreachable from kube-apiserver (its members down or cut off)",
+            label={"en": "Make etcd unreachable", "zh-hans": "让 etcd 无法访问"},
+            clear_label={"en": "Make etcd reachable again", "zh-hans": "让 etcd 恢复可访问"},
+            summary={
+                "en": "The API server cannot reach the store: every write, and every read not served "
+                'from its watch cache, fails with 500 "etcdserver: request timed out", and /readyz '
+                "reports [-]etcd failed; reads and watches served from the watch cache go on. "
+                "Clearing it makes the store reachable again.",
+                "zh-hans": "API 服务器无法访问存储：每个写请求，以及每个不从监听缓存读取的请求，都以 500 "
+                '"etcdserver: request timed out" 失败，/readyz 报告 [-]etcd failed；从监听缓存提供的'
+                "读取和监听照常进行。清除故障后存储恢复可访问。",
+            },
+            target=nodes.ETCD,
+        ),
+        FaultKind(
+            name="link-latency",
+            upstream="network latency (with jitter) between a component and kube-apiserver",
+            label={
+                "en": "Delay {component}'s requests by {ms} ms (± {jitter} ms)",
+                "zh-hans": "让 {component} 的请求延迟 {ms} 毫秒（± {jitter} 毫秒）",
+            },
+            clear_label={
+                "en": "Give {component} a fast link again",
+                "zh-hans": "让 {component} 的网络恢复正常速度",
+            },
+            summary={
+                "en": "Every request of the component to the API server is delayed by the given "
+                "milliseconds, give or take the jitter, before it reaches the server, as over a slow "
+                "network: its work (a scheduler's bindings, a kubelet's status) lags behind. Clearing "
+                "it restores the link's speed.",
+                "zh-hans": "该组件发往 API 服务器的每个请求在到达服务器前都被延迟给定的毫秒数（上下浮动 "
+                "jitter），就像网络很慢时：它的工作（调度器的绑定、kubelet 的状态上报）随之滞后。清除故障"
+                "会恢复网络速度。",
+            },
+            target="{component}",
+            parameters=(LINKED_COMPONENT, LINK_MS, LINK_JITTER),
+            link_to=nodes.APISERVER,
+        ),
+        FaultKind(
+            name="revoke-component-certificate",
+            upstream="a component's client certificate no longer trusted by the API server's x509 "
+            "authenticator; an operator then issues it a new one (kubeadm certs renew) and restarts it",
+            label={
+                "en": "Revoke the client certificate of {component}",
+                "zh-hans": "吊销 {component} 的客户端证书",
+            },
+            clear_label={
+                "en": "Issue {component} a new certificate and restart it",
+                "zh-hans": "为 {component} 签发新证书并重启它",
+            },
+            summary={
+                "en": "Adds the serial number of the component's client certificate to the cluster's "
+                "revocation list: every request it makes is answered 401 Unauthorized, so it can no "
+                "longer read, watch or write anything (a kubelet renews no Lease and its node goes "
+                "Unknown; a scheduler loses its leader Lease and binds nothing). Clearing it issues the "
+                "component a new certificate and restarts it: it lists everything again and recovers.",
+                "zh-hans": "把该组件客户端证书的序列号加入集群的吊销列表：它发出的每个请求都得到 "
+                "401 Unauthorized，于是它再也无法读取、监听或写入任何对象（kubelet 无法续约 Lease，"
+                "节点变为 Unknown；调度器失去领导者 Lease，不再绑定 Pod）。清除故障会为组件签发新证书"
+                "并重启它：它重新列举所有对象，恢复正常。",
+            },
+            target="{component}",
+            parameters=(CERTIFIED_COMPONENT,),
+        ),
+        FaultKind(
+            name="clock-skew",
+            upstream="a node's clock stepped off the others' (NTP failing, or set by hand with date -s)",
+            label={
+                "en": "Skew the clock of {node} by {seconds} s",
+                "zh-hans": "把 {node} 的时钟调偏 {seconds} 秒",
+            },
+            clear_label={
+                "en": "Set the clock of {node} right again",
+                "zh-hans": "把 {node} 的时钟调回正确时间",
+            },
+            summary={
+                "en": "Steps the clock the node's kubelet reads by the given seconds: the renewTime of "
+                "its Lease and the heartbeats of its status are off by that much. The node lifecycle "
+                "controller counts a Lease as renewed only when its renewTime moves past the last one it "
+                "saw, so a clock set back by more than the grace period makes the node Unknown while the "
+                "kubelet runs, until its clock passes its last renewTime again. Clearing it steps the "
+                "clock back right (a clock that was ahead then goes back in time, with the same effect).",
+                "zh-hans": "把该节点 kubelet 读取的时钟调偏给定的秒数：它的 Lease 的 renewTime 和状态心跳"
+                "都偏差同样多。节点生命周期控制器只有在 Lease 的 renewTime 超过它上次看到的值时才认为"
+                "Lease 已续约，所以时钟往回调超过宽限期时，即使 kubelet 仍在运行，节点也会变为 Unknown，"
+                "直到它的时钟再次超过上次的 renewTime。清除故障会把时钟调回正确时间（原先调快的时钟因此"
+                "倒退，效果相同）。",
+            },
+            target=nodes.kubelet("{node}"),
+            parameters=(NODE, SKEW),
+        ),
+        FaultKind(
+            name="kill-node",
+            upstream="a node powered off: its kubelet and kube-proxy die at once, without a word",
+            label={"en": "Power off {node}", "zh-hans": "关闭 {node} 的电源"},
+            clear_label={"en": "Boot {node} again", "zh-hans": "重新启动 {node}"},
+            summary={
+                "en": "The node dies as a machine losing power: its kubelet and kube-proxy stop at once, "
+                "with no last status update, so its Lease is no longer renewed, the node lifecycle "
+                "controller marks it Unknown and taints it unreachable:NoExecute, and its pods are "
+                "evicted after their tolerationSeconds. Clearing it boots the node: its kubelet and "
+                "kube-proxy start again.",
+                "zh-hans": "该节点像断电的机器一样死去：它的 kubelet 和 kube-proxy 立即停止，不再做最后一次"
+                "状态上报，于是它的 Lease 不再续约，节点生命周期控制器把节点标为 Unknown，加上 "
+                "unreachable:NoExecute 污点，Pod 在 tolerationSeconds 之后被驱逐。清除故障会重新启动该"
+                "节点：它的 kubelet 和 kube-proxy 重新运行。",
+            },
+            target=nodes.kubelet("{node}"),
+            parameters=(NODE,),
+        ),
+        FaultKind(
+            name="rotate-encryption-key",
+            upstream="a rotation of the encryption-at-rest key of Secrets (Encrypting Confidential Data "
+            "at Rest: new key first, API server reloaded, every Secret rewritten)",
+            label={"en": "Rotate the encryption key of Secrets", "zh-hans": "轮换 Secret 的加密密钥"},
+            clear_label=None,
+            summary={
+                "en": "Adds a new key first in the provider list of the cluster's EncryptionConfiguration, "
+                "has the API server reload its transformers, then replaces every Secret unchanged, as "
+                "kubectl get secrets -A -o json | kubectl replace -f - does: each is written again "
+                "encrypted with the new key, and the etcd panel shows its new key prefix. The old key "
+                "stays in the list, so anything not yet rewritten can still be read.",
+                "zh-hans": "在集群 EncryptionConfiguration 的提供者列表最前面加入一个新密钥，让 API 服务器"
+                "重新加载它的转换器，然后原样替换每个 Secret，就像 kubectl get secrets -A -o json | "
+                "kubectl replace -f - 那样：每个 Secret 都用新密钥重新加密写入，etcd 面板显示它新的密钥"
+                "前缀。旧密钥仍留在列表中，尚未重写的对象依然可读。",
+            },
+            target=nodes.APISERVER,
+            lasting=False,
+        ),
     )
 }
 
@@ -411,12 +733,20 @@ def check(
 
 __all__ = [
     "CATALOGUE",
+    "CERTIFIED_COMPONENT",
     "COMPONENT",
     "CRASHING_COMPONENTS",
     "DURATION",
     "LANGUAGES",
+    "LINKED_COMPONENT",
+    "LINKED_COMPONENTS",
+    "LINK_JITTER",
+    "LINK_MS",
     "MAX_DURATION",
+    "MAX_SKEW",
     "NODE",
+    "SKEW",
+    "STORE_DELAY",
     "FaultKind",
     "FaultSpec",
     "InvalidFault",

@@ -15,7 +15,17 @@ None of them reaches into a component; they use what an operator has:
   back (``supervisor.py`` keeps which faults hold which component stopped);
 - ``crash-loop``: the same supervisor, stopping the component as a crash does and starting it again
   after the kubelet's CrashLoopBackOff (``supervisor.py``, ``crashloop.py``);
-- ``hot-loop-client``: a client of the cluster like any other (``hotloop.py``).
+- ``kill-node``: the same supervisor, holding a node's kubelet and kube-proxy stopped (``killnode.py``);
+- ``revoke-component-certificate``: the cluster's revocation list, then a restart with a new
+  certificate through the supervisor (``certificates.py``);
+- ``clock-skew``: the node's own clock, ``Cluster.node_clock`` (``clockskew.py``);
+- ``rotate-encryption-key``: the cluster's EncryptionConfiguration, its reload, and every Secret
+  replaced through the API server (``encryptionkey.py``);
+- ``hot-loop-client``: a client of the cluster like any other (``hotloop.py``);
+- ``partition-component``, ``link-latency``: the component's link to the API server's address
+  (``controlplane/endpoint.py`` ``ComponentLink``), cut or slowed (``network.py``, ``links.py``);
+- ``slow-store``, ``store-unavailable``: the store's conditions (``controlplane/store/conditions.py``),
+  slow commits or no store (``storefaults.py``).
 """
 
 from __future__ import annotations
@@ -25,8 +35,14 @@ import logging
 from typing import TYPE_CHECKING, Protocol
 
 from controlplane.faults.book import Fault
+from controlplane.faults.certificates import RevokeComponentCertificate
+from controlplane.faults.clockskew import ClockSkew
 from controlplane.faults.crashloop import CrashLoopTiming
+from controlplane.faults.encryptionkey import RotateEncryptionKey
 from controlplane.faults.hotloop import HotLoop
+from controlplane.faults.killnode import KillNode
+from controlplane.faults.network import LinkLatency, Links, PartitionComponent
+from controlplane.faults.storefaults import SlowStore, StoreFaults, StoreUnavailable
 from controlplane.faults.supervisor import Supervisor
 from controlplane.store.errors import Compacted
 
@@ -160,6 +176,8 @@ def effects() -> dict[str, Effect]:
     """A fresh effect for every kind of the catalogue, by kind (a service holds one set; the kinds
     that stop or crash components share one ``Supervisor``, so they know of each other)."""
     supervisor = Supervisor()
+    links = Links()
+    store_faults = StoreFaults()
     return {
         "compact-store": CompactStore(),
         "restart-apiserver": RestartAPIServer(),
@@ -169,6 +187,14 @@ def effects() -> dict[str, Effect]:
         "stop-controller-manager": StopComponent(supervisor, release_lease=False),
         "crash-loop": CrashLoopComponent(supervisor),
         "hot-loop-client": HotLoopClient(),
+        "revoke-component-certificate": RevokeComponentCertificate(supervisor),
+        "clock-skew": ClockSkew(),
+        "kill-node": KillNode(supervisor),
+        "rotate-encryption-key": RotateEncryptionKey(),
+        "partition-component": PartitionComponent(links),
+        "slow-store": SlowStore(store_faults),
+        "store-unavailable": StoreUnavailable(store_faults),
+        "link-latency": LinkLatency(links),
     }
 
 

@@ -334,7 +334,7 @@ class FaultService:
     def _emit_applied(self, cluster: Cluster, fault: Fault) -> None:
         self._show(fault.cluster)
         auditing.record(cluster, fault, verb="create", actor=fault.actor, reason=fault.reason)
-        fields: dict[str, Any] = {"params": fault.spec.parameters()}
+        fields: dict[str, Any] = {"params": fault.spec.parameters(), **_edge(fault)}
         if fault.reason:
             fields["reason"] = fault.reason
         if fault.ends_at is not None:
@@ -350,7 +350,7 @@ class FaultService:
         except UnknownCluster:
             return
         auditing.record(cluster, fault, verb="delete", actor=actor, reason=reason)
-        fields: dict[str, Any] = {"params": fault.spec.parameters()}
+        fields: dict[str, Any] = {"params": fault.spec.parameters(), **_edge(fault)}
         if reason:
             fields["reason"] = reason
         cluster.trace.emit(
@@ -361,8 +361,15 @@ class FaultService:
         """Keep ``Cluster.faults_in_force`` (the diagram's starting state) as the book says."""
         with contextlib.suppress(UnknownCluster):
             self.lab.cluster(name).faults_in_force = [
-                {"fault": f.kind, "target": f.target} for f in self.book.in_force(name)
+                {"fault": f.kind, "target": f.target, **_edge(f)} for f in self.book.in_force(name)
             ]
+
+
+def _edge(fault: Fault) -> dict[str, Any]:
+    """``to`` of a fault that hits a link (``partition-component``): the diagram node at its other
+    end, so the event names the edge from ``target`` to there."""
+    link_to = fault.spec.definition.link_to
+    return {"to": link_to} if link_to is not None else {}
 
 
 def _values(spec: FaultSpec) -> dict[str, Any]:

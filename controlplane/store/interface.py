@@ -18,11 +18,13 @@ read and transaction took, by operation (``get``, ``list``, ``create``, ``update
 from __future__ import annotations
 
 import abc
+import asyncio
 from time import perf_counter
 from types import TracebackType
 from typing import Protocol
 
 from controlplane.store import mvcc
+from controlplane.store.conditions import StoreConditions, StoreUnreachable
 from controlplane.store.errors import KeyExists, KeyNotFound, RevisionMismatch
 from controlplane.store.kv import (
     KEY_PREFIX,
@@ -103,6 +105,9 @@ class Store(abc.ABC):
         self.trace = trace
         #: Told how long each read and transaction took (the API server sets it); None: nobody.
         self.observer: RequestObserver | None = None
+        #: What is wrong with the store as the API server reaches it (``conditions.py``: a fault's slow
+        #: commits, or no store at all); None while nothing is, which is all an operation checks then.
+        self.conditions: StoreConditions | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -154,6 +159,8 @@ class Store(abc.ABC):
     async def get(self, key: str, *, revision: int | None = None) -> KeyValue | None:
         """The key at ``revision`` (default: current), or None if it did not exist then."""
         mvcc.check_key(key, self.prefix)
+        if self.conditions is not None and self.conditions.unreachable:
+            raise StoreUnreachable()
         observer = self.observer
         started = perf_counter() if observer is not None else 0.0
         result = await self._range(key, key + "\0", revision=revision, limit=1)
@@ -179,6 +186,8 @@ class Store(abc.ABC):
         mvcc.check_key(prefix, self.prefix)
         end = mvcc.prefix_end(prefix)
         begin = prefix if start is None or start < prefix else start
+        if self.conditions is not None and self.conditions.unreachable:
+            raise StoreUnreachable()
         observer = self.observer
         started = perf_counter() if observer is not None else 0.0
         result = await self._range(begin, end, revision=revision, limit=limit)
@@ -237,6 +246,8 @@ class Store(abc.ABC):
             request_id = current_request_id.get()
         observer = self.observer
         started = perf_counter() if observer is not None else 0.0
+        if self.conditions is not None:
+            await self._conditioned(self.conditions)
         result = await self._txn(txn)
         if observer is not None:
             ops = txn.success or txn.failure or txn.compares
@@ -244,6 +255,15 @@ class Store(abc.ABC):
         if self.trace.enabled:
             self._trace_txn(txn, result, request_id)
         return result
+
+    @staticmethod
+    async def _conditioned(conditions: StoreConditions) -> None:
+        """What ``conditions`` do to a commit before it is made: refuse it, or make it wait (the
+        write-ahead log's slow ``fsync``, in real seconds as a disk's are)."""
+        if conditions.unreachable:
+            raise StoreUnreachable()
+        if conditions.commit_delay > 0:
+            await asyncio.sleep(conditions.commit_delay)
 
     @abc.abstractmethod
     async def _txn(self, txn: Txn) -> TxnResult:
@@ -330,6 +350,8 @@ class Store(abc.ABC):
         mark. A revision in the future is allowed: its events arrive when they are written.
         """
         mvcc.check_key(prefix, self.prefix)
+        if self.conditions is not None and self.conditions.unreachable:
+            raise StoreUnreachable()
         return await self._watch(prefix, from_revision)
 
     @abc.abstractmethod

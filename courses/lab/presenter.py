@@ -131,16 +131,17 @@ def _candidates(nodes: int | None) -> list[str]:
 
 def parameter_values(parameter: catalogue.Parameter, *, nodes: int | None) -> tuple[str, ...]:
     """The values ``parameter`` takes on a cluster of ``nodes`` nodes: those of the cluster's nodes and
-    parts that the catalogue's own check accepts (none when the node count is not known)."""
+    parts that the catalogue's own check accepts, then its own suggestions (a number of milliseconds)
+    (none when the node count is not known)."""
     if nodes is None:
         return ()
     values = []
-    for candidate in _candidates(nodes):
+    for candidate in (*_candidates(nodes), *parameter.suggestions):
         try:
             checked = parameter.check(candidate, nodes)
         except ValueError:  # InvalidFault: not one of its values
             continue
-        if checked == candidate:
+        if str(checked) == candidate:
             values.append(candidate)
     return tuple(values)
 

@@ -197,6 +197,8 @@ export class TopologyModel {
     this.requests = new Map();
     /** @type {Map<string, object>} open watches by watch id */
     this.watches = new Map();
+    /** @type {Map<string, Set<string>>} "from->to" -> the faults in force on that link (a cut, a delay) */
+    this.linkFaults = new Map();
     /** @type {Map<number, object>} recent events by seq */
     this.events = new Map();
     this.revision = 0;
@@ -720,11 +722,27 @@ const HANDLERS = {
     const node = this.ensureNode(event.target, event, changes);
     if (node) (node.faults ||= new Set()).add(event.fault);
     changes.push({ kind: "state", id: event.target });
+    // A fault on a link (a partition, a delay) also names the link's other end: the line between them.
+    if (event.to) {
+      const key = `${event.target}->${event.to}`;
+      if (!this.linkFaults.has(key)) this.linkFaults.set(key, new Set());
+      this.linkFaults.get(key).add(event.fault);
+      changes.push({ kind: "link", key });
+    }
   },
 
   "fault.cleared"(event, changes) {
     const node = this.nodes.get(event.target);
     if (node?.faults) node.faults.delete(event.fault);
     changes.push({ kind: "state", id: event.target });
+    if (event.to) {
+      const key = `${event.target}->${event.to}`;
+      const faults = this.linkFaults.get(key);
+      if (faults) {
+        faults.delete(event.fault);
+        if (!faults.size) this.linkFaults.delete(key);
+      }
+      changes.push({ kind: "link", key });
+    }
   },
 };

@@ -95,6 +95,7 @@ const S = lazy(() => ({
   refused: gettext("✕ Refused at %(stage)s: %(reason)s"),
   noReason: gettext("no reason given"),
   watches: gettext("%(count)s watch(es) from %(from)s to %(to)s"),
+  linkFault: gettext("Fault on the link from %(from)s to %(to)s: %(faults)s"),
 }));
 
 const say = (template, values) => interpolate(template, values, true);
@@ -137,6 +138,7 @@ export class TopologyView {
     this.nodeElements = new Map();
     this.packetElements = new Map();
     this.watchEdges = new Map(); // "from->to" -> {line, label, watches:Set}
+    this.faultLinks = new Map(); // "from->to" -> the group that draws a fault on that link
     this.slots = { user: [], kubelet: [], webhook: [], other: [] };
     this.selected = null;
     this.undoing = []; // transient effects to undo later: {at, undo} (see `_later`)
@@ -165,6 +167,8 @@ export class TopologyView {
     for (const id of [...this.packetElements.keys()]) this._removePacket(id);
     for (const edge of this.watchEdges.values()) edge.group.remove();
     this.watchEdges.clear();
+    for (const link of this.faultLinks.values()) link.remove();
+    this.faultLinks.clear();
     for (const [id, group] of [...this.nodeElements]) {
       if (id === "apiserver" || id === "etcd") continue;
       group.remove();
@@ -176,6 +180,7 @@ export class TopologyView {
     for (const cell of this.stageCells.values()) cell.classList.remove("denied-here", "flash");
     for (const id of model.nodes.keys()) this.drawNode(id);
     for (const watch of model.watches.keys()) this._watchEdge(watch);
+    for (const key of model.linkFaults?.keys() ?? []) this._drawLinkFault(key);
     this._drawRevision();
     this.highlight(this.selected);
     this.spotlight(this.spotlit);
@@ -542,6 +547,9 @@ export class TopologyView {
         case "state":
           this._drawState(change.id);
           break;
+        case "link":
+          this._drawLinkFault(change.key);
+          break;
         case "quiet":
           this._drawQuiet(change.id);
           break;
@@ -783,6 +791,34 @@ export class TopologyView {
         }
       }
     }
+  }
+
+  /**
+   * A fault on the link between a component and the API server (`partition-component`,
+   * `link-latency`): a line in the fault's colour between the two, crossed at its middle when the
+   * link is cut (✕) and marked with a clock face when it is slow (◔), named in full for screen readers.
+   * The component's box is marked as well (`_drawState`); its watch lines end as the watches do.
+   */
+  _drawLinkFault(key) {
+    this.faultLinks.get(key)?.remove();
+    this.faultLinks.delete(key);
+    const faults = this.model.linkFaults?.get(key);
+    if (!faults?.size) return;
+    const [from, to] = key.split("->");
+    if (!this.nodeElements.has(from)) this.drawNode(from);
+    const a = this._edgePoint(from);
+    const b = this._edgePoint(to);
+    const cut = faults.has("partition-component");
+    const group = el("g", { class: `fault-link ${cut ? "cut" : "slow"}`, "data-link": key, role: "img" }, this.layers.edges);
+    el("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y }, group);
+    const mark = text(group, (a.x + b.x) / 2, (a.y + b.y) / 2 + 6, cut ? "✕" : "◔", {
+      class: "fault-link-mark",
+      "text-anchor": "middle",
+    });
+    const words = say(S().linkFault, { from: nodeName(from), to: nodeName(to), faults: [...faults].join(", ") });
+    group.setAttribute("aria-label", words);
+    el("title", {}, mark).textContent = words;
+    this.faultLinks.set(key, group);
   }
 
   _edgePoint(id) {

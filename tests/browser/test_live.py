@@ -103,20 +103,28 @@ def pod_state(item: dict[str, Any]) -> Pod:
     return (f"{metadata['namespace']}/{metadata['name']}", node, state)
 
 
+def ours(pods: set[Pod]) -> set[Pod]:
+    """The test's pods (namespace default), without kube-system's kube-proxy and CoreDNS ones."""
+    return {pod for pod in pods if pod[0].startswith("default/")}
+
+
 def listed(lab: Any) -> set[Pod]:
     """Every pod ``kubectl get pods -A`` lists, Terminating ones too."""
     return {pod_state(item) for item in lab.kubectl_json("get", "pods", "-A")["items"]}
 
 
 def settle(lab: Any, replicas: int, *, terminating: int = 0) -> set[Pod]:
-    """Wait (kubectl's view) until ``replicas`` pods run and ``terminating`` more are Terminating.
+    """Wait (kubectl's view) until ``replicas`` pods of namespace default run and ``terminating`` more
+    are Terminating; every pod kubectl lists.
 
     Asks once a second: each kubectl request is a person's, which the page animates event by event
     (a dozen events each), and the test should not be what the page is busy drawing."""
     deadline = time.monotonic() + SETTLE
     while True:
         pods = listed(lab)
-        states = sorted(state for _, _, state in pods)
+        # Counted in the test's namespace: kube-system's kube-proxy and CoreDNS pods run throughout
+        # (and are drawn, as kubectl lists them).
+        states = sorted(state for key, _, state in pods if key.startswith("default/"))
         if states == ["running"] * replicas + ["terminating"] * terminating:
             return pods
         if time.monotonic() > deadline:
@@ -198,14 +206,13 @@ def test_a_page_opened_after_the_pods_were_made_draws_every_pod_kubectl_lists(
     page: Any, lab: Any, deployment: Deployment
 ) -> None:
     pods = listed(lab)
-    assert len(pods) == 3 and all(state == "running" for _, _, state in pods)
+    assert len(ours(pods)) == 3 and all(state == "running" for _, _, state in pods)
     assert open_live(page, lab) == pods
     # Drawn from the state: the trace the page was sent never made them (nobody watched then).
     start = page.evaluate("() => window.kubelabTopology.rewind.live.base()")
     assert {f"{p['namespace']}/{p['name']}" for p in start["objects"]["pods"]} == {key for key, _, _ in pods}
-    assert f"Drew the cluster as etcd holds it at revision {start['revision']}: 3 nodes, 3 pods" in narration(
-        page
-    )
+    drew = f"Drew the cluster as etcd holds it at revision {start['revision']}: 3 nodes, {len(pods)} pods"
+    assert drew in narration(page)
     made = page.evaluate(
         """() => {
           const { model, rewind } = window.kubelabTopology;
@@ -235,17 +242,17 @@ def test_scaling_up_and_down_is_drawn_as_kubectl_lists_it(
     open_live(page, lab)
     scale(lab, 6)
     settle(lab, 6)
-    assert len(drawn_as_listed(page, lab)) == 6
+    assert len(ours(drawn_as_listed(page, lab))) == 6
     # Every pod holds a finalizer of ours, so that those the scale-down deletes stay Terminating until
     # it goes: long enough to compare (without it they go within a few tens of ms here).
-    held = listed(lab)
+    held = ours(listed(lab))
     try:
         hold = json.dumps({"metadata": {"finalizers": [HOLD]}})
         for key, _, _ in held:
             lab.kubectl("patch", "pod", key.split("/")[1], "--type=merge", "-p", hold)
         scale(lab, 2)
         settle(lab, 2, terminating=4)
-        pods = drawn_as_listed(page, lab)
+        pods = ours(drawn_as_listed(page, lab))
         # Drawn Terminating (chip class pod-terminating: `drawn` checks each chip's class against its
         # state) while kubectl says deletionTimestamp.
         assert sorted(state for _, _, state in pods) == ["running"] * 2 + ["terminating"] * 4
@@ -253,7 +260,7 @@ def test_scaling_up_and_down_is_drawn_as_kubectl_lists_it(
     finally:
         release(lab, held)
     settle(lab, 2)
-    assert len(drawn_as_listed(page, lab)) == 2
+    assert len(ours(drawn_as_listed(page, lab))) == 2
 
 
 def test_a_configmap_kubectl_creates_on_an_idle_cluster_is_narrated_within_3_s(
@@ -317,14 +324,14 @@ def test_a_deep_link_to_an_old_revision_draws_the_pods_the_store_held_then(
 def test_after_the_socket_is_cut_and_reconnects_scaling_still_matches_kubectl(
     page: Any, lab: Any, deployment: Deployment
 ) -> None:
-    running = len(open_live(page, lab))
+    running = len(ours(open_live(page, lab)))
     page.evaluate("() => window.kubelabTopology.stream.socket.close()")
     wait_status(page, "offline")
     wait_status(page, "live")
     page.wait_for_function("window.kubelabTopology.stream.socket?.readyState === WebSocket.OPEN")
     scale(lab, running + 2)
     settle(lab, running + 2)
-    assert len(drawn_as_listed(page, lab)) == running + 2
+    assert len(ours(drawn_as_listed(page, lab))) == running + 2
     # It was the only watcher: nothing was traced while its socket was down, so it could not go on
     # from the last seq it held (410) and started again from the state.
     assert narration(page).count("Drew the cluster as etcd holds it") == 2
@@ -333,7 +340,7 @@ def test_after_the_socket_is_cut_and_reconnects_scaling_still_matches_kubectl(
 def test_what_changed_while_the_socket_was_down_is_drawn_once_it_reconnects(
     page: Any, lab: Any, deployment: Deployment
 ) -> None:
-    running = len(open_live(page, lab))
+    running = len(ours(open_live(page, lab)))
     # The page reconnects 4 s after the socket drops (its fourth try): the cluster changes meanwhile.
     page.evaluate(
         "() => { const stream = window.kubelabTopology.stream; stream.retry = 3; stream.socket.close(); }"
@@ -345,4 +352,4 @@ def test_what_changed_while_the_socket_was_down_is_drawn_once_it_reconnects(
         pytest.skip("the page reconnected before the cluster had settled: nothing to tell")
     wait_status(page, "live")
     reconnected = time.monotonic()
-    assert len(drawn_as_listed(page, lab, since=reconnected)) == running + 1
+    assert len(ours(drawn_as_listed(page, lab, since=reconnected))) == running + 1

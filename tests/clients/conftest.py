@@ -17,3 +17,12 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveLab]:
         yield live
     finally:
         live.stop()
+
+
+@pytest.fixture
+def namespace(lab: LiveLab, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A namespace of the test's own (named after it), deleted without waiting afterwards."""
+    name = request.node.name.removeprefix("test_").replace("_", "-")[:40].strip("-")
+    lab.kubectl("create", "namespace", name)
+    yield name
+    lab.kubectl("delete", "namespace", name, "--wait=false", check=False)

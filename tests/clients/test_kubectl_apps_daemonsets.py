@@ -7,10 +7,6 @@ the DaemonSet's ControllerRevisions for ``history`` and ``undo`` and its status 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from tests.support.lab import LiveLab
 
 MANIFEST = """
@@ -24,14 +20,6 @@ spec:
     spec:
       containers: [{name: agent, image: "fluentd:1"}]
 """
-
-
-@pytest.fixture
-def namespace(lab: LiveLab, request: pytest.FixtureRequest) -> Iterator[str]:
-    name = request.node.name.removeprefix("test_").replace("_", "-")[:40].strip("-")
-    lab.kubectl("create", "namespace", name)
-    yield name
-    lab.kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
 def images_by_node(lab: LiveLab, ns: tuple[str, str]) -> dict[str, str]:

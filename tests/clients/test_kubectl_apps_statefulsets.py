@@ -7,10 +7,6 @@ StatefulSet's status for ``status`` and its ControllerRevisions for ``history`` 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from tests.support.lab import LiveLab
 
 MANIFEST = """
@@ -26,14 +22,6 @@ spec:
     spec:
       containers: [{name: web, image: "nginx:1"}]
 """
-
-
-@pytest.fixture
-def namespace(lab: LiveLab, request: pytest.FixtureRequest) -> Iterator[str]:
-    name = request.node.name.removeprefix("test_").replace("_", "-")[:40].strip("-")
-    lab.kubectl("create", "namespace", name)
-    yield name
-    lab.kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
 def images(lab: LiveLab, ns: tuple[str, str]) -> dict[str, str]:

@@ -7,19 +7,7 @@ the next whole minute, so its test waits for up to a minute.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from tests.support.lab import LiveLab
-
-
-@pytest.fixture
-def namespace(lab: LiveLab, request: pytest.FixtureRequest) -> Iterator[str]:
-    name = request.node.name.removeprefix("test_").replace("_", "-")[:40].strip("-")
-    lab.kubectl("create", "namespace", name)
-    yield name
-    lab.kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
 def test_a_job_runs_to_completion_and_its_deletion_takes_its_pods(lab: LiveLab, namespace: str) -> None:

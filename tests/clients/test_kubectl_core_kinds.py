@@ -5,20 +5,7 @@ of the session's lab. kubectl's own ``wait`` does the waiting."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from tests.support.lab import LiveLab
-
-
-@pytest.fixture
-def namespace(lab: LiveLab, request: pytest.FixtureRequest) -> Iterator[str]:
-    name = request.node.name.removeprefix("test_").replace("_", "-")[:40].strip("-")
-    lab.kubectl("create", "namespace", name)
-    yield name
-    lab.kubectl("delete", "namespace", name, "--wait=false", check=False)
-
 
 RC = """
 apiVersion: v1

@@ -7,22 +7,11 @@ tries again every 5 s until its ``--timeout``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from tests.support.lab import LiveLab
 
 VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
-
-
-@pytest.fixture
-def namespace(lab: LiveLab, request: pytest.FixtureRequest) -> Iterator[str]:
-    name = request.node.name.removeprefix("test_").replace("_", "-")[:40].strip("-")
-    lab.kubectl("create", "namespace", name)
-    yield name
-    lab.kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
 def budget_status(lab: LiveLab, namespace: str, name: str) -> dict[str, Any]:

@@ -21,14 +21,6 @@ LOW, HIGH = "kubelab-test-low", "kubelab-test-high"
 
 
 @pytest.fixture
-def namespace(lab: LiveLab, request: pytest.FixtureRequest) -> Iterator[str]:
-    name = request.node.name.removeprefix("test_").replace("_", "-")[:40].strip("-")
-    lab.kubectl("create", "namespace", name)
-    yield name
-    lab.kubectl("delete", "namespace", name, "--wait=false", check=False)
-
-
-@pytest.fixture
 def classes(lab: LiveLab) -> Iterator[None]:
     created = lab.kubectl("create", "priorityclass", LOW, "--value=-10", "--description=may be preempted")
     assert created.stdout == f"priorityclass.scheduling.k8s.io/{LOW} created\n"

@@ -9,21 +9,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 from tests.support.lab import KUBECTL, LiveLab
-
-
-@pytest.fixture
-def namespace(lab: LiveLab, request: pytest.FixtureRequest) -> Iterator[str]:
-    """A namespace of the test's own, deleted (without waiting) afterwards."""
-    name = request.node.name.removeprefix("test_").replace("_", "-")[:40].strip("-")
-    lab.kubectl("create", "namespace", name)
-    yield name
-    lab.kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
 def pods_of(lab: LiveLab, namespace: str, selector: str) -> list[dict[str, Any]]:

@@ -125,3 +125,21 @@ test("a stopped kubelet and the faults in force: from the state, then from the t
   model.apply({ type: "fault.cleared", seq: 44, fault: "stop-kubelet", target: "kubelet:node-2", from: "kubelet:node-2" });
   assert.deepEqual(partLook(model.nodes.get("kubelet:node-2")), { stopped: false, faulted: false });
 });
+
+test("a fault on a link names the line between its two ends, from the state and from the trace", () => {
+  const model = new TopologyModel();
+  model.applyState({ ...STATE, faults: [{ fault: "link-latency", target: "scheduler", to: "apiserver" }] });
+  assert.deepEqual([...model.linkFaults.get("scheduler->apiserver")], ["link-latency"]);
+
+  const cut = { type: "fault.applied", seq: 41, fault: "partition-component", target: "kubelet:node-1", from: "kubelet:node-1", to: "apiserver" };
+  const changes = model.apply(cut);
+  assert.ok(changes.some((c) => c.kind === "link" && c.key === "kubelet:node-1->apiserver"), "the view is told to draw the link");
+  assert.deepEqual([...model.linkFaults.get("kubelet:node-1->apiserver")], ["partition-component"]);
+  assert.deepEqual(partLook(model.nodes.get("kubelet:node-1")), { stopped: false, faulted: true });
+
+  model.apply({ ...cut, type: "fault.cleared", seq: 42 });
+  assert.equal(model.linkFaults.has("kubelet:node-1->apiserver"), false, "a cleared link is drawn whole again");
+  // A fault on a part, not a link, draws no line.
+  model.apply({ type: "fault.applied", seq: 43, fault: "stop-scheduler", target: "scheduler", from: "scheduler" });
+  assert.deepEqual([...model.linkFaults.keys()], ["scheduler->apiserver"]);
+});

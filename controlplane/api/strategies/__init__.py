@@ -10,6 +10,7 @@ are what they are:
 - ``workloads``: Deployments and ReplicaSets (selectors, templates, rollout strategy, generation);
 - ``daemonsets``: DaemonSets (update strategies, the template generation) and ControllerRevisions;
 - ``statefulsets``: StatefulSets (pod management policies, partitions, the fields fixed at creation);
+- ``autoscaling``: HorizontalPodAutoscalers in v2 and v1 (metric sources, behavior policies);
 - ``batch``: Jobs and CronJobs (generated selectors, restart policies, cron schedules);
 - ``replicationcontrollers``: core ReplicationControllers (map selectors defaulted from the template)
   and PodTemplates;
@@ -22,6 +23,8 @@ are what they are:
 - ``policy``: PodDisruptionBudgets (minAvailable or maxUnavailable, the disruption status);
 - ``scheduling``: PriorityClasses (the reserved ``system-`` names, the user maximum, immutable values);
 - ``events``: core ``v1`` and ``events.k8s.io/v1`` Events;
+- ``certificates``: CertificateSigningRequests (the requester recorded by the server, ``/approval``
+  and ``/status`` each changing one part);
 - ``flowcontrol``: FlowSchemas and PriorityLevelConfigurations (API Priority and Fairness: unions
   that must agree with their ``type``, ``"*"`` alone, dealable queues, the mandatory objects' fixed
   specs).
@@ -34,7 +37,12 @@ rendered the way upstream's field errors print them, so that a 422 reads exactly
 
 from __future__ import annotations
 
+from controlplane.api.strategies.autoscaling import (
+    HorizontalPodAutoscalerStrategy,
+    HorizontalPodAutoscalerV1Strategy,
+)
 from controlplane.api.strategies.batch import CronJobStrategy, JobStrategy
+from controlplane.api.strategies.certificates import CertificateSigningRequestStrategy
 from controlplane.api.strategies.common import UndecodableObject
 from controlplane.api.strategies.config import ConfigMapStrategy, SecretStrategy
 from controlplane.api.strategies.daemonsets import ControllerRevisionStrategy, DaemonSetStrategy
@@ -80,6 +88,7 @@ from controlplane.api.strategies.storage import (
 from controlplane.api.strategies.workloads import DeploymentStrategy, ReplicaSetStrategy
 
 __all__ = [
+    "CertificateSigningRequestStrategy",
     "Claim",
     "ClusterRoleBindingStrategy",
     "ClusterRoleStrategy",
@@ -93,6 +102,8 @@ __all__ = [
     "EventStrategy",
     "EventsV1EventStrategy",
     "FlowSchemaStrategy",
+    "HorizontalPodAutoscalerStrategy",
+    "HorizontalPodAutoscalerV1Strategy",
     "IngressClassStrategy",
     "IngressStrategy",
     "JobStrategy",

@@ -24,6 +24,7 @@ The registry (``controlplane.apiserver.registry``) calls these hooks for every r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from controlplane.api import serializer
@@ -36,6 +37,7 @@ from controlplane.api.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
+from controlplane.identity import UserInfo
 
 
 class Strategy:
@@ -124,6 +126,23 @@ class Strategy:
             obj.pop("status", None)
         else:
             obj["status"] = status
+
+    def set_requester(self, obj: Object, user: UserInfo | None) -> None:
+        """Record who creates ``obj`` (None: the API server itself), for kinds that say who asked
+        (a CertificateSigningRequest's ``spec.username``); upstream's ``PrepareForCreate`` reads the
+        user from the request's context. Most kinds record nobody."""
+
+    def set_condition_times(self, obj: Object, old: Object, now: Callable[[], str]) -> None:
+        """Fill in condition times the server owns on a ``/status`` or ``/approval`` write (``now()``:
+        the cluster clock's RFC 3339 time). Most kinds leave their conditions as written."""
+
+    def prepare_for_approval_update(self, obj: Object, old: Object) -> None:
+        """The ``/approval`` subresource (CertificateSigningRequests only): as ``/status`` unless
+        the kind says otherwise."""
+        self.prepare_for_status_update(obj, old)
+
+    def validate_approval_update(self, obj: Object, old: Object, *, namespaced: bool) -> list[FieldError]:
+        return self.validate_status_update(obj, old, namespaced=namespaced)
 
     def validate(self, obj: Object, *, namespaced: bool) -> list[FieldError]:
         return validate_object_meta(

@@ -18,6 +18,8 @@ The built-in plugins, in upstream's order (``pkg/kubeapiserver/options/plugins.g
 - ``priority``: a new pod's ``spec.priority`` from its PriorityClass (or the ``globalDefault`` one);
 - ``defaulttolerationseconds``: pods tolerate ``not-ready`` and ``unreachable`` nodes for 300 s;
 - ``defaultstorageclass``: a PersistentVolumeClaim without a class gets the default StorageClass;
+- ``certificates``: approving or signing a CertificateSigningRequest needs ``approve`` or ``sign`` on
+  its signer, and nobody asks the client signer for ``system:masters``;
 - ``secretspolicy``: Kubelab's own, for the Secrets chapter (not an upstream plugin);
 - ``mutatingwebhook`` / ``validatingwebhook``: your own plugins, as HTTPS servers
   (``MutatingWebhookConfiguration``, ``ValidatingWebhookConfiguration``);

@@ -15,6 +15,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from controlplane.apiserver.admission.certificates import (
+    CertificateApproval,
+    CertificateSigning,
+    CertificateSubjectRestriction,
+)
 from controlplane.apiserver.admission.chain import Chain, Plugin, Tracer
 from controlplane.apiserver.admission.clusterview import Authorize, CachedCluster, allow_everything
 from controlplane.apiserver.admission.defaultstorageclass import DefaultStorageClass
@@ -51,6 +56,9 @@ ORDER = (
     "Priority",
     "DefaultTolerationSeconds",
     "DefaultStorageClass",
+    "CertificateApproval",
+    "CertificateSigning",
+    "CertificateSubjectRestriction",
     "SecretsPolicy",
     "SandboxGuardrails",
     "MutatingAdmissionWebhook",
@@ -128,6 +136,9 @@ def build(
             options.default_toleration_seconds, options.default_toleration_seconds
         ),
         "DefaultStorageClass": DefaultStorageClass,
+        "CertificateApproval": CertificateApproval,
+        "CertificateSigning": CertificateSigning,
+        "CertificateSubjectRestriction": CertificateSubjectRestriction,
         "SecretsPolicy": lambda: SecretsPolicy(options.secrets_policy or SecretsPolicyConfig(False, None)),
         "SandboxGuardrails": lambda: SandboxGuardrails(
             options.guardrails or GuardrailsConfig(), count_objects=partial(_count_objects, caches)

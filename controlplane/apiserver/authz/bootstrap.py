@@ -709,6 +709,7 @@ KCM_CONTROLLER_ROLES: Final[Mapping[str, str]] = {
     "cronjob-controller": "cronjob-controller",
     "ttl-after-finished-controller": "ttl-after-finished-controller",
     "disruption-controller": "disruption-controller",
+    "horizontal-pod-autoscaler-controller": "horizontal-pod-autoscaler",
     "node-lifecycle-controller": "node-controller",
     "taint-eviction-controller": "node-controller",
     "endpoints-controller": "endpoint-controller",
@@ -717,6 +718,10 @@ KCM_CONTROLLER_ROLES: Final[Mapping[str, str]] = {
     "namespace-controller": "namespace-controller",
     "serviceaccount-controller": "service-account-controller",
     "root-ca-certificate-publisher-controller": "root-ca-cert-publisher",
+    # The three CSR controllers share upstream's certificate-controller ServiceAccount.
+    "certificatesigningrequest-signing-controller": "certificate-controller",
+    "certificatesigningrequest-approving-controller": "certificate-controller",
+    "certificatesigningrequest-cleaner-controller": "certificate-controller",
 }
 
 

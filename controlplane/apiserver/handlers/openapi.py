@@ -410,9 +410,16 @@ def _operation(
     return op
 
 
-def _resource_paths(rtype: ResourceType, paths: dict[str, Any], roots: set[str]) -> None:
-    """The endpoints of one resource, with upstream's paths, operation ids and parameters."""
+def _resource_paths(
+    rtype: ResourceType, paths: dict[str, Any], roots: set[str], definition: str | None = None
+) -> None:
+    """The endpoints of one resource, with upstream's paths, operation ids and parameters.
+
+    ``definition`` names the schema of a kind that has none upstream (a custom resource; its list's
+    is the name with ``List``)."""
     target = _target(rtype.group, rtype.version, rtype.kind)
+    if definition is not None:
+        target = _Target(rtype.group, rtype.version, rtype.kind, definition)
     if target is None:
         return
     roots.add(target.definition)
@@ -427,6 +434,8 @@ def _resource_paths(rtype: ResourceType, paths: dict[str, Any], roots: set[str])
     pretty = _parameter("pretty", "query", "string", _PRETTY)
     verbs = set(rtype.verbs)
     list_target = _target(rtype.group, rtype.version, kind + "List")
+    if definition is not None:
+        list_target = _Target(rtype.group, rtype.version, kind + "List", definition + "List")
 
     collection: dict[str, Any] = {}
     if "list" in verbs and list_target is not None:

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from controlplane.api import gotypes, selectors
+from controlplane.api.apiextensions.customresources import CustomResourceStrategy
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.meta import Object
 from controlplane.api.resources import ResourceType
@@ -399,10 +400,14 @@ PATCH_TYPES = {
 async def patch(ctx: Context) -> Reply:
     content_type = ctx.request.content_type
     kind = PATCH_TYPES.get(content_type)
-    if kind is None:
+    # A custom resource has no Go struct with patch strategies: no strategic merge patch
+    # (apiextensions-apiserver customresource_handler.go lists the other three).
+    custom = isinstance(ctx.rtype.strategy, CustomResourceStrategy)
+    if kind is None or (custom and kind == "strategic"):
+        accepted = [t for t, k in PATCH_TYPES.items() if not (custom and k == "strategic")]
         raise errors.unsupported_media_type(
             f"the body of the request was in an unknown format - accepted media types include: "
-            f"{', '.join(PATCH_TYPES)}"
+            f"{', '.join(accepted)}"
         )
     raw = await ctx.request.read_body()
     document, unique = patching.decode_body_once(raw, content_type)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controlplane.api import gotypes
+from controlplane.api.apiextensions.customresources import CustomResourceStrategy
 from controlplane.api.meta import Object, parse_time
 from controlplane.api.resources import ResourceType
 from controlplane.api.validation import forbidden, invalid, not_supported, required
@@ -78,10 +79,18 @@ def _scale(obj: Object) -> Object:
     }
 
 
+def _scale_of(rtype: ResourceType, obj: Object) -> Object:
+    """The Scale view of ``obj``: a custom resource's at its definition's paths, else ``_scale``."""
+    strategy = rtype.strategy
+    if isinstance(strategy, CustomResourceStrategy) and strategy.scale is not None:
+        return strategy.scale.view(obj)
+    return _scale(obj)
+
+
 async def get_scale(ctx: Context) -> Reply:
     """``GET .../scale``: the object seen as a Scale."""
     obj, _ = await ctx.registry.read(ctx.namespace, ctx.name)
-    return Reply(200, dumps(_scale(obj)))
+    return Reply(200, dumps(_scale_of(ctx.rtype, obj)))
 
 
 async def write_scale(ctx: Context) -> Reply:
@@ -100,7 +109,7 @@ async def write_scale(ctx: Context) -> Reply:
         document = decode_body(await ctx.request.read_body(), ctx.request.content_type)
 
         def scale_of(current: Object) -> Object:
-            patched = patching.apply(kind, _scale(current), document, SCALE_TYPE, ctx.request)
+            patched = patching.apply(kind, _scale_of(ctx.rtype, current), document, SCALE_TYPE, ctx.request)
             problem = gotypes.type_error(patched, _SCALE_DEFINITION)
             if problem is not None:  # upstream handlers/patch.go: the patched Scale does not decode
                 raise errors.invalid("", "", "", [invalid("patch", json.dumps(patched), problem)])
@@ -121,7 +130,11 @@ async def write_scale(ctx: Context) -> Reply:
         sent_rv = (wanted.get("metadata") or {}).get("resourceVersion")
         if sent_rv:
             current["metadata"]["resourceVersion"] = sent_rv
-        current.setdefault("spec", {})["replicas"] = wanted["spec"]["replicas"]
+        strategy = ctx.rtype.strategy
+        if isinstance(strategy, CustomResourceStrategy) and strategy.scale is not None:
+            strategy.scale.set_replicas(current, wanted["spec"]["replicas"])
+        else:
+            current.setdefault("spec", {})["replicas"] = wanted["spec"]["replicas"]
         return current
 
     # managedFields: the write is the manager's, via "scale"
@@ -129,7 +142,7 @@ async def write_scale(ctx: Context) -> Reply:
     written = await ctx.registry.update(
         ctx.namespace, ctx.name, mutate, scope=ctx.scope, dry_run=ctx.dry_run, track=track
     )
-    return Reply(200, dumps(_scale(written.obj)))
+    return Reply(200, dumps(_scale_of(ctx.rtype, written.obj)))
 
 
 def _checked_scale(ctx: Context, body: Any) -> Object:

@@ -41,7 +41,7 @@ from controlplane.api.meta import Object
 from controlplane.client.cache import DeletedFinalStateUnknown
 from controlplane.client.errors import NotFound
 from controlplane.client.informer import HandlerRegistration, ResourceEventHandlerFuncs, SharedIndexInformer
-from controlplane.client.manager import Manager
+from controlplane.client.manager import Kind, Manager
 from controlplane.client.reconciler import Controller, ReconcilerFunc, Request, Result, TerminalError
 from controlplane.client.record import EVENT_TYPE_WARNING, EventRecorder
 from controlplane.client.rest import PatchType, ResourceClient
@@ -70,6 +70,11 @@ from controlplane.components.controllers.gcgraph import (
 )
 
 logger = logging.getLogger(__name__)
+
+#: CustomResourceDefinitions: a change to one may add or remove a resource to monitor.
+CRDS = Kind("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition")
+#: How long a rediscovery waits for a new resource's informer to list it.
+RESYNC_SYNC_TIMEOUT = 30.0
 
 
 #: Resources the garbage collector never watches (upstream ``ignoredResources``): (group, resource).
@@ -339,6 +344,12 @@ class GraphBuilder(Controller):
         super().__init__(*args, **kwargs)
         self.collector = collector
         self._monitors: list[tuple[SharedIndexInformer, HandlerRegistration]] = []
+        #: The monitor of each resource, by (group, version, plural).
+        self._monitored: dict[tuple[str, str, str], tuple[SharedIndexInformer, HandlerRegistration]] = {}
+        #: Rediscovery when CustomResourceDefinitions change (see ``_follow_definitions``).
+        self._definitions: tuple[SharedIndexInformer, HandlerRegistration] | None = None
+        self._resync_task: asyncio.Task[None] | None = None
+        self._resync_wanted = False
 
     async def start(self) -> None:
         if self._tasks:
@@ -356,16 +367,76 @@ class GraphBuilder(Controller):
         for resource, informer in informers:
             registration = informer.add_event_handler(collector.handler_for(resource))
             self._monitors.append((informer, registration))
+            self._monitored[(resource.group, resource.version, resource.plural)] = (informer, registration)
         # Like upstream (``dependencyGraphBuilder.IsSynced``), work starts once the graph holds every
         # object of the first lists: an orphaning must not miss a dependent that is merely late.
         await asyncio.gather(*(registration.wait_for_sync() for _, registration in self._monitors))
         logger.info("garbage collector: monitoring %d resources", len(self._monitors))
+        self._follow_definitions(resources)
         await super().start()
+
+    def _follow_definitions(self, resources: Sequence[APIResource]) -> None:
+        """Custom resources come and go with their definitions: rediscover when one changes.
+
+        Upstream's collector polls discovery every 30 s (``GarbageCollector.Sync``); here a change to
+        a CustomResourceDefinition (its informer is one the collector watches anyway) triggers it.
+        """
+        if self.collector._given_resources is not None:
+            return
+        if not any((r.group, r.plural) == (CRDS.group, CRDS.plural) for r in resources):
+            return
+        informer = self.collector.manager.informer_for(CRDS)
+
+        def changed(*_: Any) -> None:
+            self._resync_wanted = True
+            if self._resync_task is None or self._resync_task.done():
+                self._resync_task = asyncio.get_running_loop().create_task(self._resync())
+
+        handlers = ResourceEventHandlerFuncs(changed, changed, changed)
+        self._definitions = (informer, informer.add_event_handler(handlers))
+
+    async def _resync(self) -> None:
+        """Monitor the resources discovery now finds, and stop monitoring those it no longer finds
+        (upstream ``resyncMonitors``). The informer of a resource gone stays with the manager's others."""
+        collector = self.collector
+        while self._resync_wanted:
+            self._resync_wanted = False
+            try:
+                found = {(r.group, r.version, r.plural): r for r in await collector.monitored_resources()}
+            except Exception:
+                logger.exception("garbage collector: rediscovery failed")
+                return
+            for key in [k for k in self._monitored if k not in found]:
+                informer, registration = self._monitored.pop(key)
+                self._monitors.remove((informer, registration))
+                await informer.remove_event_handler(registration)
+            added = [(r, self._informer(r)) for key, r in found.items() if key not in self._monitored]
+            if not added:
+                continue
+            collector.manager.informers.start()
+            for resource, informer in added:
+                with contextlib.suppress(TimeoutError):  # a resource gone again meanwhile
+                    async with asyncio.timeout(RESYNC_SYNC_TIMEOUT):
+                        await informer.wait_for_sync()
+                registration = informer.add_event_handler(collector.handler_for(resource))
+                self._monitors.append((informer, registration))
+                self._monitored[resource.group, resource.version, resource.plural] = (informer, registration)
+            logger.info("garbage collector: monitoring %d resources", len(self._monitors))
 
     def _informer(self, resource: APIResource) -> SharedIndexInformer:
         return self.collector.manager.informer_for(resource.as_kind())
 
     async def stop(self) -> None:
+        if self._resync_task is not None:
+            self._resync_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._resync_task
+            self._resync_task = None
+        if self._definitions is not None:
+            informer, registration = self._definitions
+            self._definitions = None
+            await informer.remove_event_handler(registration)
+        self._monitored.clear()
         monitors, self._monitors = self._monitors, []
         for informer, registration in monitors:
             await informer.remove_event_handler(registration)

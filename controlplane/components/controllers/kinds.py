@@ -28,3 +28,9 @@ PERSISTENT_VOLUMES: Final = Kind("", "v1", "persistentvolumes", "PersistentVolum
 PERSISTENT_VOLUME_CLAIMS: Final = Kind("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
 STORAGE_CLASSES: Final = Kind("storage.k8s.io", "v1", "storageclasses", "StorageClass")
 PODDISRUPTIONBUDGETS: Final = Kind("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget")
+CERTIFICATE_SIGNING_REQUESTS: Final = Kind(
+    "certificates.k8s.io", "v1", "certificatesigningrequests", "CertificateSigningRequest"
+)
+HORIZONTAL_POD_AUTOSCALERS: Final = Kind(
+    "autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler"
+)

@@ -82,6 +82,7 @@ from controlplane.client.informer import (
 from controlplane.client.record import EventBroadcaster, EventRecorder, EventSinkImpl
 from controlplane.client.rest import ClientLease, ClientOrFactory, PatchType, ResourceClient, RESTClient
 from controlplane.clock import Clock
+from controlplane.components.kubelet.hostprocesses import HostProcesses, with_process
 from controlplane.components.kubelet.lifecycle import Change, NodeImages, PodLifecycle
 from controlplane.components.kubelet.server import KubeletServer, PodView, sleep_until
 from controlplane.components.kubelet.simulation import PullTiming, SeededRandom
@@ -292,6 +293,7 @@ class Kubelet:
         capacity: Mapping[str, str] | None = None,
         pull_timing: PullTiming | None = None,
         timing: TimingProfile = UPSTREAM,
+        host_processes: HostProcesses | None = None,
     ) -> None:
         self._lease = ClientLease(client)
         self.node_name = node_name
@@ -312,6 +314,8 @@ class Kubelet:
         self.internal_ip = internal_ip or self._default_internal_ip()
         self.port = port
         self.pull_timing = pull_timing or PullTiming()
+        #: The node's own processes some pods stand for (kube-proxy's): see ``hostprocesses.py``.
+        self.host_processes = host_processes
         #: The kubelet's timers, from the cluster's timing profile (upstream's defaults, or faster).
         self.timing = timing
         self.node_status_update_frequency = timing.node_status_update_frequency
@@ -671,6 +675,12 @@ class Kubelet:
     def _wake(self) -> None:
         self._wakeup.set()
 
+    def host_processes_changed(self) -> None:
+        """A process of the node started or stopped (``hostprocesses.py``): every pod is synced again
+        at once, so those standing for it report their readiness anew."""
+        self._changed_pods.update(self.workers)
+        self._wake()
+
     def _pod_changed(self, pod: Object) -> None:
         self._changed_pods.add(str(object_meta(pod).get("uid")))
         self._wake()
@@ -865,9 +875,10 @@ class Kubelet:
         pod = worker.pod
         current: Mapping[str, Any] = pod.get("status") or {}
         base = {**current, **(worker.written or {})}
+        host = self.host_processes
         status = generate_pod_status(
             {**pod, "status": base},
-            worker.lifecycle.snapshot(),
+            with_process(worker.lifecycle.snapshot(), None if host is None else host.runs(pod)),
             now=now,
             host_ip=self.internal_ip,
             pod_ips=worker.pod_ips,

@@ -81,7 +81,7 @@ async def test_a_stale_hash_redirects_and_no_hash_is_not_cached_forever(api: API
 
 
 async def test_unknown_group_versions_and_protobuf_only_clients(api: API) -> None:
-    missing = await api.client.get("/openapi/v3/apis/autoscaling/v2")
+    missing = await api.client.get("/openapi/v3/apis/example.com/v1")
     assert missing.status_code == 404
     assert missing.json()["reason"] == "NotFound"
     protobuf = await api.client.get(

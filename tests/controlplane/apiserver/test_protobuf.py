@@ -405,6 +405,7 @@ PACKAGES = {
     "policy": "io.k8s.api.policy.v1",
     "coordination": "io.k8s.api.coordination.v1",
     "autoscaling": "io.k8s.api.autoscaling.v1",
+    "autoscalingv2": "io.k8s.api.autoscaling.v2",
     "scheduling": "io.k8s.api.scheduling.v1",
     "meta": "io.k8s.apimachinery.pkg.apis.meta.v1",
 }

@@ -39,16 +39,21 @@ def service(
     return body
 
 
-#: Held by every cluster's ``kubernetes`` Service from the start (``apiserver/kubernetesservice.py``).
+#: Held by every cluster's ``kubernetes`` Service from the start (``apiserver/kubernetesservice.py``)
+#: and by kube-system's ``kube-dns`` (kubeadm's CoreDNS addon, ``apiserver/kubesystemaddons.py``).
 KUBERNETES_SERVICE_IP = "10.96.0.1"
+KUBE_DNS_IP = "10.96.0.10"
 
 
 async def claimed(api: API, prefix: str) -> dict[str, int]:
     """The tests' claim keys under ``prefix`` (the value part of the key) with their mod revisions."""
     page = await api.store.range(prefix)
     values = {kv.key[len(prefix) :]: kv.mod_revision for kv in page.kvs}
-    assert prefix != IP_KEY or KUBERNETES_SERVICE_IP in values, "the kubernetes Service lost its IP"
-    values.pop(KUBERNETES_SERVICE_IP if prefix == IP_KEY else "", None)
+    if prefix == IP_KEY:
+        assert KUBERNETES_SERVICE_IP in values, "the kubernetes Service lost its IP"
+        assert KUBE_DNS_IP in values, "kube-dns lost its IP"
+        values.pop(KUBERNETES_SERVICE_IP)
+        values.pop(KUBE_DNS_IP)
     return values
 
 
@@ -256,7 +261,7 @@ async def test_the_claim_keys_are_not_served(api: API) -> None:
     resources = (await api.client.get("/apis/networking.k8s.io/v1")).json()["resources"]
     assert "ipaddresses" not in [r["name"] for r in resources]
     listed = (await api.client.get("/api/v1/services")).json()["items"]
-    assert [s["metadata"]["name"] for s in listed] == ["a", "kubernetes"]  # no claim keys among them
+    assert [s["metadata"]["name"] for s in listed] == ["a", "kubernetes", "kube-dns"]  # no claim keys
 
 
 def test_asked_or_held_counts_held_values_as_asked_for() -> None:

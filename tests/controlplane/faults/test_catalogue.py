@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from controlplane.faults import catalogue
@@ -9,10 +11,16 @@ from controlplane.faults.catalogue import CATALOGUE, MAX_DURATION, FaultSpec, In
 
 
 def test_the_kinds_chapters_need_and_the_boxes_they_hit() -> None:
-    values = {
+    values: dict[str, dict[str, Any]] = {
         "stop-kubelet": {"node": "node-2"},
         "stop-kube-proxy": {"node": "node-2"},
         "crash-loop": {"component": "kube-proxy:node-3"},
+        "partition-component": {"component": "kubelet:node-2"},
+        "slow-store": {"delay": 200},
+        "link-latency": {"component": "scheduler", "ms": 100, "jitter": 10},
+        "revoke-component-certificate": {"component": "kubelet:node-1"},
+        "clock-skew": {"node": "node-3", "seconds": -60},
+        "kill-node": {"node": "node-2"},
     }
     targets = {name: check(name, values.get(name, {})).target for name in CATALOGUE}
     assert targets == {
@@ -24,10 +32,19 @@ def test_the_kinds_chapters_need_and_the_boxes_they_hit() -> None:
         "stop-controller-manager": "controller-manager",
         "crash-loop": "kube-proxy:node-3",
         "hot-loop-client": "user:hot-loop",
+        "partition-component": "kubelet:node-2",
+        "slow-store": "etcd",
+        "store-unavailable": "etcd",
+        "link-latency": "scheduler",
+        "revoke-component-certificate": "kubelet:node-1",
+        "clock-skew": "kubelet:node-3",
+        "kill-node": "kubelet:node-2",
+        "rotate-encryption-key": "apiserver",
     }
     assert [name for name, kind in CATALOGUE.items() if not kind.lasting] == [
         "compact-store",
         "restart-apiserver",
+        "rotate-encryption-key",
     ]
     assert check("crash-loop", {"component": "scheduler"}).target == "scheduler"
     assert check("crash-loop", {"component": "controller-manager"}).target == "controller-manager"

@@ -70,9 +70,15 @@ async def test_the_table_follows_services_and_slices_in_batched_syncs(cluster: I
     assert proxy.node_id == "kube-proxy:n1"
     await proxy.start()
     try:
-        # Every cluster starts with one rule: the ``kubernetes`` Service, to the API server.
-        assert proxy.syncs == 1 and len(proxy.rules()) == 1
+        # Every cluster starts with the ``kubernetes`` Service, to the API server, and kubeadm's
+        # ``kube-dns`` (53/UDP, 53/TCP, 9153/TCP): four rules.
+        assert proxy.syncs == 1 and len(proxy.rules()) == 4
         assert endpoints_of(proxy.rules(), "10.96.0.1", 443) == ["172.18.0.1:6443"]
+        assert {r.service for r in proxy.rules().rules if r.ip == "10.96.0.10"} == {
+            "kube-system/kube-dns:dns",
+            "kube-system/kube-dns:dns-tcp",
+            "kube-system/kube-dns:metrics",
+        }
         svc = await services.create(
             {
                 "metadata": {"name": "web"},

@@ -1,0 +1,75 @@
+"""kubectl 1.37 and kube-system as kubeadm leaves it: kube-proxy on every node, two CoreDNS pods behind
+``kube-dns``, and the deprecated componentstatuses, on the demo cluster of the session's lab."""
+
+from __future__ import annotations
+
+import re
+
+from tests.support.lab import LiveLab
+
+KS = ("-n", "kube-system")
+
+
+def test_kube_system_lists_kube_proxy_on_every_node_and_two_coredns_pods(lab: LiveLab) -> None:
+    def running() -> list[list[str]] | None:
+        rows = [line.split() for line in lab.kubectl("get", "pods", *KS).stdout.splitlines()[1:]]
+        ready = [r for r in rows if r[1] == "1/1" and r[2] == "Running"]
+        return rows if len(ready) == 5 == len(rows) else None
+
+    rows = lab.eventually(running, "kube-system's five pods Running and Ready")
+    names = sorted(r[0] for r in rows)
+    assert [n for n in names if re.fullmatch(r"coredns-[a-z0-9]{8,10}-[a-z0-9]{5}", n)] == names[:2]
+    assert all(re.fullmatch(r"kube-proxy-[a-z0-9]{5}", n) for n in names[2:]), names
+    wide = lab.kubectl("get", "pods", "-l", "k8s-app=kube-proxy", "-o", "wide", *KS).stdout.splitlines()[1:]
+    assert sorted(line.split()[6] for line in wide) == ["node-1", "node-2", "node-3"]
+
+
+def test_kube_system_has_the_kube_proxy_daemonset_coredns_and_kube_dns(lab: LiveLab) -> None:
+    def settled() -> str | None:
+        out = lab.kubectl("get", "ds,deploy,svc", *KS).stdout
+        return (
+            out if "daemonset.apps/kube-proxy   3         3         3       3            3" in out else None
+        )
+
+    out = lab.eventually(settled, "the kube-proxy DaemonSet with 3 pods ready")
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE", "SELECTOR", "AGE",
+    ]  # fmt: skip
+    assert lines[1].split()[:7] == [
+        "daemonset.apps/kube-proxy",
+        "3",
+        "3",
+        "3",
+        "3",
+        "3",
+        "kubernetes.io/os=linux",
+    ]
+    deploy = next(line.split() for line in lines if line.startswith("deployment.apps/coredns"))
+    assert deploy[:4] == ["deployment.apps/coredns", "2/2", "2", "2"]
+    svc = next(line.split() for line in lines if line.startswith("service/kube-dns"))
+    assert svc[:5] == ["service/kube-dns", "ClusterIP", "10.96.0.10", "<none>", "53/UDP,53/TCP,9153/TCP"]
+    corefile = lab.kubectl("get", "configmap", "coredns", *KS, "-o", "jsonpath={.data.Corefile}").stdout
+    assert "kubernetes cluster.local in-addr.arpa ip6.arpa {" in corefile
+    everything = lab.kubectl("get", "all", "-A").stdout
+    for kind in ("pod/kube-proxy-", "pod/coredns-", "service/kube-dns", "daemonset.apps/kube-proxy"):
+        assert kind in everything, kind
+    assert "deployment.apps/coredns" in everything and "replicaset.apps/coredns-" in everything
+
+
+def test_componentstatuses_are_served_deprecated_with_their_health(lab: LiveLab) -> None:
+    result = lab.kubectl("get", "componentstatuses")
+    assert result.stderr == "Warning: v1 ComponentStatus is deprecated in v1.19+\n"
+    lines = [line.split() for line in result.stdout.splitlines()]
+    assert lines == [
+        ["NAME", "STATUS", "MESSAGE", "ERROR"],
+        ["controller-manager", "Healthy", "ok"],
+        ["etcd-0", "Healthy", "ok"],
+        ["scheduler", "Healthy", "ok"],
+    ]
+    one = lab.kubectl("get", "cs", "scheduler", "-o", "json")
+    assert "deprecated" in one.stderr
+    assert '"type": "Healthy"' in one.stdout and '"status": "True"' in one.stdout
+    refused = lab.kubectl("delete", "cs", "scheduler", check=False)
+    assert refused.returncode != 0
+    assert "(MethodNotAllowed): delete is not supported" in refused.stderr, "read-only: get and list"
