@@ -562,13 +562,16 @@ CATALOGUE: Final[Mapping[str, FaultKind]] = {
                 "its Lease and the heartbeats of its status are off by that much. The node lifecycle "
                 "controller counts a Lease as renewed only when its renewTime moves past the last one it "
                 "saw, so a clock set back by more than the grace period makes the node Unknown while the "
-                "kubelet runs, until its clock passes its last renewTime again. Clearing it steps the "
+                "kubelet runs, until its clock passes its last renewTime again. The kubelet puts Ready "
+                "back at its next status update, which the controller takes as one heartbeat: the node "
+                "flaps between Unknown and Ready. Clearing it steps the "
                 "clock back right (a clock that was ahead then goes back in time, with the same effect).",
                 "zh-hans": "把该节点 kubelet 读取的时钟调偏给定的秒数：它的 Lease 的 renewTime 和状态心跳"
                 "都偏差同样多。节点生命周期控制器只有在 Lease 的 renewTime 超过它上次看到的值时才认为"
                 "Lease 已续约，所以时钟往回调超过宽限期时，即使 kubelet 仍在运行，节点也会变为 Unknown，"
-                "直到它的时钟再次超过上次的 renewTime。清除故障会把时钟调回正确时间（原先调快的时钟因此"
-                "倒退，效果相同）。",
+                "直到它的时钟再次超过上次的 renewTime。kubelet 在下一次状态更新时把 Ready 改回来，"
+                "控制器把这算作一次心跳，于是节点在 Unknown 和 Ready 之间反复切换。"
+                "清除故障会把时钟调回正确时间（原先调快的时钟因此倒退，效果相同）。",
             },
             target=nodes.kubelet("{node}"),
             parameters=(NODE, SKEW),

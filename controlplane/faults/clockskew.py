@@ -9,8 +9,10 @@ not to trust those stamps against its own clock: it notes *its own* time wheneve
 ``controllers/nodehealth.py``). So a clock that is merely off changes nothing; a clock **stepped
 back** does: the kubelet's next renewTimes are older than the last one seen, they count as no
 renewal at all, and once that lasts longer than the grace period the node is ``Unknown`` (and tainted
-unreachable) while its kubelet runs and renews, until its clock passes its last renewTime again. A
-clock stepped forward goes unnoticed, until it is set right, which steps it back.
+unreachable) while its kubelet runs and renews, until its clock passes its last renewTime again. The
+kubelet, seeing Unknown on its Node, reports Ready at its next status update; the controller takes
+that changed heartbeat as a sign of life for one more grace period, so the node flaps. A clock
+stepped forward goes unnoticed, until it is set right, which steps it back.
 
 The lab's kubelets read their node's ``SkewedClock`` (``Cluster.node_clock``); the fault sets its
 skew and clearing sets it back to 0: both step the clock at once, as ``date -s`` or an NTP step does.

@@ -338,6 +338,9 @@ class Kubelet:
         self._client: RESTClient | None = None
         self._factory: SharedInformerFactory | None = None
         self._pod_informer: SharedIndexInformer | None = None
+        #: The kubelet's own Node, watched (``nodeLister`` in pkg/kubelet/kubelet.go).
+        self._node_factory: SharedInformerFactory | None = None
+        self._node_informer: SharedIndexInformer | None = None
         self._broadcaster: EventBroadcaster | None = None
         self._recorder: EventRecorder | None = None
         self._wakeup = asyncio.Event()
@@ -370,6 +373,11 @@ class Kubelet:
     def started(self) -> bool:
         return bool(self._tasks)
 
+    @property
+    def node_informer(self) -> SharedIndexInformer | None:
+        """The watch of the kubelet's own Node, while it runs."""
+        return self._node_informer
+
     async def start(self) -> None:
         """Register the Node and its Lease, start watching this node's pods, then start the loops."""
         if self._tasks:
@@ -384,23 +392,25 @@ class Kubelet:
             self._broadcaster.start()
             await self._register_node()
             await self._ensure_lease()
-            self._factory = SharedInformerFactory(
-                self._client,
-                clock=clock,
-                rng=random.Random(self.rng.getrandbits(64)),
-                field_selector=f"spec.nodeName={self.node_name}",
-                # The kubelet never reads managedFields, a third of a pod's size in memory. Upstream's
-                # kubelet keeps them (pkg/kubelet/config/apiserver.go has no transform); a lab holds a
-                # thousand kubelets in one process, so this one drops them, as the scheduler does.
-                transform=strip_managed_fields,
-            )
+            # The kubelet never reads managedFields, a third of a pod's size in memory. Upstream's
+            # kubelet keeps them (pkg/kubelet/config/apiserver.go has no transform); a lab holds a
+            # thousand kubelets in one process, so this one drops them, as the scheduler does.
+            self._factory = self._informers(f"spec.nodeName={self.node_name}")
             self._pod_informer = self._factory.informer_for("", "v1", "pods")
             wake = ResourceEventHandlerFuncs(
                 self._pod_changed, lambda _old, new: self._pod_changed(new), lambda _obj: self._wake()
             )
             self._pod_informer.add_event_handler(wake)
             self._factory.start()
+            # Upstream's kubelet watches its own Node (a field selector on its name) and compares the
+            # status it computes with that copy, so a condition someone else changed (the node
+            # lifecycle controller's Unknown while the kubelet could not reach the API server) is
+            # set right at the next status update, not after nodeStatusReportFrequency.
+            self._node_factory = self._informers(f"metadata.name={self.node_name}")
+            self._node_informer = self._node_factory.informer_for("", "v1", "nodes")
+            self._node_factory.start()
             await self._factory.wait_for_cache_sync()
+            await self._node_factory.wait_for_cache_sync()
         except BaseException:
             await self._shutdown()
             raise
@@ -410,6 +420,15 @@ class Kubelet:
             asyncio.create_task(self._lease_loop(), name=f"kubelet {self.node_name} lease"),
             asyncio.create_task(self._node_status_loop(), name=f"kubelet {self.node_name} node status"),
         ]
+
+    def _informers(self, field_selector: str) -> SharedInformerFactory:
+        return SharedInformerFactory(
+            self.client,
+            clock=self.clock,
+            rng=random.Random(self.rng.getrandbits(64)),
+            field_selector=field_selector,
+            transform=strip_managed_fields,
+        )
 
     async def stop(self) -> None:
         """Stop the loops, the event writer and the informer; close the client if the kubelet made it.
@@ -435,6 +454,10 @@ class Kubelet:
         if self._factory is not None:
             await self._factory.shutdown()
             self._factory = None
+        if self._node_factory is not None:
+            await self._node_factory.shutdown()
+            self._node_factory = None
+            self._node_informer = None
         await self._lease.close()
         self._client = None
 
@@ -577,13 +600,25 @@ class Kubelet:
             node = await self._nodes().patch(self.node_name, patch)
         return node
 
+    def _original_status(self) -> Mapping[str, Any] | None:
+        """The Node's status as last seen: the watched copy, as upstream's first try reads the lister
+        (``tryUpdateNodeStatus`` in pkg/kubelet/kubelet_node_status.go); before the watch has it, what
+        this kubelet last wrote."""
+        if self._node_informer is not None:
+            node = self._node_informer.indexer.get_by_key(self.node_name)
+            if node is not None:
+                status: Mapping[str, Any] = node.get("status") or {}
+                return status
+        return self._last_node_status or (self.node or {}).get("status")
+
     async def _sync_node_status(self, *, force: bool = False) -> None:
         """``tryUpdateNodeStatus``: patch only when changed, or when the report frequency has passed."""
         now = self.clock.now()
-        old = self._last_node_status or (self.node or {}).get("status")
+        old = self._original_status()
         status = self.node_status(old, now)
         due = now - self._last_report >= self.node_status_report_frequency
-        if not force and not due and not node_status_changed(self._last_node_status, status):
+        # The setters change only their own fields of the original status; the rest stays as it is.
+        if not force and not due and not node_status_changed(old, {**(old or {}), **status}):
             return
         try:
             self.node = await self._nodes().patch(

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from controlplane.api.meta import Object
+from controlplane.client.informer import ResourceEventHandlerFuncs
 from controlplane.client.rest import ResourceClient
 from controlplane.clock import ManualClock
 from controlplane.components.kubelet.kubelet import (
@@ -214,6 +215,41 @@ async def test_node_status_is_patched_only_when_changed_or_after_the_report_freq
     ready = next(c for c in reported["status"]["conditions"] if c["type"] == "Ready")
     assert ready["lastHeartbeatTime"] == "2023-11-14T22:14:20Z"
     assert ready["lastTransitionTime"] == "2023-11-14T22:13:20Z"
+
+
+async def test_a_ready_condition_someone_else_changed_is_set_right_at_the_next_status_update(
+    cluster: InProcessCluster, start_kubelet: StartKubelet, clock: ManualClock
+) -> None:
+    # What the node lifecycle controller does when it stops hearing from the kubelet: Ready Unknown.
+    kubelet = await start_kubelet(timing=dataclasses.replace(UPSTREAM, node_status_report_frequency=300.0))
+    nodes = cluster.resource("", "v1", "nodes")
+    node = await nodes.get(NODE)
+    unknown = {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown"}
+    node["status"]["conditions"] = [
+        {**c, **unknown} if c["type"] == "Ready" else c for c in node["status"]["conditions"]
+    ]
+    marked = await nodes.update_status(node)
+    seen = marked["metadata"]["resourceVersion"]
+    delivered = asyncio.Event()  # the kubelet's watch of its Node delivers the change
+
+    def arrived(obj: Object) -> None:
+        if obj["metadata"]["resourceVersion"] == seen:
+            delivered.set()
+
+    assert kubelet.node_informer is not None
+    kubelet.node_informer.add_event_handler(
+        ResourceEventHandlerFuncs(arrived, lambda _old, new: arrived(new))
+    )
+    await asyncio.wait_for(delivered.wait(), 10)
+
+    await clock.advance(10)  # one nodeStatusUpdateFrequency, far less than the report frequency
+
+    (fixed,) = await wait_for(
+        nodes, lambda items: (condition(items[0], "Ready") or {}).get("status") == "True"
+    )
+    ready = condition(fixed, "Ready")
+    assert ready is not None and ready["reason"] == "KubeletReady"
+    assert ready["lastTransitionTime"] == "2023-11-14T22:13:30Z", "the transition is the kubelet's, now"
 
 
 # -- pods -------------------------------------------------------------------------------------------
