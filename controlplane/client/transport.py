@@ -64,6 +64,9 @@ from controlplane.client.config import ASGIApp, Config, Message
 
 logger = logging.getLogger(__name__)
 
+#: How long ``aclose`` waits for cancelled responses before it logs the ones that have not stopped.
+STOP_WARNING_SECONDS = 5.0
+
 #: Seconds an app gets to return after the client disconnected, before its task is cancelled.
 DISCONNECT_GRACE = 5.0
 
@@ -495,8 +498,14 @@ class InProcessTransport(httpx.AsyncBaseTransport):
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=STOP_WARNING_SECONDS)
+        if pending:
+            # A handler that swallows its cancellation would hold the close forever: say where it is.
+            stacks = "\n".join(f"{task!r}: {task.get_stack(limit=8)!r}" for task in pending)
+            logger.error("%d in-process responses did not stop when cancelled:\n%s", len(pending), stacks)
+            await asyncio.wait(pending)
 
 
 _PEM_CERTIFICATE = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.DOTALL)

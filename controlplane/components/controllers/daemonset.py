@@ -73,6 +73,7 @@ from controlplane.components.controllers.podcontrol import (
     is_pod_available,
     is_pod_ready,
     new_controller_ref,
+    owned_pod_handler,
     owner_still_there,
     plan_claims,
     pod_from_template,
@@ -664,70 +665,14 @@ class DaemonSetReconciler:
         enqueue_after: Callable[[Request, float], None] | None = None,
     ) -> ResourceEventHandlerFuncs:
         """``addPod``/``updatePod``/``deletePod``: observe expectations, wake the DaemonSets concerned."""
-
-        def on_delete(obj: Object | DeletedFinalStateUnknown) -> None:
-            pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-            if pod is None:
-                return
-            ref = controller_ref_of(pod)
-            if ref is None:
-                return
-            ds = self.resolve_controller_ref(str(meta(pod).get("namespace") or ""), ref)
-            if ds is None:
-                return
-            request = self._request(ds)
-            self.expectations.deletion_observed(request.key, object_key(pod))
-            enqueue(request)
-
-        def on_add(pod: Object) -> None:
-            if meta(pod).get("deletionTimestamp"):
-                on_delete(pod)  # already being deleted (seen after a restart): no creation to count
-                return
-            ref = controller_ref_of(pod)
-            if ref is not None:
-                ds = self.resolve_controller_ref(str(meta(pod).get("namespace") or ""), ref)
-                if ds is None:
-                    return
-                request = self._request(ds)
-                self.expectations.creation_observed(request.key)
-                enqueue(request)
-                return
-            for ds in self.daemon_sets_selecting(pod):
-                enqueue(self._request(ds))
-
-        def on_update(old: Object, cur: Object) -> None:
-            if meta(old).get("resourceVersion") == meta(cur).get("resourceVersion"):
-                return
-            if meta(cur).get("deletionTimestamp"):
-                on_delete(cur)
-                return
-            namespace = str(meta(cur).get("namespace") or "")
-            cur_ref, old_ref = controller_ref_of(cur), controller_ref_of(old)
-            ref_changed = (cur_ref or {}).get("uid") != (old_ref or {}).get("uid")
-            if ref_changed and old_ref is not None:
-                old_ds = self.resolve_controller_ref(namespace, old_ref)
-                if old_ds is not None:
-                    enqueue(self._request(old_ds))
-            if cur_ref is not None:
-                ds = self.resolve_controller_ref(namespace, cur_ref)
-                if ds is None:
-                    return
-                request = self._request(ds)
-                enqueue(request)
-                min_ready = dsu.min_ready_seconds(ds)
-                if (
-                    enqueue_after is not None
-                    and min_ready > 0
-                    and not is_pod_ready(old)
-                    and is_pod_ready(cur)
-                ):
-                    enqueue_after(request, float(min_ready) + 1.0)
-                return
-            if ref_changed or (meta(old).get("labels") or {}) != (meta(cur).get("labels") or {}):
-                for ds in self.daemon_sets_selecting(cur):
-                    enqueue(self._request(ds))
-
-        return ResourceEventHandlerFuncs(on_add, on_update, on_delete)
+        return owned_pod_handler(
+            owner_of=self.resolve_controller_ref,
+            selecting=self.daemon_sets_selecting,
+            min_ready_seconds=dsu.min_ready_seconds,
+            expectations=self.expectations,
+            enqueue=enqueue,
+            enqueue_after=enqueue_after,
+        )
 
 
 _ALWAYS_WRITTEN: Final = frozenset(

@@ -31,6 +31,11 @@ scheduled, Pending before Unknown before Running, not ready before ready, lower
 ``controller.kubernetes.io/pod-deletion-cost`` first, pods on crowded nodes first, then the most
 recently ready, the most restarted and the newest (compared on a log2 scale of their age, ties broken
 by UID, as ``LogarithmicScaleDown`` does).
+
+**The pod handler** (``owned_pod_handler``): what a controller of pods does with its pod informer's
+events (``addPod``/``updatePod``/``deletePod``): a pod with a controller reference wakes that owner
+and counts against its expectations; an orphan wakes every owner whose selector matches it, who may
+adopt it.
 """
 
 from __future__ import annotations
@@ -43,11 +48,13 @@ from functools import cmp_to_key
 from typing import Any, Final
 
 from controlplane.api.deepcopy import deep_copy
-from controlplane.api.meta import Object, parse_timestamp
+from controlplane.api.meta import Object, object_key, parse_timestamp
 from controlplane.api.selectors import LabelSelector, SelectorError, label_selector_from_object
-from controlplane.client.cache import Indexer
+from controlplane.client.cache import DeletedFinalStateUnknown, Indexer
 from controlplane.client.errors import APIError, NotFound, TransportError
+from controlplane.client.informer import ResourceEventHandlerFuncs
 from controlplane.client.manager import Kind
+from controlplane.client.reconciler import Request
 from controlplane.client.rest import PatchType, ResourceClient
 from controlplane.clock import Clock
 from controlplane.components.controllers.deploymentutil import meta, name_of, spec, status, uid_of
@@ -518,3 +525,92 @@ def selector_of(owner: Mapping[str, Any]) -> LabelSelector | None:
 def error_text(error: BaseException) -> str:
     """What a failed request said, for an Event or a condition's message."""
     return error.message if isinstance(error, APIError) else str(error)
+
+
+def owned_pod_handler(
+    *,
+    owner_of: Callable[[str, Mapping[str, Any]], Object | None],
+    selecting: Callable[[Mapping[str, Any]], list[Object]],
+    min_ready_seconds: Callable[[Mapping[str, Any]], int],
+    expectations: ControllerExpectations,
+    enqueue: Callable[[Request], None],
+    enqueue_after: Callable[[Request, float], None] | None = None,
+    relabelled_deletion_wakes_old_owners: bool = False,
+) -> ResourceEventHandlerFuncs:
+    """The pod informer's handler of the ReplicaSet and DaemonSet controllers (``addPod``, ``updatePod``,
+    ``deletePod`` in pkg/controller/replicaset/replica_set.go and pkg/controller/daemon/daemon_controller.go).
+
+    ``owner_of(namespace, ref)`` resolves a controller reference (``resolveControllerRef``);
+    ``selecting(pod)`` are the owners whose selector matches an orphan. A pod that turns ready wakes
+    its owner again ``minReadySeconds`` later, when it counts as available. The ReplicaSet controller
+    also treats a pod being deleted whose labels changed as gone from its old owners
+    (``relabelled_deletion_wakes_old_owners``); the DaemonSet controller does not.
+    """
+
+    def request_for(owner: Mapping[str, Any]) -> Request:
+        return Request(str(meta(owner).get("namespace") or ""), name_of(owner))
+
+    def on_delete(obj: Object | DeletedFinalStateUnknown) -> None:
+        pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        if pod is None:
+            return
+        ref = controller_ref_of(pod)
+        if ref is None:
+            return
+        owner = owner_of(str(meta(pod).get("namespace") or ""), ref)
+        if owner is None:
+            return
+        request = request_for(owner)
+        expectations.deletion_observed(request.key, object_key(pod))
+        enqueue(request)
+
+    def on_add(pod: Object) -> None:
+        if meta(pod).get("deletionTimestamp"):
+            # A pod already being deleted (seen after a restart) is no creation to count.
+            on_delete(pod)
+            return
+        ref = controller_ref_of(pod)
+        if ref is not None:
+            owner = owner_of(str(meta(pod).get("namespace") or ""), ref)
+            if owner is None:
+                return
+            request = request_for(owner)
+            expectations.creation_observed(request.key)
+            enqueue(request)
+            return
+        for owner in selecting(pod):
+            enqueue(request_for(owner))
+
+    def on_update(old: Object, cur: Object) -> None:
+        if meta(old).get("resourceVersion") == meta(cur).get("resourceVersion"):
+            return  # a resync: nothing changed
+        labels_changed = (meta(old).get("labels") or {}) != (meta(cur).get("labels") or {})
+        if meta(cur).get("deletionTimestamp"):
+            # Deleted gracefully: act now, not when the kubelet finally removes it.
+            on_delete(cur)
+            if labels_changed and relabelled_deletion_wakes_old_owners:
+                on_delete(old)
+            return
+        namespace = str(meta(cur).get("namespace") or "")
+        cur_ref, old_ref = controller_ref_of(cur), controller_ref_of(old)
+        ref_changed = (cur_ref or {}).get("uid") != (old_ref or {}).get("uid")
+        if ref_changed and old_ref is not None:
+            old_owner = owner_of(namespace, old_ref)
+            if old_owner is not None:
+                enqueue(request_for(old_owner))
+        if cur_ref is not None:
+            owner = owner_of(namespace, cur_ref)
+            if owner is None:
+                return
+            request = request_for(owner)
+            enqueue(request)
+            min_ready = min_ready_seconds(owner)
+            if enqueue_after is not None and min_ready > 0 and not is_pod_ready(old) and is_pod_ready(cur):
+                # Look again once the pod has been ready long enough to count as available.
+                enqueue_after(request, float(min_ready) + 1.0)
+            return
+        if labels_changed or ref_changed:
+            for owner in selecting(cur):
+                enqueue(request_for(owner))
+
+    return ResourceEventHandlerFuncs(on_add, on_update, on_delete)

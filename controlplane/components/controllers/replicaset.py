@@ -37,7 +37,7 @@ from typing import Any, Final
 from controlplane.api.deepcopy import deep_copy
 from controlplane.api.meta import Object, format_time, object_key
 from controlplane.api.selectors import LabelSelector
-from controlplane.client.cache import NAMESPACE_INDEX, DeletedFinalStateUnknown, Indexer
+from controlplane.client.cache import NAMESPACE_INDEX, Indexer
 from controlplane.client.errors import APIError, NotFound, TransportError
 from controlplane.client.informer import ResourceEventHandlerFuncs
 from controlplane.client.manager import Kind, Manager
@@ -71,6 +71,7 @@ from controlplane.components.controllers.podcontrol import (
     is_pod_ready,
     is_pod_terminating,
     new_controller_ref,
+    owned_pod_handler,
     owner_still_there,
     plan_claims,
     pod_from_template,
@@ -378,78 +379,15 @@ class ReplicaSetReconciler:
         enqueue_after: Callable[[Request, float], None] | None = None,
     ) -> ResourceEventHandlerFuncs:
         """The pod informer's handler: observe expectations, then wake the ReplicaSets concerned."""
-
-        def request_for(rs: Mapping[str, Any]) -> Request:
-            return Request(str(meta(rs).get("namespace") or ""), name_of(rs))
-
-        def on_delete(obj: Object | DeletedFinalStateUnknown) -> None:
-            pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-            if pod is None:
-                return
-            ref = controller_ref_of(pod)
-            if ref is None:
-                return
-            rs = self.resolve_controller_ref(str(meta(pod).get("namespace") or ""), ref)
-            if rs is None:
-                return
-            request = request_for(rs)
-            self.expectations.deletion_observed(request.key, object_key(pod))
-            enqueue(request)
-
-        def on_add(pod: Object) -> None:
-            if meta(pod).get("deletionTimestamp"):
-                # A pod already being deleted (seen after a restart) is no creation to count.
-                on_delete(pod)
-                return
-            ref = controller_ref_of(pod)
-            if ref is not None:
-                rs = self.resolve_controller_ref(str(meta(pod).get("namespace") or ""), ref)
-                if rs is None:
-                    return
-                request = request_for(rs)
-                self.expectations.creation_observed(request.key)
-                enqueue(request)
-                return
-            for rs in self.pod_replica_sets(pod):
-                enqueue(request_for(rs))
-
-        def on_update(old: Object, cur: Object) -> None:
-            if meta(old).get("resourceVersion") == meta(cur).get("resourceVersion"):
-                return  # a resync: nothing changed
-            labels_changed = (meta(old).get("labels") or {}) != (meta(cur).get("labels") or {})
-            if meta(cur).get("deletionTimestamp"):
-                on_delete(cur)
-                if labels_changed:
-                    on_delete(old)
-                return
-            namespace = str(meta(cur).get("namespace") or "")
-            cur_ref, old_ref = controller_ref_of(cur), controller_ref_of(old)
-            ref_changed = (cur_ref or {}).get("uid") != (old_ref or {}).get("uid")
-            if ref_changed and old_ref is not None:
-                old_rs = self.resolve_controller_ref(namespace, old_ref)
-                if old_rs is not None:
-                    enqueue(request_for(old_rs))
-            if cur_ref is not None:
-                rs = self.resolve_controller_ref(namespace, cur_ref)
-                if rs is None:
-                    return
-                request = request_for(rs)
-                enqueue(request)
-                min_ready = int(spec(rs).get("minReadySeconds") or 0)
-                if (
-                    enqueue_after is not None
-                    and min_ready > 0
-                    and not is_pod_ready(old)
-                    and is_pod_ready(cur)
-                ):
-                    # Look again once the pod has been ready long enough to count as available.
-                    enqueue_after(request, float(min_ready) + 1.0)
-                return
-            if labels_changed or ref_changed:
-                for rs in self.pod_replica_sets(cur):
-                    enqueue(request_for(rs))
-
-        return ResourceEventHandlerFuncs(on_add, on_update, on_delete)
+        return owned_pod_handler(
+            owner_of=self.resolve_controller_ref,
+            selecting=self.pod_replica_sets,
+            min_ready_seconds=lambda rs: int(spec(rs).get("minReadySeconds") or 0),
+            expectations=self.expectations,
+            enqueue=enqueue,
+            enqueue_after=enqueue_after,
+            relabelled_deletion_wakes_old_owners=True,
+        )
 
 
 def add_to_manager(
