@@ -29,6 +29,7 @@ from controlplane.client.informer import (
 )
 from controlplane.components.scheduler.framework import Obj, Profile
 from controlplane.components.scheduler.internal_cache import Cache
+from controlplane.components.scheduler.plugins.default_preemption import DefaultPreemption
 from controlplane.components.scheduler.plugins.volume_binding import PVC_ADD, PVC_UPDATE, VolumeBinding
 from controlplane.components.scheduler.queue import (
     ASSIGNED_POD_DELETE,
@@ -140,6 +141,12 @@ class EventHandlers:
             ResourceEventHandlerFuncs(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
         )
         self._add_volume_binding_handlers(factory)
+        preemption = [p for p in self.profile.post_filters if isinstance(p, DefaultPreemption)]
+        if preemption:
+            # Preemption prefers victims whose eviction breaks no budget (upstream's ``pdbLister``).
+            budgets = factory.informer_for("policy", "v1", "poddisruptionbudgets")
+            for plugin in preemption:
+                plugin.pdbs = budgets.indexer
         return pod_informer
 
     def _add_volume_binding_handlers(self, factory: SharedInformerFactory) -> None:

@@ -429,6 +429,8 @@ class Candidate:
     node: str
     #: Most important first (``victims[0]`` is the highest-priority victim).
     victims: tuple[Obj, ...]
+    #: How many victims' eviction breaks a PodDisruptionBudget (``NumPDBViolations``).
+    pdb_violations: int = 0
 
 
 @dataclass

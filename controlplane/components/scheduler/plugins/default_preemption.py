@@ -11,19 +11,23 @@ some less important pods were gone?". It works on the snapshot, without touching
    many pods). A node rejected as ``UnschedulableAndUnresolvable`` (a taint, a selector, a name)
    stays useless whoever leaves it: "Preemption is not helpful for scheduling".
 3. **Victims per node** (``SelectVictimsOnNode``): take away *every* pod of lower priority; if the pod
-   still does not fit, the node cannot help. Otherwise give pods back, most important first (higher
-   priority, then the one running longest), keeping each that still leaves room: the victims are only
-   the pods that really must go.
+   still does not fit, the node cannot help. Otherwise give pods back, keeping each that still leaves
+   room: first the pods whose eviction would break a PodDisruptionBudget (``filter_pods_with_pdb_
+   violation``: more of a budget's pods than its ``disruptionsAllowed``), then the others, each group
+   most important first (higher priority, then the one running longest). The victims are only the pods
+   that really must go, and a budget is broken only if nothing else makes room. Preemption does not
+   *honour* budgets as an eviction does: it only prefers not to break them.
 4. **Pick one node** (``pickOneNodeForPreemption``), by these rules in turn until one node is left:
-   the lowest highest-priority victim, the lowest sum of victim priorities, the fewest victims, and
-   the latest start among the most important victims (evict what ran least); then the first.
+   the fewest budget-breaking victims, the lowest highest-priority victim, the lowest sum of victim
+   priorities, the fewest victims, and the latest start among the most important victims (evict what
+   ran least); then the first.
 
 The scheduler then acts on the choice (``schedule_one``): it writes the node into the preemptor's
 ``status.nominatedNodeName``, marks every victim with the condition ``DisruptionTarget`` (reason
 ``PreemptionByScheduler``) and deletes it. The preemptor goes back to the queue; when a victim is
 gone, the freed room lets it fit, and meanwhile other pods of lower priority may not take that room.
 
-Not modelled: PodDisruptionBudgets (no victim is ever a budget violation), extenders, the random
+Not modelled: extenders, the random
 offset upstream uses to spread its search on large clusters (nodes are tried in name order), and
 the asynchronous API calls of ``SchedulerAsyncPreemption``.
 
@@ -33,10 +37,12 @@ pkg/scheduler/framework/preemption/preemption.go.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from controlplane.api.meta import parse_timestamp
+from controlplane.api.selectors import LabelSelector, SelectorError, label_selector_from_object
+from controlplane.client.cache import Indexer
 from controlplane.components.scheduler.framework import (
     Candidate,
     Code,
@@ -109,26 +115,78 @@ def run_filters(filters: Sequence[FilterPlugin], snapshot: Snapshot, pod: Obj, t
     return Status()
 
 
+def filter_pods_with_pdb_violation(pods: Sequence[Obj], pdbs: Iterable[Obj]) -> tuple[list[Obj], list[Obj]]:
+    """``filterPodsWithPDBViolation`` (pkg/scheduler/framework/preemption/preemption.go): split ``pods``
+    (most important first) into those whose eviction, counted in that order, would take a matching
+    budget below zero ``disruptionsAllowed``, and the rest. A pod the budget already lists in
+    ``disruptedPods`` is being evicted through the API and is not counted again."""
+    budgets = [(b, selector) for b in pdbs if (selector := _budget_selector(b)) is not None]
+    allowed = [int((b.get("status") or {}).get("disruptionsAllowed") or 0) for b, _ in budgets]
+    violating: list[Obj] = []
+    non_violating: list[Obj] = []
+    for pod in pods:
+        meta: Obj = pod.get("metadata") or {}
+        labels: Mapping[str, str] = meta.get("labels") or {}
+        violated = False
+        for i, (budget, selector) in enumerate(budgets) if labels else ():
+            budget_meta: Obj = budget.get("metadata") or {}
+            if budget_meta.get("namespace") != meta.get("namespace") or not selector.matches(labels):
+                continue
+            if meta.get("name") in ((budget.get("status") or {}).get("disruptedPods") or {}):
+                continue
+            allowed[i] -= 1
+            if allowed[i] < 0:
+                violated = True
+        (violating if violated else non_violating).append(pod)
+    return violating, non_violating
+
+
+def _budget_selector(budget: Obj) -> LabelSelector | None:
+    """A budget's selector; None for an invalid, nil or empty one, which matches no pod."""
+    try:
+        selector = label_selector_from_object((budget.get("spec") or {}).get("selector"))
+    except SelectorError:
+        return None
+    return None if selector.empty else selector
+
+
 def select_victims_on_node(
-    pod: Obj, info: NodeInfo, snapshot: Snapshot, filters: Sequence[FilterPlugin], *, now: float
-) -> tuple[list[Obj] | None, Status]:
+    pod: Obj,
+    info: NodeInfo,
+    snapshot: Snapshot,
+    filters: Sequence[FilterPlugin],
+    *,
+    now: float,
+    pdbs: Iterable[Obj] = (),
+) -> tuple[list[Obj] | None, int, Status]:
     """``SelectVictimsOnNode``: the fewest lower-priority pods whose removal lets ``pod`` fit, most
-    important first; or None and the reason this node cannot help."""
+    important first, and how many of them break a budget; or None and the reason this node cannot
+    help."""
     priority = pod_priority(pod)
     potential = [p for p in info.pods if pod_priority(p) < priority]
     if not potential:
-        return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,), NAME)
+        return None, 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,), NAME)
     trial = NodeInfo(info.node, [p for p in info.pods if pod_priority(p) >= priority])
     status = run_filters(filters, snapshot, pod, trial)
     if not status.is_success:
-        return None, status  # even an empty node (of lower-priority pods) would not do
+        return None, 0, status  # even an empty node (of lower-priority pods) would not do
+    violating, non_violating = filter_pods_with_pdb_violation(more_important_first(potential, now), pdbs)
     victims: list[Obj] = []
-    for candidate in more_important_first(potential, now):
-        trial.add_pod(candidate)  # reprieve it, if the pod still fits
-        if not run_filters(filters, snapshot, pod, trial).is_success:
-            trial.remove_pod(candidate)
-            victims.append(candidate)
-    return victims, Status()
+
+    def reprieve(candidate: Obj) -> bool:
+        trial.add_pod(candidate)  # give it back, if the pod still fits
+        if run_filters(filters, snapshot, pod, trial).is_success:
+            return True
+        trial.remove_pod(candidate)
+        victims.append(candidate)
+        return False
+
+    violations = sum(not reprieve(candidate) for candidate in violating)
+    for candidate in non_violating:
+        reprieve(candidate)
+    if violating and non_violating:
+        victims = more_important_first(victims, now)
+    return victims, violations, Status()
 
 
 def pick_one_node_for_preemption(candidates: Sequence[Candidate], *, now: float) -> Candidate | None:
@@ -138,6 +196,9 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate], *, now: float)
     for candidate in candidates:
         if not candidate.victims:
             return candidate  # the pod fits there already (the cluster changed): nothing to evict
+
+    def fewest_violations(c: Candidate) -> int:
+        return -c.pdb_violations
 
     def highest_victim(c: Candidate) -> int:
         return -pod_priority(c.victims[0])
@@ -154,7 +215,7 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate], *, now: float)
         return min(pod_start_time(v, now) for v in c.victims if pod_priority(v) == top)
 
     remaining = list(candidates)
-    for score in (highest_victim, priority_sum, victim_count, latest_start):
+    for score in (fewest_violations, highest_victim, priority_sum, victim_count, latest_start):
         best = max(score(c) for c in remaining)
         remaining = [c for c in remaining if score(c) == best]
         if len(remaining) == 1:
@@ -182,9 +243,16 @@ def eligible_to_preempt(pod: Obj, snapshot: Snapshot, statuses: Mapping[str, Sta
 
 
 class DefaultPreemption:
-    """The PostFilter plugin: finds the node and the victims (pure: the scheduler does the evicting)."""
+    """The PostFilter plugin: finds the node and the victims (pure: the scheduler does the evicting).
+
+    ``pdbs`` is the scheduler's PodDisruptionBudget informer cache (set at start; upstream's
+    ``pdbLister``); without it no victim counts as breaking a budget.
+    """
 
     name = NAME
+
+    def __init__(self) -> None:
+        self.pdbs: Indexer | None = None
 
     def post_filter(
         self,
@@ -200,16 +268,19 @@ class DefaultPreemption:
         if why_not is not None:
             return PostFilterResult(None, message=f"preemption: {why_not}")
         result = PostFilterResult("")
+        pdbs = self.pdbs.list() if self.pdbs is not None else []
         for info in snapshot.node_infos:
             status = statuses.get(info.name)
             if status is not None and status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 result.statuses[info.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL,), NAME)
                 continue
-            victims, status = select_victims_on_node(pod, info, snapshot, filters, now=now)
+            victims, violations, status = select_victims_on_node(
+                pod, info, snapshot, filters, now=now, pdbs=pdbs
+            )
             if victims is None:
                 result.statuses[info.name] = status
             else:
-                result.candidates.append(Candidate(info.name, tuple(victims)))
+                result.candidates.append(Candidate(info.name, tuple(victims), violations))
         chosen = pick_one_node_for_preemption(result.candidates, now=now)
         if chosen is None:
             # Upstream answers with a FitError over the victim search's statuses.
@@ -230,6 +301,7 @@ __all__ = [
     "REASON_PREEMPTION_BY_SCHEDULER",
     "DefaultPreemption",
     "eligible_to_preempt",
+    "filter_pods_with_pdb_violation",
     "more_important_first",
     "pick_one_node_for_preemption",
     "pod_start_time",

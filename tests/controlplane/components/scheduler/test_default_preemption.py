@@ -6,6 +6,7 @@ import random
 from typing import Any
 
 from controlplane.api.meta import object_key
+from controlplane.client.cache import Indexer
 from controlplane.components.scheduler.framework import (
     Candidate,
     Code,
@@ -23,6 +24,7 @@ from controlplane.components.scheduler.plugins.default_preemption import (
     NOT_HELPFUL,
     DefaultPreemption,
     eligible_to_preempt,
+    filter_pods_with_pdb_violation,
     more_important_first,
     pick_one_node_for_preemption,
     select_victims_on_node,
@@ -33,8 +35,16 @@ NOW = 1_800_000_000.0
 PROFILE = default_profile()
 
 
-def placed(name: str, node_name: str, *, priority: int, cpu: str = "1", started: str | None = None) -> Any:
-    p = pod(name, cpu=cpu, node_name=node_name, priority=priority)
+def placed(
+    name: str,
+    node_name: str,
+    *,
+    priority: int,
+    cpu: str = "1",
+    started: str | None = None,
+    labels: dict[str, str] | None = None,
+) -> Any:
+    p = pod(name, cpu=cpu, node_name=node_name, priority=priority, labels=labels)
     p["metadata"]["uid"] = f"uid-{name}"
     if started is not None:
         p["status"] = {"startTime": started}
@@ -65,10 +75,10 @@ def test_only_the_lower_priority_pods_that_must_go_are_victims() -> None:
         ],
     )
     snapshot = Snapshot.of([info])
-    victims, status = select_victims_on_node(
+    victims, violations, status = select_victims_on_node(
         pod("web", cpu="2", priority=100), info, snapshot, PROFILE.filters, now=NOW
     )
-    assert status.is_success
+    assert status.is_success and violations == 0
     # The most important lower-priority pods are given back first: mid, then low-a (started earlier);
     # two CPUs must be freed, so low-a cannot stay once mid did, and low-b goes too.
     assert victims is not None and names(victims) == ["low-a", "low-b"]
@@ -77,13 +87,13 @@ def test_only_the_lower_priority_pods_that_must_go_are_victims() -> None:
 
 def test_a_node_without_lower_priority_pods_or_too_small_anyway_is_no_candidate() -> None:
     equal = NodeInfo(node("n1", cpu="2"), [placed("peer", "n1", priority=100, cpu="2")])
-    victims, status = select_victims_on_node(
+    victims, _, status = select_victims_on_node(
         pod("web", cpu="1", priority=100), equal, Snapshot.of([equal]), PROFILE.filters, now=NOW
     )
     assert victims is None and status.reasons == (NO_VICTIMS,)
     assert status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     small = NodeInfo(node("n2", cpu="2"), [placed("low", "n2", priority=0, cpu="2")])
-    victims, status = select_victims_on_node(
+    victims, _, status = select_victims_on_node(
         pod("huge", cpu="3", priority=100), small, Snapshot.of([small]), PROFILE.filters, now=NOW
     )
     assert victims is None and status.reasons == ("Insufficient cpu",)
@@ -97,6 +107,90 @@ def test_importance_is_priority_then_the_longest_running() -> None:
     ]
     assert names(more_important_first(pods, NOW)) == ["high", "old", "new"]
     assert pod_priority(pod("x")) == 0 and pod_priority(pod("y", priority=-3)) == -3
+
+
+# -- PodDisruptionBudgets ----------------------------------------------------------------------------
+
+
+def budget(
+    name: str, app: str | None, allowed: int, *, disrupted: tuple[str, ...] = (), namespace: str = "default"
+) -> Any:
+    selector = {"matchLabels": {"app": app}} if app is not None else {}
+    return {
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": selector},
+        "status": {
+            "disruptionsAllowed": allowed,
+            "disruptedPods": {p: "2030-01-01T00:00:00Z" for p in disrupted},
+        },
+    }
+
+
+def test_pods_beyond_a_budgets_allowed_disruptions_are_the_violating_ones() -> None:
+    pods = [placed(f"db-{i}", "n", priority=0, labels={"app": "db"}) for i in range(3)]
+    pods.append(placed("bare", "n", priority=0))
+    violating, non_violating = filter_pods_with_pdb_violation(pods, [budget("db", "db", 1)])
+    # Counted in the order given (most important first): the first may go, the next two may not.
+    assert names(violating) == ["db-1", "db-2"] and names(non_violating) == ["db-0", "bare"]
+
+
+def test_pods_already_being_evicted_other_namespaces_and_empty_selectors_do_not_count() -> None:
+    pods = [placed(f"db-{i}", "n", priority=0, labels={"app": "db"}) for i in range(2)]
+    budgets = [
+        budget("db", "db", 0, disrupted=("db-0",)),  # db-0 is already counted by the API's eviction
+        budget("elsewhere", "db", 0, namespace="other"),
+        budget("everything", None, 0),  # an empty selector matches nothing in policy/v1
+    ]
+    violating, non_violating = filter_pods_with_pdb_violation(pods, budgets)
+    assert names(violating) == ["db-1"] and names(non_violating) == ["db-0"]
+
+
+def test_a_victim_that_breaks_no_budget_is_taken_before_a_more_expendable_one_that_does() -> None:
+    info = NodeInfo(
+        node("n1", cpu="3"),
+        [
+            placed("guarded", "n1", priority=1, started="2030-01-02T00:00:00Z", labels={"app": "db"}),
+            placed("free", "n1", priority=1, started="2030-01-01T00:00:00Z"),
+            placed("peer", "n1", priority=100),
+        ],
+    )
+    web = pod("web", cpu="1", priority=100)
+    snapshot = Snapshot.of([info])
+    # Without budgets the pod that ran least goes (it is the less important of two equals).
+    victims, violations, _ = select_victims_on_node(web, info, snapshot, PROFILE.filters, now=NOW)
+    assert victims is not None and names(victims) == ["guarded"] and violations == 0
+    # With a budget that allows no disruption, it is given back first and the other pod goes.
+    guarded = [budget("db", "db", 0)]
+    victims, violations, _ = select_victims_on_node(
+        web, info, snapshot, PROFILE.filters, now=NOW, pdbs=guarded
+    )
+    assert victims is not None and names(victims) == ["free"] and violations == 0
+    # If both must go, the budget is broken, and said so.
+    big = pod("big", cpu="2", priority=100)
+    victims, violations, _ = select_victims_on_node(
+        big, info, snapshot, PROFILE.filters, now=NOW, pdbs=guarded
+    )
+    assert victims is not None and names(victims) == ["free", "guarded"] and violations == 1
+
+
+def test_the_plugin_prefers_the_node_where_no_budget_breaks() -> None:
+    # n1's victim has the lower priority, but it is guarded by a budget that allows no disruption.
+    snapshot = Snapshot.of(
+        [
+            NodeInfo(node("n1", cpu="1"), [placed("guarded", "n1", priority=1, labels={"app": "db"})]),
+            NodeInfo(node("n2", cpu="1"), [placed("free", "n2", priority=5)]),
+        ]
+    )
+    plugin = DefaultPreemption()
+    plugin.pdbs = Indexer()
+    plugin.pdbs.add(budget("db", "db", 0))
+    web = pod("web", cpu="1", priority=100)
+    decision = schedule(web, snapshot, PROFILE, rng=random.Random(0))
+    result = plugin.post_filter(web, snapshot, PROFILE.filters, decision.statuses, now=NOW)
+    assert result.nominated_node == "n2" and names(result.victims) == ["free"]
+    assert {c.node: c.pdb_violations for c in result.candidates} == {"n1": 1, "n2": 0}
+    # Without the budget cache, n1's cheaper victim wins, as before budgets counted.
+    assert preempt(web, snapshot).nominated_node == "n1"
 
 
 # -- which node ---------------------------------------------------------------------------------------
