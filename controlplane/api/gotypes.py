@@ -24,7 +24,10 @@ Types with their own ``UnmarshalJSON`` are checked as theirs do:
 
 * ``IntOrString``: a string, or a number decoded as an ``int32``;
 * ``Quantity``: a string or number that parses (``quantities must match the regular expression``);
-* ``Time``/``MicroTime``: a string, in RFC 3339;
+* ``Time``/``MicroTime``: a string, in RFC 3339; stored as their ``MarshalJSON`` writes it back, in
+  UTC, ``Time`` in whole seconds (``2006-01-02T15:04:05Z``), ``MicroTime`` with six digits
+  (``2006-01-02T15:04:05.000000Z``): an event's ``2026-12-02T13:25:45.634164+00:00`` (Python's
+  ``isoformat()``, what Kopf sends) is stored as ``2026-12-02T13:25:45Z`` in ``firstTimestamp``;
 * ``RawExtension``, ``FieldsV1``: any JSON.
 
 One leniency: an integral float (``2.0``, what a YAML body's ``2.0`` or a careless client's float
@@ -36,6 +39,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from controlplane.api import schema as schemas
@@ -52,9 +56,10 @@ _ANY: Final = frozenset(
 )
 _INT_OR_STRING: Final = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 _QUANTITY: Final = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+_MICRO_LAYOUT: Final = "2006-01-02T15:04:05.000000Z07:00"
 _TIMES: Final = {
     "io.k8s.apimachinery.pkg.apis.meta.v1.Time": "2006-01-02T15:04:05Z07:00",
-    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": "2006-01-02T15:04:05.000000Z07:00",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": _MICRO_LAYOUT,
 }
 _INT_RANGES: Final = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
@@ -319,6 +324,20 @@ def _check(parent: Any, key: Any, value: Any, plan: _Plan) -> None:
         if value and not _RFC3339.fullmatch(value):
             text = f'parsing time "{value}" as "{plan.layout}": cannot parse "{value}" as "2006"'
             raise _Mismatch("", "", text=text)
+        micro = plan.layout == _MICRO_LAYOUT
+        if value and (value[-1] != "Z" or len(value) != (27 if micro else 20)):
+            parent[key] = _marshalled_time(value, micro)
+
+
+def _marshalled_time(value: str, micro: bool) -> str:
+    """An RFC 3339 time as upstream stores it: decoded, then encoded by ``MarshalJSON``
+    (apimachinery ``pkg/apis/meta/v1/time.go``: ``t.UTC().Format(time.RFC3339)``, which drops the
+    fraction; ``micro_time.go``: ``RFC3339Micro``, six digits)."""
+    try:
+        parsed = datetime.fromisoformat(value).astimezone(UTC)
+    except (ValueError, OverflowError):  # year 0, or out of Python's range: kept as it came
+        return value
+    return parsed.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if micro else "%Y-%m-%dT%H:%M:%SZ")
 
 
 def _items(container: Any, items: Iterable[tuple[Any, Any]], inner: _Plan) -> None:

@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 GROUP: Final = "apiextensions.k8s.io"
+#: Seconds the watchers of a resource no longer served keep their streams (``tearDown``'s sleep).
+TEARDOWN_GRACE: Final = 1.0
 CRDS: Final = (GROUP, "v1", "customresourcedefinitions")
 PREFIX: Final = "/registry/apiextensions.k8s.io/customresourcedefinitions/"
 
@@ -99,8 +101,8 @@ class CustomResourceDefinitions:
         self._cleanups: dict[str, asyncio.Task[None]] = {}
         #: Each custom group-version's OpenAPI document: (its definitions' versions, bytes, hash).
         self._documents: dict[tuple[str, str], tuple[tuple[tuple[str, str], ...], bytes, str]] = {}
-        #: Watch caches of resources no longer served, being stopped.
-        self._stopping: set[asyncio.Task[None]] = set()
+        #: Watch caches of resources no longer served, each with the task that stops it soon.
+        self._stopping: dict[asyncio.Task[None], WatchCache] = {}
 
     @property
     def registry(self) -> Registry | None:
@@ -128,8 +130,13 @@ class CustomResourceDefinitions:
                 await task
         self._task = None
         self._cleanups.clear()
-        # The custom resources' caches stay in the server's: it stops them with the others.
+        # The custom resources' caches stay in the server's: it stops them with the others. Those
+        # no longer served are stopped now, without their grace period.
+        for task in self._stopping:
+            task.cancel()
+        caches = list(self._stopping.values())
         await asyncio.gather(*self._stopping, return_exceptions=True)
+        await asyncio.gather(*(cache.stop() for cache in caches), return_exceptions=True)
 
     async def _follow(self, watch: Watch, registry: Registry) -> None:
         try:
@@ -223,10 +230,24 @@ class CustomResourceDefinitions:
             self._stop_cache(cache)
 
     def _stop_cache(self, cache: WatchCache) -> None:
-        """Stop a cache nobody will read again (its watchers' streams end)."""
-        task = asyncio.get_running_loop().create_task(cache.stop())
-        self._stopping.add(task)
-        task.add_done_callback(self._stopping.discard)
+        """Stop a cache nobody will read again (its watchers' streams end), after a grace period.
+
+        Upstream's ``crdHandler.tearDown`` (``customresource_handler.go``) waits a second, and for
+        the requests still running, before it destroys a storage no longer served. So the watchers
+        of a deleted definition's objects hear of the deletion (through their watch of the
+        definitions) before their stream ends: Kopf, for one, stops watching a resource whose
+        definition is gone, but takes a watch stream that ends and a watch that then answers 404
+        for a fatal error, and exits.
+        """
+        task = asyncio.get_running_loop().create_task(self._tear_down(cache))
+        self._stopping[task] = cache
+        task.add_done_callback(lambda done: self._stopping.pop(done, None))
+
+    @staticmethod
+    async def _tear_down(cache: WatchCache) -> None:
+        # Real time, not the cluster clock: it is a grace period for HTTP requests.
+        await asyncio.sleep(TEARDOWN_GRACE)
+        await cache.stop()
 
     async def _uninstall(self, name: str) -> None:
         for rtype in self.served.pop(name, []):

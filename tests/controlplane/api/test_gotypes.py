@@ -149,3 +149,22 @@ def test_map_values_and_list_items_name_their_field_not_their_key_or_index() -> 
     )
     assert groups["spec"]["securityContext"]["supplementalGroups"][:2] == [1, 2]
     assert type(groups["spec"]["securityContext"]["supplementalGroups"][0]) is int
+
+
+def test_times_are_stored_as_their_marshalers_write_them_in_utc() -> None:
+    # What Kopf posts: Python's isoformat(), microseconds and a +00:00 offset, in every time field.
+    stamp = "2026-12-02T14:25:45.634164+01:00"
+    event: dict[str, Any] = {
+        "metadata": {"name": "e", "creationTimestamp": "2026-12-02T13:25:45Z"},
+        "involvedObject": {"kind": "Greeting", "name": "hello"},
+        "firstTimestamp": stamp,
+        "lastTimestamp": "2026-12-02T13:25:45.1Z",
+        "eventTime": stamp,
+        "series": {"count": 2, "lastObservedTime": "2026-12-02T13:25:46Z"},
+    }
+    assert type_error(event, "io.k8s.api.core.v1.Event") is None
+    assert event["firstTimestamp"] == "2026-12-02T13:25:45Z"  # metav1.Time: whole seconds
+    assert event["lastTimestamp"] == "2026-12-02T13:25:45Z"
+    assert event["eventTime"] == "2026-12-02T13:25:45.634164Z"  # MicroTime: six digits
+    assert event["series"]["lastObservedTime"] == "2026-12-02T13:25:46.000000Z"
+    assert event["metadata"]["creationTimestamp"] == "2026-12-02T13:25:45Z"
