@@ -53,6 +53,7 @@ from django.urls import reverse
 
 from controlplane.apiserver.admission.sandboxguardrails import GUARDRAIL_LABEL
 from controlplane.client.transport import InProcessTransport
+from controlplane.clusterhealth import FailureWindow, Health
 from controlplane.consumers.routing import websocket_urlpatterns
 from controlplane.diagram import DiagramObjects, read_objects
 from controlplane.faults.catalogue import FaultSpec, InvalidFault
@@ -603,6 +604,44 @@ def fault_episodes(*, cluster: str) -> list[dict[str, Any]]:
     return [episode.as_json() for episode in episodes.episodes()]
 
 
+#: The failing answers read so far of each cluster's trace, by its bus (as ``_EPISODES``).
+_FAILURES: weakref.WeakKeyDictionary[TraceBus, FailureWindow] = weakref.WeakKeyDictionary()
+
+
+def cluster_health(*, cluster: str) -> dict[str, Any] | None:
+    """The cluster's Ready nodes, pending pods and failing answers of the last minute
+    (``controlplane.clusterhealth``), read from its API server's watch caches and its recorded trace;
+    None unless it serves in this process (hibernating, stopped, or in another process)."""
+    lab = active_lab()
+    if lab is None:
+        return None
+    try:
+        found = lab.cluster(cluster)
+    except UnknownCluster:
+        return None
+    server = found.apiserver
+    if server is None or not lab.serving(cluster):
+        return None
+    objects: dict[str, list[Any]] = {"nodes": [], "pods": []}
+    for cache in server.caches.values():
+        plural = cache.rtype.plural
+        if cache.rtype.group == "" and plural in objects and cache.ready:
+            objects[plural] = [cached.obj for cached in cache.list(None, None)]
+    bus = lab.trace_bus(cluster)
+    window = _FAILURES.get(bus)
+    if window is None:
+        window = _FAILURES[bus] = FailureWindow()
+    try:
+        events = bus.recorder.since(window.last_seq)
+    except TooOld:
+        window = _FAILURES[bus] = FailureWindow()
+        events = list(bus.recorder)
+    for event in events:
+        window.offer(event)
+    failing = window.count(found.clock.now())
+    return Health.of(objects["nodes"], objects["pods"], failing).as_json()
+
+
 # -- the control plane's own routes ------------------------------------------------------------------
 
 #: The control plane's websocket routes (controlplane/consumers/routing.py). Channels serves them,
@@ -651,6 +690,7 @@ __all__ = [
     "clear_all_faults",
     "clear_fault",
     "cluster_facts",
+    "cluster_health",
     "cluster_names",
     "ensure_cluster",
     "faults_in_force",

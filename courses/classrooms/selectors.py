@@ -63,6 +63,8 @@ class StudentRow:
     last_seen: datetime | None
     #: What the latest fault on their cluster caused (``courses.gateway.fault_episodes``), or None.
     episode: dict[str, Any] | None = None
+    #: Ready nodes, pending pods, failing answers (``courses.gateway.cluster_health``), or None.
+    health: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,14 +85,26 @@ def chapters_of(classroom: Classroom, lang: str | None) -> tuple[content.Chapter
     return tuple(c for c in course.chapters if not chosen or c.slug in chosen)
 
 
-def _sandbox_state(cluster: str) -> tuple[str | None, tuple[str, ...], dict[str, Any] | None]:
+@dataclass(frozen=True, slots=True)
+class SandboxView:
+    """A sandbox as the lab in this process sees it now (``state`` None: not run here)."""
+
+    state: str | None = None
+    faults: tuple[str, ...] = ()
+    episode: dict[str, Any] | None = None
+    health: dict[str, Any] | None = None
+
+
+def _sandbox_view(cluster: str) -> SandboxView:
     try:
         state: str | None = gateway.cluster_facts(cluster=cluster).state
     except gateway.NotServedHere:
-        return None, (), None
+        return SandboxView()
     faults = tuple(f"{f['fault']} ({f['target']})" for f in gateway.faults_in_force(cluster=cluster))
     episodes = gateway.fault_episodes(cluster=cluster)
-    return state, faults, episodes[0] if episodes else None
+    return SandboxView(
+        state, faults, episodes[0] if episodes else None, gateway.cluster_health(cluster=cluster)
+    )
 
 
 def dashboard(*, classroom: Classroom, lang: str | None) -> Dashboard:
@@ -153,8 +167,8 @@ def with_clusters(board: Dashboard) -> Dashboard:
     students = []
     for row in board.students:
         if row.cluster is not None:
-            state, faults, episode = _sandbox_state(row.cluster)
-            row = replace(row, state=state, faults=faults, episode=episode)
+            view = _sandbox_view(row.cluster)
+            row = replace(row, state=view.state, faults=view.faults, episode=view.episode, health=view.health)
         students.append(row)
     return replace(board, students=tuple(students))
 

@@ -16,9 +16,16 @@ from django.contrib.auth.models import User
 from django.test import AsyncRequestFactory
 from pytest_django import Settings
 
+from controlplane.client.config import Config
+from controlplane.client.errors import APIError
+from controlplane.client.rest import RESTClient
+from controlplane.clusterhealth import node_ready, pod_pending
+from controlplane.identity import SYSTEM_MASTERS
 from controlplane.runtime import Lab, LabConfig, activate
 from courses import gateway
 from courses.lab.views import etcd_keys
+from tests.support.inprocess import wait_for
+from tests.support.lab import active_lab
 
 
 @pytest.fixture
@@ -87,3 +94,47 @@ def test_a_cluster_name_is_a_dns_label() -> None:
     gateway.check_cluster_name(name="team-a")
     with pytest.raises(gateway.InvalidClusterName):
         gateway.check_cluster_name(name="Team_A")
+
+
+async def test_a_clusters_health_is_what_its_api_lists_and_its_failing_answers(tmp_path: Path) -> None:
+    # Recording on, as when a page watches the cluster: failing answers are counted from the trace.
+    async with active_lab(LabConfig(data_dir=tmp_path, nodes=2, trace_recording=True)) as lab:
+        cluster = lab.cluster("demo")
+        token = cluster.tokens.issue("admin", [SYSTEM_MASTERS])
+        config = Config.for_in_process(
+            cluster.endpoint, "demo", mount_prefix="/clusters/demo", bearer_token=token
+        )
+        async with RESTClient(config) as admin:
+            nodes = admin.resource("", "v1", "nodes")
+            listed = await wait_for(nodes, lambda items: sum(1 for n in items if node_ready(n)) >= 2)
+            pods = admin.resource("", "v1", "pods", "default")
+            stuck = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "stuck"},
+                "spec": {
+                    "nodeSelector": {"disk": "none-has-it"},
+                    "containers": [{"name": "c", "image": "nginx"}],
+                },
+            }
+            await pods.create(stuck)
+            health = gateway.cluster_health(cluster="demo")
+            assert health is not None
+            assert (health["nodes_ready"], health["nodes"]) == (
+                sum(1 for n in listed if node_ready(n)),
+                len(listed),
+            )
+            pending = [p for p in (await admin.resource("", "v1", "pods").list())["items"] if pod_pending(p)]
+            assert health["pods_pending"] == len(pending) >= 1
+            assert health["failing_requests"] == 0 and health["healthy"]
+
+            wrong = Config.for_in_process(
+                cluster.endpoint, "demo", mount_prefix="/clusters/demo", bearer_token="x"
+            )
+            async with RESTClient(wrong) as stranger:
+                with pytest.raises(APIError) as refused:
+                    await stranger.resource("", "v1", "pods", "default").list()
+            assert refused.value.code == 401
+            health = gateway.cluster_health(cluster="demo")
+            assert health is not None and health["failing_requests"] == 1 and not health["healthy"]
+        assert gateway.cluster_health(cluster="elsewhere") is None
