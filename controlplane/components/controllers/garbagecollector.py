@@ -106,6 +106,9 @@ class GarbageCollector:
         self.ignored = frozenset(ignored)
         self._given_resources = tuple(resources) if resources is not None else None
         self.discovery = Discovery(tuple(resources or ()))
+        #: Every resource discovery ever found, by group and kind: the stale REST mappings (see
+        #: ``_resource``).
+        self._once_served: dict[tuple[str, str], APIResource] = {}
         self.graph = DependencyGraph()
         self.recorder = recorder if recorder is not None else manager.event_recorder(COMPONENT)
         fields = {"from": manager.name}
@@ -133,6 +136,8 @@ class GarbageCollector:
         """What to watch: every resource supporting delete, list and watch, minus the ignored ones
         (upstream ``GetDeletableResources``)."""
         if self._given_resources is None:
+            for resource in self.discovery.resources:
+                self._once_served[resource.group, resource.kind] = resource
             self.discovery = await discover(self.client)
             if self.discovery.failed:
                 logger.warning("garbage collector: %s", self.discovery.error_message())
@@ -192,9 +197,17 @@ class GarbageCollector:
 
     def _resource(self, api_version: str, kind: str) -> APIResource:
         resource = self.discovery.for_kind(api_version, kind)
-        if resource is None:
+        if resource is not None:
+            return resource
+        # A kind no longer served (its CustomResourceDefinition was just deleted, with its objects):
+        # upstream's collector maps references through a cached RESTMapper that only its periodic
+        # Sync resets, so the dependents of an owner deleted with its definition are still mapped,
+        # their owner's GET answers 404, and they are collected. The last mapping known does the same.
+        group = api_version.rpartition("/")[0] if "/" in api_version else ""
+        stale = self._once_served.get((group, kind))
+        if stale is None:
             raise UnknownKind(f"no resource serves kind {kind!r} in {api_version!r}")
-        return resource
+        return stale
 
     def _client(self, identity: ObjectReference) -> ResourceClient:
         resource = self._resource(identity.api_version, identity.kind)

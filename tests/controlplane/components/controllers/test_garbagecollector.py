@@ -13,13 +13,17 @@ import contextlib
 import random
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
+
+import pytest
 
 from controlplane.api.meta import Object
 from controlplane.client.errors import NotFound
 from controlplane.client.manager import Manager
 from controlplane.clock import Clock
 from controlplane.components.controllers import garbagecollector
+from controlplane.components.controllers.discovery import APIResource, Discovery
 from controlplane.components.controllers.garbagecollector import GraphBuilder
 from controlplane.identity import UserInfo
 from controlplane.trace import ListSink
@@ -296,3 +300,17 @@ async def test_a_restarted_collector_rebuilds_its_graph_and_finds_what_it_missed
 def _collector(manager: Manager) -> garbagecollector.GarbageCollector:
     builder = next(c for c in manager.controllers if isinstance(c, GraphBuilder))
     return builder.collector
+
+
+def test_a_kind_no_longer_served_keeps_its_last_mapping_so_its_dependents_are_collected() -> None:
+    # An owner deleted with its CustomResourceDefinition: discovery no longer lists its kind, but its
+    # dependents must still be mapped to a GET (which answers 404: the owner is gone, they go too).
+    widgets = APIResource("example.com", "v1", "widgets", "Widget", True, frozenset({"get", "delete"}))
+    collector: Any = SimpleNamespace(discovery=Discovery((widgets,)), _once_served={})
+    resolve = garbagecollector.GarbageCollector._resource
+    assert resolve(collector, "example.com/v1", "Widget") is widgets
+    collector._once_served[("example.com", "Widget")] = widgets  # what monitored_resources keeps
+    collector.discovery = Discovery(())  # rediscovered after the definition went
+    assert resolve(collector, "example.com/v1", "Widget") is widgets
+    with pytest.raises(garbagecollector.UnknownKind):
+        resolve(collector, "example.com/v1", "Gadget")  # never served: retried, as upstream
