@@ -146,8 +146,10 @@ async def running_cluster(
 
 
 def _ready_nodes(items: list[Object]) -> int:
+    """The Ready worker nodes (the control-plane node, tainted, runs no benchmark pod)."""
+
     def ready(node: Object) -> bool:
-        return any(
+        return (node.get("metadata") or {}).get("name") != "control-plane" and any(
             c.get("type") == "Ready" and c.get("status") == "True"
             for c in (node.get("status") or {}).get("conditions") or []
         )

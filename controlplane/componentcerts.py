@@ -7,7 +7,9 @@ for the kubelet of node-1), as kubeadm sets them up. A certificate cannot be tak
 components get certificates that live **one day of cluster time** (``LIFETIME``), and renew them once
 80 % of that has passed (``RENEW_AFTER``), as the kubelet's certificate manager rotates its own
 certificate at 70 to 90 % of its lifetime (k8s.io/client-go ``util/certificate/certificate_manager.go``).
-kubeadm's certificates live a year and are renewed by hand, or by upgrading the cluster.
+kubeadm's certificates live a year and are renewed by hand, or by upgrading the cluster. A joined
+node's kubelet is the exception: it asks for its certificate, and renews it, through CSRs
+(``components/kubelet/certificate.py``, TLS bootstrapping).
 
 Each certificate starts at the cluster clock's "now": the API server checks it against the same clock,
 so a cluster whose clock runs fast (or is moved by a lesson) ages its certificates with it, and its

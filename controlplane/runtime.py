@@ -19,7 +19,9 @@ its revoked client certificates (``controlplane.revocation``) and its encryption
 (``<cluster dir>/encryption-config.yaml``, see ``controlplane.apiserver.encryption``: Secrets are
 encrypted by default, and a changed file is reloaded while the cluster runs). No token is made
 here: ``manage.py kubeconfig`` issues one (for ``admin`` too) each time it runs. The components get
-client certificates (``controlplane.componentcerts``), made at each start and never written to disk.
+client certificates (``controlplane.componentcerts``), made at each start and never written to disk;
+a joined node's kubelet asks for its own with kubeadm's bootstrap token and keeps it in
+``<cluster dir>/nodes/<node>/pki`` (TLS bootstrapping, ``components/kubelet/certificate.py``).
 
 A **lab** (``Lab``) is every cluster of this process. It keeps the list of clusters in
 ``<data dir>/clusters.json``, a small file that works whatever the store backend, and for the embedded
@@ -84,6 +86,7 @@ from typing import Any
 from controlplane.api.kinds import builtin_types
 from controlplane.apiserver.admission.sandboxguardrails import DEFAULT_MAX_OBJECTS, GuardrailsConfig
 from controlplane.apiserver.admission.setup import AdmissionOptions
+from controlplane.apiserver.admission.webhookclient import WebhookNetwork
 from controlplane.apiserver.audit.config import AuditSettings, load_policy, log_path_for, policy_file_for
 from controlplane.apiserver.audit.log import AuditLog
 from controlplane.apiserver.encryption import config as encryption_config
@@ -98,14 +101,23 @@ from controlplane.client.config import Config
 from controlplane.client.rest import RESTClient
 from controlplane.clock import SYSTEM_CLOCK, Clock, SkewedClock
 from controlplane.componentcerts import ComponentCertificate
+from controlplane.components.bootstraptoken import MIN_REMAINING, bootstrap_token_phase
 from controlplane.components.controllermanager import ControllerManager
 from controlplane.components.identities import KINDS, component_identity
+from controlplane.components.kubelet.certificate import CertificateManager, NodeCertificateStore
 from controlplane.components.kubelet.hostprocesses import KubeProxyPods
 from controlplane.components.kubelet.kubelet import Kubelet
 from controlplane.components.kubelet.simulation import PullTiming
+from controlplane.components.kubelet.staticpods import (
+    CONTROL_PLANE_NODE,
+    StaticPodRuns,
+    control_plane_kubelet_options,
+    mark_control_plane_patch,
+)
 from controlplane.components.launch import Component, LaunchOptions, build_component
 from controlplane.components.scheduler.scheduler import Scheduler
 from controlplane.endpoint import APIEndpoint
+from controlplane.identity import SYSTEM_MASTERS
 from controlplane.metrics import MetricsRegistry, RestClientMetrics, WorkqueueMetrics
 from controlplane.pki import ClusterPKI
 from controlplane.revocation import RevocationList
@@ -288,6 +300,9 @@ class ClusterConfig:
     #: The component kinds the cluster runs in-process (``identities.KINDS``), and its node count.
     components: tuple[str, ...] = KINDS
     nodes: int = 3
+    #: Whether a kubeadm control-plane node runs too (``control-plane``, beside the ``nodes`` workers):
+    #: its kubelet runs the control plane's static pods (``components/kubelet/staticpods.py``).
+    control_plane_node: bool = True
     timing: TimingProfile = CLASSROOM
     #: Options of every kubelet (``cpu``, ``memory``, ``pull_timing`` ...); see ``Kubelet``.
     node_options: Mapping[str, Any] = field(default_factory=dict)
@@ -393,13 +408,27 @@ class Cluster:
         #: What the kubelets ask of their node's kube-proxy: the pod of the kube-proxy DaemonSet on
         #: ``node-N`` is Ready only while the in-process ``kube-proxy:node-N`` runs.
         self.kube_proxy_pods = KubeProxyPods(self._kube_proxy_runs)
+        self.control_plane_node = config.control_plane_node
+        #: The control plane's programs as the control-plane node's runtime knows them: what its
+        #: kubelet's mirror pods show (made anew at each start).
+        self.static_pod_runs = self._new_static_pod_runs()
         #: The faults in force on the cluster as the diagram draws them (``{"fault", "target"}``),
         #: kept by ``controlplane/faults``: part of the state a topology page starts from.
         self.faults_in_force: list[dict[str, Any]] = []
+        #: The network between its API server and the admission webhooks, while a fault breaks it
+        #: (``controlplane/faults/webhooknetwork.py``): each API server it starts calls through it.
+        self.webhook_network: WebhookNetwork | None = None
         #: Where the components' REST clients and workqueues report (made at each start).
         self._component_metrics: tuple[RestClientMetrics, WorkqueueMetrics] | None = None
-        #: Their client certificates, by the same ids.
-        self.component_certificates: dict[str, ComponentCertificate] = {}
+        #: Their client certificates, by the same ids (a joined node's kubelet keeps its own).
+        self.component_certificates: dict[str, ComponentCertificate | CertificateManager] = {}
+        #: Each joined node's kubelet certificate directory (``/var/lib/kubelet/pki``), by node name.
+        self.kubelet_certificate_stores: dict[str, NodeCertificateStore] = {}
+        #: kubeadm's bootstrap token for joining nodes and when it expires (``_bootstrap_token``).
+        self._bootstrap_token: tuple[str, float | None] | None = None
+        #: The joining kubelets' clients made at the cluster's start, bootstrapping meanwhile.
+        self._prepared_kubelets: dict[str, tuple[Config, CertificateManager]] = {}
+        self._kubelet_bootstraps: set[asyncio.Task[None]] = set()
         #: Each node's own clock, by node name (``node_clock``): what its kubelet reads the time from.
         self.node_clocks: dict[str, SkewedClock] = {}
         self._revocations: RevocationList | None = None
@@ -464,10 +493,13 @@ class Cluster:
             self.components_stopped = set()
             if self._serving_fd is None:
                 self._serving_fd = await asyncio.to_thread(_serving_lock, self.data_dir)
+            self.static_pod_runs = self._new_static_pod_runs()
             await self.store.start()
+            self.static_pod_runs.started(nodes.ETCD, self.clock.now())
             apiserver = await self._build_apiserver()
             self.apiserver = apiserver  # before it starts: a start interrupted halfway stops it too
             await apiserver.start()
+            self.static_pod_runs.started(nodes.APISERVER, self.clock.now())
             self.serving_since = time.monotonic()
             self._serving.set()
             self._encryption_task = asyncio.create_task(
@@ -519,6 +551,7 @@ class Cluster:
             kubernetes_service=self.kubernetes_service_options(),
         )
         self.metrics.register(auditor)  # apiserver_audit_*
+        apiserver.webhook_client.network = self.webhook_network
         # componentstatuses probe the scheduler and the controller manager: healthy while they run.
         apiserver.components_healthy = lambda name: name in self.components_running
         return apiserver
@@ -543,6 +576,7 @@ class Cluster:
         old, self.apiserver = self.apiserver, None
         if old is not None:
             await old.stop()
+            self.static_pod_runs.stopped(nodes.APISERVER, self.clock.now())
         # What reported into the old server's registry goes to the new one's: the components'
         # client and workqueue metrics; the old server's own series go with it.
         self.metrics = MetricsRegistry()
@@ -552,6 +586,7 @@ class Cluster:
         apiserver = await self._build_apiserver()
         self.apiserver = apiserver
         await apiserver.start()
+        self.static_pod_runs.started(nodes.APISERVER, self.clock.now())
         for component in self.components_running.values():
             if isinstance(component, Kubelet):
                 apiserver.kubelets.register(component.node_name, component.server)
@@ -654,11 +689,15 @@ class Cluster:
         """The ``(kind, node)`` of every component this cluster runs in-process, in start order.
 
         The scheduler and the controller manager first (they only watch until there is work), then
-        each node's kubelet (which registers its Node) and kube-proxy. Nodes are ``node-1`` ... ``node-N``.
+        each node's kubelet (which registers its Node) and kube-proxy. Nodes are ``node-1`` ... ``node-N``,
+        after kubeadm's ``control-plane`` node, whose kubelet runs the control plane's static pods (no
+        kube-proxy runs there in-process: its kube-proxy pod is an ordinary simulated one).
         """
         plan: list[tuple[str, str]] = [
             (kind, "") for kind in ("scheduler", "controller-manager") if kind in self.components
         ]
+        if self.control_plane_node and "kubelet" in self.components:
+            plan.append(("kubelet", CONTROL_PLANE_NODE))  # kubeadm init's node, before any joins
         for i in range(1, self.nodes + 1):
             plan += [(kind, f"node-{i}") for kind in ("kubelet", "kube-proxy") if kind in self.components]
         return plan
@@ -668,7 +707,8 @@ class Cluster:
 
         Each authenticates with a client certificate of its own identity from the cluster CA
         (``controlplane.componentcerts``): issued at every start, living a day of cluster time and
-        renewed as it runs. Nothing of it is written to disk. They reach the server through
+        renewed as it runs. Nothing of it is written to disk. A joined node's kubelet instead bootstraps
+        with kubeadm's bootstrap token (``_bootstrap_kubelets``). They reach the server through
         ``endpoint``, as a real component reaches its API server's address, never the server itself.
         """
         # The components' REST clients and workqueues count into the cluster's metrics.
@@ -679,6 +719,8 @@ class Cluster:
         plan = [(kind, node, component_identity(kind, node)) for kind, node in self.component_plan()]
         # Earlier versions gave components bearer tokens: any left in the registry are revoked.
         await asyncio.to_thread(self._revoke_component_tokens, {identity.user for _, _, identity in plan})
+        self._bootstrap_token = None  # kubeadm's bootstrap-token phase runs again at the first join
+        await self._bootstrap_kubelets([node for kind, node, _ in plan if kind == "kubelet"])
         for kind, node, _ in plan:
             await self._start_component(kind, node)
 
@@ -744,13 +786,28 @@ class Cluster:
         identity = component_identity(kind, node)
         client_metrics, workqueue_metrics = self._component_metrics or (None, None)
         qps, burst = self.rate_limits.get(kind, (identity.qps, identity.burst))
-        config, certificate = self._client(
-            identity.user, identity.groups, identity.user_agent, qps, burst, client_metrics, identity.trace_id
-        )
+        certificate: ComponentCertificate | CertificateManager
+        if kind == "kubelet" and self.tls_bootstrapping(node):
+            prepared = self._prepared_kubelets.pop(node, None)
+            if prepared is None:
+                prepared = await self._joining_kubelet_client(node, qps, burst, client_metrics)
+            config, certificate = prepared
+        else:
+            user, groups, agent = identity.user, identity.groups, identity.user_agent
+            config, certificate = self._client(
+                user, groups, agent, qps, burst, client_metrics, identity.trace_id
+            )
         self.component_certificates[identity.trace_id] = certificate
         node_options: dict[str, Any] | None = None
-        if kind == "kubelet":
+        if kind == "kubelet" and node == CONTROL_PLANE_NODE:
+            node_options = {
+                **control_plane_kubelet_options(self.static_pod_runs, seen=self.clock.now()),
+                "host_processes": self.kube_proxy_pods,
+            }
+        elif kind == "kubelet":
             node_options = {**self._node_options(node), "host_processes": self.kube_proxy_pods}
+        if node_options is not None and isinstance(certificate, CertificateManager):
+            node_options["certificates"] = certificate
         options = self._launch_options()
         if kind == "kubelet":
             options = dataclasses.replace(options, clock=self.node_clock(node))
@@ -765,13 +822,124 @@ class Cluster:
             # Listed before it starts: a start interrupted halfway (Ctrl-C) is stopped all the same.
             self.components_running[identity.trace_id] = component
             self.components_stopped.discard(identity.trace_id)
-            await component.start()
+            # A control-plane program's start and what it logs are its static pod's container's.
+            self.static_pod_runs.started(identity.trace_id, self.clock.now())
+            with self.static_pod_runs.logging_to(identity.trace_id):
+                await component.start()
         if isinstance(component, Kubelet) and self.apiserver is not None:
             # The API server reaches this kubelet's API (containerLogs) without a socket.
             self.apiserver.kubelets.register(node, component.server)
         if kind == "kube-proxy":
             self._kube_proxy_changed(node)
+        if isinstance(component, Kubelet) and node == CONTROL_PLANE_NODE:
+            await self._mark_control_plane(component)
         return component
+
+    def _new_static_pod_runs(self) -> StaticPodRuns:
+        runs = StaticPodRuns(self.kubernetes_service_options().public_ip, now=self.clock.now)
+        runs.changed = self._static_pods_changed
+        return runs
+
+    def _static_pods_changed(self) -> None:
+        """A program of the control plane started or stopped: the control-plane node's kubelet
+        writes its mirror pod's status anew."""
+        kubelet = self.components_running.get(nodes.kubelet(CONTROL_PLANE_NODE))
+        if isinstance(kubelet, Kubelet):
+            kubelet.host_processes_changed()
+
+    async def _mark_control_plane(self, kubelet: Kubelet) -> None:
+        """``kubeadm init phase mark-control-plane``, as kubeadm's admin, once the node registered."""
+        patch = mark_control_plane_patch(kubelet.node or {})
+        if patch is None:
+            return
+        config = self.client_config(
+            "kubernetes-admin", (SYSTEM_MASTERS,), user_agent="kubeadm/v1.37.0", qps=-1, burst=0
+        )
+        async with RESTClient(config) as client:
+            await client.resource("", "v1", "nodes").patch(CONTROL_PLANE_NODE, patch)
+
+    async def forget_kubelet_certificate(self, trace_id: str) -> bool:
+        """Delete the client certificate the kubelet ``trace_id`` keeps on its node (a joined node's),
+        so that it bootstraps again at its next start; whether there was such a kubelet."""
+        planned = self.planned(trace_id)
+        if planned is None or planned[0] != "kubelet":
+            return False
+        store = self.kubelet_certificate_stores.get(planned[1])
+        if store is None:
+            return False
+        await asyncio.to_thread(store.forget)
+        return True
+
+    def tls_bootstrapping(self, node: str) -> bool:
+        """Whether the kubelet of ``node`` joins with kubeadm's bootstrap token and gets its client
+        certificate through a CSR (``components/kubelet/certificate.py``): every node but kubeadm
+        init's own, whose kubelet.conf kubeadm writes from the CA, when a controller manager runs to
+        approve and sign the CSRs."""
+        return "controller-manager" in self.components and node != CONTROL_PLANE_NODE
+
+    async def _bootstrap_token_value(self) -> str:
+        """kubeadm's bootstrap-token phase (``components/bootstraptoken.py``), run as kubeadm's admin at
+        the first join of each start, and again when its token is about to expire: the token."""
+        now = self.clock.now()
+        known = self._bootstrap_token
+        if known is None or (known[1] is not None and now > known[1] - MIN_REMAINING):
+            config = self.client_config(
+                "kubernetes-admin", (SYSTEM_MASTERS,), user_agent="kubeadm/v1.37.0", qps=-1, burst=0
+            )
+            async with RESTClient(config) as client:
+                known = self._bootstrap_token = await bootstrap_token_phase(client, now=now)
+        return known[0]
+
+    async def _bootstrap_kubelets(self, kubelets: list[str]) -> None:
+        """Make the clients of the joining nodes' kubelets and start their bootstraps in the background,
+        so that their CSRs wait for the controller manager all at once rather than one after the other;
+        each kubelet's start then waits for its own certificate (``CertificateManager``)."""
+        client_metrics = self._component_metrics[0] if self._component_metrics else None
+        for node in kubelets:
+            if not self.tls_bootstrapping(node):
+                continue
+            identity = component_identity("kubelet", node)
+            qps, burst = self.rate_limits.get("kubelet", (identity.qps, identity.burst))
+            prepared = await self._joining_kubelet_client(node, qps, burst, client_metrics)
+            self._prepared_kubelets[node] = prepared
+            bootstrap = prepared[1].ensure_certificate()
+            task = asyncio.create_task(bootstrap, name=f"bootstrap {identity.trace_id}")
+            self._kubelet_bootstraps.add(task)
+            # A failure is met again (and raised) by the kubelet's own start.
+            task.add_done_callback(lambda done: done.cancelled() or done.exception())
+            task.add_done_callback(self._kubelet_bootstraps.discard)
+
+    async def _joining_kubelet_client(
+        self, node: str, qps: float, burst: int, request_metrics: RestClientMetrics | None
+    ) -> tuple[Config, CertificateManager]:
+        """The client of a joining node's kubelet (kubelet ``--bootstrap-kubeconfig``,
+        ``--rotate-certificates``): its certificate manager, which bootstraps with the token, and a
+        config presenting the manager's current certificate."""
+        identity = component_identity("kubelet", node)
+        common: dict[str, Any] = {
+            "mount_prefix": f"/clusters/{self.name}",
+            "user_agent": identity.user_agent,
+            "qps": qps,
+            "burst": burst,
+            "clock": self.clock,
+            "request_metrics": request_metrics,
+        }
+        endpoint = self.endpoint.link(identity.trace_id)
+        token = await self._bootstrap_token_value()
+        bootstrap = Config.for_in_process(endpoint, self.name, bearer_token=token, **common)
+        store = self.kubelet_certificate_stores.get(node)
+        if store is None:
+            store = NodeCertificateStore(self.data_dir / "nodes" / node / "pki")
+            self.kubelet_certificate_stores[node] = store
+        manager = CertificateManager(
+            node,
+            clock=self.node_clock(node),
+            bootstrap=partial(RESTClient, bootstrap),
+            client=lambda: RESTClient(config),
+            store=store,
+        )
+        config = Config.for_in_process(endpoint, self.name, cert_source=manager.current_pem, **common)
+        return config, manager
 
     def _kube_proxy_runs(self, node: str) -> bool | None:
         """Whether the in-process kube-proxy of ``node`` runs; None if this cluster runs none there."""
@@ -820,6 +988,8 @@ class Cluster:
             return False
         self.components_stopped.add(trace_id)
         self.component_certificates.pop(trace_id, None)
+        # A killed process (its Lease left held) is a crashed container; a stop, a clean exit.
+        self.static_pod_runs.stopped(trace_id, self.clock.now(), crashed=not release_lease, reason=reason)
         if isinstance(component, Kubelet) and self.apiserver is not None:
             self.apiserver.kubelets.unregister(component.node_name, component.server)
         if isinstance(component, Scheduler | ControllerManager):
@@ -883,6 +1053,9 @@ class Cluster:
         """Stop every component, newest first; one that fails to stop is logged, not raised."""
         running, self.components_running = self.components_running, {}
         self.component_certificates = {}
+        self._prepared_kubelets = {}
+        for bootstrap in list(self._kubelet_bootstraps):
+            bootstrap.cancel()
         for trace_id, component in reversed(list(running.items())):
             try:
                 if isinstance(component, Kubelet) and self.apiserver is not None:
@@ -1082,6 +1255,7 @@ class Lab:
     def __init__(self, config: LabConfig, *, open_store: StoreOpener | None = None) -> None:
         self.config = config
         self.state = LabState.NEW
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._open_store = open_store or self._default_store
         self._clusters: Mapping[str, Cluster] = MappingProxyType({})
         #: One trace bus per cluster, kept across the cluster's restarts so ``seq`` carries on.
@@ -1220,6 +1394,8 @@ class Lab:
         if self.state is not LabState.NEW:
             raise RuntimeError(f"a lab starts once; this one is {self.state.value}")
         self.state = LabState.STARTING
+        #: The event loop the lab runs on: where work from other threads is handed (``call_soon``).
+        self.loop = asyncio.get_running_loop()
         listed = read_cluster_list(self.data_dir)
         names = known_clusters(self.data_dir, store_url=self.config.store_url)
         if listed is None and not names and self.config.demo_cluster:

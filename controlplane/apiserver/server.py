@@ -53,6 +53,7 @@ from controlplane.apiserver.filters import (
     impersonation,
     priority_and_fairness,
 )
+from controlplane.apiserver.filters.bootstraptoken import BootstrapTokenAuthenticator, secret_getter
 from controlplane.apiserver.filters.x509 import X509Authenticator
 from controlplane.apiserver.flowcontrol.flowcontrolmetrics import FlowControlMetrics
 from controlplane.apiserver.handlers import discovery, finalize, openapi, reviews
@@ -217,6 +218,7 @@ class APIServer:
             ),
             x509=client_certificates,
             anonymous=anonymous,
+            bootstrap_tokens=BootstrapTokenAuthenticator(secret_getter(self.registries, self.caches), clock),
         )
         #: The authorizers (Node, RBAC) over the caches, the bootstrap policy, the escalation checks.
         self.authorization = Authorization(resource_types, self.caches, self.registries)
@@ -423,7 +425,7 @@ class APIServer:
                 reached = authorized = await authorization.authorize(  # 403 if no authorizer allows it
                     dispatched, self.authorization, report, self._rbac_decisions(dispatched), audited
                 )
-                code = await self._handle(authorized, report, written)
+                code = await self._handle(authorized, report, written, audited)
         except errors.StatusError as error:
             code, reason = error.code, _status_reason(error)
             await respond_error(send, error, request.audit_id)
@@ -457,7 +459,9 @@ class APIServer:
         self._received(authenticated)
         return authenticated
 
-    async def _handle(self, authorized: Authorized, report: Reporter, written: list[int]) -> int:
+    async def _handle(
+        self, authorized: Authorized, report: Reporter, written: list[int], audited: audit.RequestAudit
+    ) -> int:
         """The handler of an authorized request: discovery, health and metrics for a non-resource
         path; for a resource, the route ``routing.resolve`` finds, with the request's ``RequestScope``
         (who, admission, trace, revisions) for every write it makes. Returns the status sent."""
@@ -479,7 +483,11 @@ class APIServer:
         admitting = admission.Admission(
             self.admission,
             self._admission_attributes(authorized, rtype, route.namespace),
-            admission.Scope(audit_id=request.audit_id, report=report),
+            # Admission's audit annotations go into the request's audit event (a webhook that
+            # failed open: failed-open.validating.webhook.admission.k8s.io/round_0_index_0).
+            admission.Scope(
+                audit_id=request.audit_id, report=report, annotations=audit.annotations_of(audited)
+            ),
         )
         ctx = Context(
             rtype=rtype,

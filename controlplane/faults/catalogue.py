@@ -60,6 +60,10 @@ class Parameter:
     #: Values a form offers to pick from when they are not the cluster's nodes and parts (a number of
     #: milliseconds: ``100``, ``200`` ...), written as a form sends them.
     suggestions: tuple[str, ...] = ()
+    #: The value a fault written without this parameter gets (None: the parameter is needed).
+    default: str | int | None = None
+    #: How a label says a value, in a language (None: as it is): ``*`` is "every webhook".
+    spoken: Callable[[str | int, str], str] | None = None
 
 
 def _node(value: Any, nodes_in_cluster: int | None) -> str:
@@ -253,6 +257,50 @@ LINK_JITTER: Final = Parameter(
     _milliseconds("jitter", 0, 10_000),
     "0 ... 10000 (ms)",
     ("0", "20", "50", "100"),
+)
+
+#: The ``webhook`` parameter's value for every admission webhook of the cluster (its default).
+EVERY_WEBHOOK: Final = "*"
+#: A webhook's name: a DNS subdomain, as ``webhooks[].name`` of a Validating or Mutating
+#: WebhookConfiguration (upstream also wants three segments, ``IsFullyQualifiedName``; the lab's
+#: configurations are not held to that, so neither is the fault).
+WEBHOOK_NAME: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _webhook(value: Any, nodes_in_cluster: int | None) -> str:
+    if value in (EVERY_WEBHOOK, ""):  # "": a form's field left empty
+        return EVERY_WEBHOOK
+    if isinstance(value, str) and value.startswith("webhook:"):  # its diagram id
+        value = value.removeprefix("webhook:")
+    if not isinstance(value, str) or len(value) > 253 or WEBHOOK_NAME.fullmatch(value) is None:
+        raise InvalidFault(
+            f"{value!r} is not an admission webhook's name (webhooks[].name of a Validating or Mutating "
+            f"WebhookConfiguration, no-latest.kubelab.example), nor {EVERY_WEBHOOK} for every webhook",
+            parameter="webhook",
+        )
+    return value
+
+
+def _webhook_spoken(value: str | int, lang: str) -> str:
+    if value == EVERY_WEBHOOK:
+        return "所有准入 webhook" if lang == "zh-hans" else "every admission webhook"
+    return f"webhook {value}"
+
+
+#: The webhook of ``webhook-down`` and ``webhook-slow``, by name; every webhook when not given.
+WEBHOOK: Final = Parameter(
+    "webhook",
+    {
+        "en": "the admission webhook, by its name in its configuration (no-latest.kubelab.example), "
+        "or * for every webhook of the cluster (the default)",
+        "zh-hans": "准入 webhook：它在配置中的名字（no-latest.kubelab.example），或 *，表示集群的所有 "
+        "webhook（默认）",
+    },
+    _webhook,
+    "<webhook name> | * (every webhook, the default)",
+    (EVERY_WEBHOOK,),
+    default=EVERY_WEBHOOK,
+    spoken=_webhook_spoken,
 )
 
 
@@ -615,6 +663,67 @@ CATALOGUE: Final[Mapping[str, FaultKind]] = {
             target=nodes.APISERVER,
             lasting=False,
         ),
+        FaultKind(
+            name="webhook-down",
+            upstream="an admission webhook's server down or unreachable from kube-apiserver (connection "
+            "refused); its failurePolicy decides what each call that fails means",
+            label={
+                "en": "Take {webhook} down",
+                "zh-hans": "让 {webhook} 宕机",
+            },
+            clear_label={
+                "en": "Bring {webhook} back up",
+                "zh-hans": "让 {webhook} 恢复运行",
+            },
+            summary={
+                "en": "Every call of the API server to the webhook (or to every webhook) fails as if "
+                'nothing listened there: failed calling webhook "<name>": failed to call webhook: Post '
+                '"https://...": dial tcp ...: connect: connection refused. With failurePolicy Fail the '
+                "request the webhook should admit is refused (500 InternalError with that message); with "
+                "Ignore it goes through as if the webhook were not configured. Clearing it lets the "
+                "API server reach the webhook again.",
+                "zh-hans": "API 服务器对该 webhook（或所有 webhook）的每次调用都像那里没有服务在监听"
+                '一样失败：failed calling webhook "<name>": failed to call webhook: Post '
+                '"https://...": dial tcp ...: connect: connection refused。'
+                "failurePolicy 为 Fail 时，需要该 webhook 准入的请求被拒绝（500 InternalError，"
+                "带上述消息）；为 Ignore 时请求照常通过，就像没有配置该 webhook。"
+                "清除故障后 API 服务器重新能访问该 webhook。",
+            },
+            target=nodes.webhook("{webhook}"),
+            parameters=(WEBHOOK,),
+            link_to=nodes.APISERVER,
+        ),
+        FaultKind(
+            name="webhook-slow",
+            upstream="a slow network (or an overloaded server) between kube-apiserver and an admission "
+            "webhook: calls beyond the webhook's timeoutSeconds fail, and its failurePolicy decides",
+            label={
+                "en": "Delay calls to {webhook} by {ms} ms",
+                "zh-hans": "让对 {webhook} 的调用延迟 {ms} 毫秒",
+            },
+            clear_label={
+                "en": "Give {webhook} a fast link again",
+                "zh-hans": "让 {webhook} 的网络恢复正常速度",
+            },
+            summary={
+                "en": "Every call of the API server to the webhook (or to every webhook) waits the "
+                "given milliseconds first, within the webhook's timeoutSeconds: a request the webhook "
+                "admits takes that much longer (request.completed's duration). A delay that reaches "
+                'timeoutSeconds makes the call fail with failed calling webhook "<name>": failed to '
+                'call webhook: Post "https://...": context deadline exceeded, and failurePolicy '
+                "decides: Fail refuses the request (500 InternalError), Ignore lets it through. "
+                "Clearing it restores the link's speed.",
+                "zh-hans": "API 服务器对该 webhook（或所有 webhook）的每次调用都先等待给定的毫秒数，这段时间"
+                "计入该 webhook 的 timeoutSeconds：需要它准入的请求因此变慢这么多（request.completed 的 "
+                'duration）。延迟达到 timeoutSeconds 时调用失败：failed calling webhook "<name>": '
+                'failed to call webhook: Post "https://...": context deadline exceeded，由 '
+                "failurePolicy 决定结果：Fail 拒绝请求（500 InternalError），Ignore 让请求通过。清除故障"
+                "会恢复网络速度。",
+            },
+            target=nodes.webhook("{webhook}"),
+            parameters=(WEBHOOK, LINK_MS),
+            link_to=nodes.APISERVER,
+        ),
     )
 }
 
@@ -651,7 +760,7 @@ class FaultSpec:
 
     def label(self, lang: str | None = None) -> str:
         """What a button applying it says, in Django language ``lang`` (English if not written in it)."""
-        text = _in(self.definition.label, lang).format(**self.parameters())
+        text = _in(self.definition.label, lang).format(**self._spoken(lang))
         if self.duration is not None:
             seconds = f"{self.duration:g}"
             text += f"，持续 {seconds} 秒" if _language(lang) == "zh-hans" else f" for {seconds} s"
@@ -662,7 +771,15 @@ class FaultSpec:
         labels = self.definition.clear_label
         if labels is None:
             raise InvalidFault(f"{self.kind} happens at once: there is nothing to clear")
-        return _in(labels, lang).format(**self.parameters())
+        return _in(labels, lang).format(**self._spoken(lang))
+
+    def _spoken(self, lang: str | None) -> dict[str, str | int]:
+        """Its parameters' values as its labels say them, in ``lang``."""
+        values = self.parameters()
+        for parameter in self.definition.parameters:
+            if parameter.spoken is not None and parameter.name in values:
+                values[parameter.name] = parameter.spoken(values[parameter.name], _language(lang))
+        return values
 
     def as_written(self) -> dict[str, Any]:
         """As a chapter or the command writes it: ``{"fault": kind, <param>: value, "for": seconds}``."""
@@ -727,6 +844,9 @@ def check(
             )
     params: list[tuple[str, str | int]] = []
     for parameter in definition.parameters:
+        if parameter.name not in values and parameter.default is not None:
+            params.append((parameter.name, parameter.default))
+            continue
         if parameter.name not in values:
             raise InvalidFault(f"{definition.name} needs {parameter.name!r}", parameter=parameter.name)
         params.append((parameter.name, parameter.check(values[parameter.name], nodes)))
@@ -740,6 +860,7 @@ __all__ = [
     "COMPONENT",
     "CRASHING_COMPONENTS",
     "DURATION",
+    "EVERY_WEBHOOK",
     "LANGUAGES",
     "LINKED_COMPONENT",
     "LINKED_COMPONENTS",
@@ -750,6 +871,7 @@ __all__ = [
     "NODE",
     "SKEW",
     "STORE_DELAY",
+    "WEBHOOK",
     "FaultKind",
     "FaultSpec",
     "InvalidFault",

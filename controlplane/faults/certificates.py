@@ -15,7 +15,10 @@ Clearing it does what an operator does: issue a new certificate (``kubeadm certs
 kubelet's certificate signed again) and restart the component so that it loads it (the static pod
 restarted, ``systemctl restart kubelet``). The lab issues a new certificate at every start of a
 component (``Cluster._start_component``), so the restart is the whole of it, done through the
-supervisor, which knows whether another fault holds the component stopped. The old serial stays in
+supervisor, which knows whether another fault holds the component stopped. A joined node's kubelet
+keeps its certificate across restarts (``components/kubelet/certificate.py``), so clearing first
+deletes it, and the kubelet asks for a new one with the bootstrap token (a CSR, approved as
+``nodeclient``). The old serial stays in
 the list, as a revoked certificate stays revoked.
 """
 
@@ -69,6 +72,9 @@ class RevokeComponentCertificate:
         self.revoked.pop(fault.id, None)
         component = fault.target
         async with self.supervisor.lock((cluster.name, component)):
+            # A joined node's kubelet keeps its certificate on the node's disk: the operator deletes it
+            # (``rm /var/lib/kubelet/pki/kubelet-client-*``), so that it bootstraps again at its start.
+            await cluster.forget_kubelet_certificate(component)
             if component not in cluster.components_running:
                 return  # stopped or crashed: its next start gets a new certificate anyway
             # Its requests are refused, so it could not give up a leader Lease anyway: the new

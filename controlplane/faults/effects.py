@@ -25,7 +25,9 @@ None of them reaches into a component; they use what an operator has:
 - ``partition-component``, ``link-latency``: the component's link to the API server's address
   (``controlplane/endpoint.py`` ``ComponentLink``), cut or slowed (``network.py``, ``links.py``);
 - ``slow-store``, ``store-unavailable``: the store's conditions (``controlplane/store/conditions.py``),
-  slow commits or no store (``storefaults.py``).
+  slow commits or no store (``storefaults.py``);
+- ``webhook-down``, ``webhook-slow``: the API server's calls to admission webhooks
+  (``WebhookClient.network``), refused or delayed (``webhooknetwork.py``, ``webhooklinks.py``).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from controlplane.faults.killnode import KillNode
 from controlplane.faults.network import LinkLatency, Links, PartitionComponent
 from controlplane.faults.storefaults import SlowStore, StoreFaults, StoreUnavailable
 from controlplane.faults.supervisor import Supervisor
+from controlplane.faults.webhooknetwork import WebhookDown, WebhookLinks, WebhookSlow
 from controlplane.store.errors import Compacted
 
 if TYPE_CHECKING:
@@ -177,6 +180,7 @@ def effects() -> dict[str, Effect]:
     that stop or crash components share one ``Supervisor``, so they know of each other)."""
     supervisor = Supervisor()
     links = Links()
+    webhook_links = WebhookLinks()
     store_faults = StoreFaults()
     return {
         "compact-store": CompactStore(),
@@ -195,6 +199,8 @@ def effects() -> dict[str, Effect]:
         "slow-store": SlowStore(store_faults),
         "store-unavailable": StoreUnavailable(store_faults),
         "link-latency": LinkLatency(links),
+        "webhook-down": WebhookDown(webhook_links),
+        "webhook-slow": WebhookSlow(webhook_links),
     }
 
 

@@ -41,6 +41,8 @@ KUBE_SCHEDULER_USER: Final = "system:kube-scheduler"
 KUBE_CONTROLLER_MANAGER_USER: Final = "system:kube-controller-manager"
 KUBE_PROXY_USER: Final = "system:kube-proxy"
 NODE_USER_PREFIX: Final = "system:node:"
+#: A bootstrap token's user is ``system:bootstrap:<token id>`` (``controlplane/api/bootstraptoken.py``).
+BOOTSTRAP_USER_PREFIX: Final = "system:bootstrap:"
 
 #: The ``(node/<name>)`` comment in a Kubelab kube-proxy's User-Agent.
 _PROXY_NODE = re.compile(r"\(node/([^)\s]+)\)")
@@ -83,6 +85,12 @@ def for_user(username: str, user_agent: str = "") -> str:
     if username == KUBE_PROXY_USER:
         node = _PROXY_NODE.search(user_agent)
         return kube_proxy(node.group(1) if node else "")
+    if username.startswith(BOOTSTRAP_USER_PREFIX) and user_agent.startswith("kubelet/"):
+        # A joining node's kubelet, with kubeadm's bootstrap token: drawn as that kubelet, since
+        # every joining node shares the token's user (components/kubelet/certificate.py).
+        node = _PROXY_NODE.search(user_agent)
+        if node:
+            return kubelet(node.group(1))
     return user(username)
 
 

@@ -795,8 +795,9 @@ export class TopologyView {
 
   /**
    * A fault on the link between a component and the API server (`partition-component`,
-   * `link-latency`): a line in the fault's colour between the two, crossed at its middle when the
-   * link is cut (✕) and marked with a clock face when it is slow (◔), named in full for screen readers.
+   * `link-latency`), or between the API server and a webhook's server (`webhook-down`, `webhook-slow`;
+   * the box `webhook:*` stands for every webhook): a line in the fault's colour between the two,
+   * crossed at its middle when the link is cut (✕) and marked with a clock face when it is slow (◔), named in full for screen readers.
    * The component's box is marked as well (`_drawState`); its watch lines end as the watches do.
    */
   _drawLinkFault(key) {
@@ -808,7 +809,7 @@ export class TopologyView {
     if (!this.nodeElements.has(from)) this.drawNode(from);
     const a = this._edgePoint(from);
     const b = this._edgePoint(to);
-    const cut = faults.has("partition-component");
+    const cut = faults.has("partition-component") || faults.has("webhook-down");
     const group = el("g", { class: `fault-link ${cut ? "cut" : "slow"}`, "data-link": key, role: "img" }, this.layers.edges);
     el("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y }, group);
     const mark = text(group, (a.x + b.x) / 2, (a.y + b.y) / 2 + 6, cut ? "✕" : "◔", {

@@ -211,7 +211,7 @@ def test_a_page_opened_after_the_pods_were_made_draws_every_pod_kubectl_lists(
     # Drawn from the state: the trace the page was sent never made them (nobody watched then).
     start = page.evaluate("() => window.kubelabTopology.rewind.live.base()")
     assert {f"{p['namespace']}/{p['name']}" for p in start["objects"]["pods"]} == {key for key, _, _ in pods}
-    drew = f"Drew the cluster as etcd holds it at revision {start['revision']}: 3 nodes, {len(pods)} pods"
+    drew = f"Drew the cluster as etcd holds it at revision {start['revision']}: 4 nodes, {len(pods)} pods"
     assert drew in narration(page)
     made = page.evaluate(
         """() => {
@@ -222,11 +222,18 @@ def test_a_page_opened_after_the_pods_were_made_draws_every_pod_kubectl_lists(
         }"""
     )
     assert made == [], "the page holds an event from before its state, or one that created a pod"
-    # Each chip shows what tells the pods apart: the suffix after the ReplicaSet's generateName.
+    # Each chip shows what tells the pods apart: the suffix after the ReplicaSet's generateName; a
+    # static pod's mirror (``kube-scheduler-control-plane``) has no generated suffix: its name, cut short.
     labels = page.evaluate(
         "() => [...document.querySelectorAll('svg.topology g.pod .chip-label')].map(l => l.textContent)"
     )
-    assert sorted(labels) == sorted(f"●\u2009{key.rsplit('-', 1)[1]}" for key, _, _ in pods)
+
+    def chip(key: str) -> str:
+        name = key.split("/")[1]
+        shown = f"{name[:8]}…" if name.endswith("-control-plane") else name.rsplit("-", 1)[1]
+        return f"●\u2009{shown}"
+
+    assert sorted(labels) == sorted(chip(key) for key, _, _ in pods)
 
 
 def release(lab: Any, pods: set[Pod]) -> None:

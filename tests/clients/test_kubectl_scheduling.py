@@ -34,10 +34,12 @@ def milli_cpu(value: Any) -> int:
 
 
 def free_cpu(lab: LiveLab) -> dict[str, int]:
-    """Each node's allocatable CPU less what its running pods request, in milli-CPU."""
+    """Each worker node's allocatable CPU less what its running pods request, in milli-CPU (the
+    control-plane node's taint keeps these pods off it)."""
     free = {
         n["metadata"]["name"]: milli_cpu(n["status"]["allocatable"]["cpu"])
         for n in lab.kubectl_json("get", "nodes")["items"]
+        if "node-role.kubernetes.io/control-plane" not in n["metadata"].get("labels", {})
     }
     for pod in lab.kubectl_json("get", "pods", "-A")["items"]:
         node = pod["spec"].get("nodeName")

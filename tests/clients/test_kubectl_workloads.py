@@ -143,4 +143,7 @@ def test_a_pod_too_big_for_every_node_stays_pending_with_upstreams_message(
     lab.kubectl("wait", "--for=condition=PodScheduled=False", "pod/huge", "--timeout=60s", *ns, timeout=90)
     described = lab.kubectl("describe", "pod", "huge", *ns).stdout
     assert "FailedScheduling" in described
-    assert "0/3 nodes are available: 3 Insufficient cpu." in described
+    assert (
+        "0/4 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
+        "3 Insufficient cpu." in described
+    )

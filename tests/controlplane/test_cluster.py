@@ -83,7 +83,7 @@ async def test_a_deployment_survives_the_death_of_a_node(cluster: tuple[Cluster,
     lab, client = cluster
     pods = client.resource("", "v1", "pods", "default")
     nodes = client.resource("", "v1", "nodes")
-    await wait_for(nodes, lambda items: len(items) == 3, seconds=30)
+    await wait_for(nodes, lambda items: len(items) == 4, seconds=30)  # 3 workers and the control plane
     await client.resource("apps", "v1", "deployments", "default").create(deployment("web", 6))
     items = await wait_for(pods, lambda items: len(live_running(items)) == 6, seconds=30)
     victim = items[0]["spec"]["nodeName"]

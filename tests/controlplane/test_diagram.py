@@ -81,7 +81,10 @@ async def test_a_page_starts_from_the_state_of_objects_made_while_nobody_watched
         assert state["seq"] == 0
         assert state["revision"] >= int(pod["metadata"]["resourceVersion"])
         objects = state["objects"]
-        assert [(n["name"], n["ready"]) for n in objects["nodes"]] == [("node-1", "True")]
+        assert [(n["name"], n["ready"]) for n in objects["nodes"]] == [
+            ("control-plane", "True"),
+            ("node-1", "True"),
+        ]
         [drawn] = [p for p in objects["pods"] if p["name"] == name]
         assert drawn | {"mod_revision": 0} == {
             "namespace": "default",

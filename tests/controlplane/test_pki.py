@@ -315,7 +315,8 @@ async def test_a_started_cluster_has_its_identities(tmp_path: Path) -> None:
         assert subjects["controller-manager"] == "CN=system:kube-controller-manager"
         assert subjects["kubelet:node-1"] == "CN=system:node:node-1,O=system:nodes"
         assert subjects["kube-proxy:node-3"] == "CN=system:kube-proxy"
-        assert len(subjects) == 8
+        assert subjects["kubelet:control-plane"] == "CN=system:node:control-plane,O=system:nodes"
+        assert len(subjects) == 9, "scheduler, controller manager, 4 kubelets, 3 kube-proxies"
         assert all(
             certificate.certificate.issuer == demo.pki.ca.certificate.subject
             for certificate in demo.component_certificates.values()

@@ -92,6 +92,8 @@ class Scope:
     seen_by_reinvocable: dict[str, Object | None] = field(default_factory=dict)
     #: Names of the steps that ran, per phase (the pipeline stage's detail).
     ran: list[str] = field(default_factory=list)
+    #: Audit annotations for the request's audit event (upstream's ``Attributes.AddAnnotation``).
+    annotations: dict[str, str] = field(default_factory=dict)
 
     def warn(self, text: str) -> None:
         if text not in self.warnings:

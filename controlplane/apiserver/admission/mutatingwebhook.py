@@ -10,7 +10,10 @@ the next webhook sees the patched object.
 Calls run in sequence because each depends on the previous one's result. A webhook that cannot be
 reached, times out (``timeoutSeconds``, 10 by default) or answers nonsense is a *call failure*:
 ``failurePolicy: Fail`` refuses the request (upstream's ``Internal error occurred: failed calling
-webhook "x": ...``), ``Ignore`` carries on as if it had not been configured.
+webhook "x": ...``), ``Ignore`` carries on as if it had not been configured, leaving the audit
+annotation ``failed-open.mutation.webhook.admission.k8s.io/round_<r>_index_<i>: <name>`` (``r``: 1 when
+reinvoked; ``i``: its place among the webhooks that may match the request; upstream counts every
+mutating webhook of the cluster).
 
 **Reinvocation.** A webhook that adds a sidecar container may run before another that adds a
 container too, and would never see the second one. With ``reinvocationPolicy: IfNeeded`` it is
@@ -45,6 +48,8 @@ from controlplane.apiserver.admission.webhookclient import Configurations, Webho
 from controlplane.uids import new_uid
 
 PLUGIN = "MutatingAdmissionWebhook"
+#: The audit annotation key of a webhook that failed open (``MutationAuditAnnotationFailedOpenKeyPrefix``).
+FAILED_OPEN_PREFIX = "failed-open.mutation.webhook.admission.k8s.io/"
 
 
 class MutatingWebhooks:
@@ -66,7 +71,7 @@ class MutatingWebhooks:
         )
         namespace_labels = labels_of(namespace)
         obj = a.object
-        for hook in hooks:
+        for index, hook in enumerate(hooks):
             if reinvocation and (
                 hook.reinvocation_policy != IF_NEEDED
                 or hook.name not in scope.seen_by_reinvocable
@@ -89,6 +94,8 @@ class MutatingWebhooks:
                     scope, hook.name, "mutating", outcome, detail=f"{failure} ({policy})", to=hook.node
                 )
                 if hook.fails_open:
+                    key = f"{FAILED_OPEN_PREFIX}round_{1 if reinvocation else 0}_index_{index}"
+                    scope.annotations[key] = hook.name
                     continue
                 raise failing_closed(failure) from None
             for warning in verdict.warnings:
@@ -137,4 +144,4 @@ def _decoded(patched: Object, a: Attributes) -> Object:
     return kept
 
 
-__all__ = ["PLUGIN", "MutatingWebhooks"]
+__all__ = ["FAILED_OPEN_PREFIX", "PLUGIN", "MutatingWebhooks"]

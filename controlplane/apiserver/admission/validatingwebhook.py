@@ -5,7 +5,9 @@ Once the object is final (every mutation done, the object's own validation passe
 so the API server calls them **in parallel** and waits for all: the request is refused if any refuses
 (``admission webhook "x" denied the request: ...``) or if any with ``failurePolicy: Fail`` could not be
 called (``Internal error occurred: failed calling webhook "x": ...``). With several refusals, the one
-of the first webhook in configuration order is reported.
+of the first webhook in configuration order is reported. A webhook with ``failurePolicy: Ignore`` that
+could not be called leaves an audit annotation, ``failed-open.validating.webhook.admission.k8s.io/
+round_0_index_<i>: <name>`` (``i``: its place among the webhooks called), and nothing for the client.
 
 Upstream: apiserver ``pkg/admission/plugin/webhook/validating/dispatcher.go``.
 """
@@ -30,6 +32,8 @@ from controlplane.apiserver.admission.webhookclient import Configurations, Webho
 from controlplane.uids import new_uid
 
 PLUGIN = "ValidatingAdmissionWebhook"
+#: The audit annotation key of a webhook that failed open (``ValidatingAuditAnnotationFailedOpenKeyPrefix``).
+FAILED_OPEN_PREFIX = "failed-open.validating.webhook.admission.k8s.io/"
 
 
 class ValidatingWebhooks:
@@ -59,12 +63,12 @@ class ValidatingWebhooks:
                 error = dry_run_unsupported(hook.name)
                 self.tracer.step(scope, hook.name, "validating", "deny", detail=error.message, to=hook.node)
                 raise error
-        outcomes = await asyncio.gather(*(self._one(hook, a, scope) for hook in chosen))
+        outcomes = await asyncio.gather(*(self._one(hook, i, a, scope) for i, hook in enumerate(chosen)))
         for outcome in outcomes:
             if outcome is not None:
                 raise outcome
 
-    async def _one(self, hook: Webhook, a: Attributes, scope: Scope) -> errors.StatusError | None:
+    async def _one(self, hook: Webhook, index: int, a: Attributes, scope: Scope) -> errors.StatusError | None:
         try:
             verdict = await call(self.client, hook, a, new_uid())
         except CallFailed as failure:
@@ -73,7 +77,10 @@ class ValidatingWebhooks:
             self.tracer.step(
                 scope, hook.name, "validating", outcome, detail=f"{failure} ({policy})", to=hook.node
             )
-            return None if hook.fails_open else failing_closed(failure)
+            if not hook.fails_open:
+                return failing_closed(failure)
+            scope.annotations[f"{FAILED_OPEN_PREFIX}round_0_index_{index}"] = hook.name
+            return None
         for warning in verdict.warnings:
             scope.warn(warning)
         if not verdict.allowed:
@@ -85,4 +92,4 @@ class ValidatingWebhooks:
         return None
 
 
-__all__ = ["PLUGIN", "ValidatingWebhooks"]
+__all__ = ["FAILED_OPEN_PREFIX", "PLUGIN", "ValidatingWebhooks"]

@@ -6,14 +6,23 @@ configuration's ``caBundle`` (or the system's trust store without one), sends th
 the call can fail becomes a ``CallFailed`` in upstream's words (``failed to call webhook: Post
 "https://...": context deadline exceeded``), which ``failurePolicy`` turns into a refusal or a
 shrug. One HTTP client is kept per CA bundle, so the TLS setup is paid once, not per request.
+
+The network between the API server and a webhook can fail too: the server is down (a connect is
+refused) or far away (each call waits). ``WebhookClient.network`` says what it does to a call of a
+given webhook now (``WebhookCondition``); the fault catalogue sets it (``controlplane/faults/
+webhooklinks.py``) while ``webhook-down`` or ``webhook-slow`` is in force, and while it is None a
+call checks nothing more.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import ssl
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -39,11 +48,44 @@ def call_url(hook: Webhook) -> str:
     return f"{hook.url}{'&' if '?' in hook.url else '?'}timeout={hook.timeout_seconds}s"
 
 
+@dataclass(frozen=True, slots=True)
+class WebhookCondition:
+    """What the network between the API server and one webhook does to a call now: ``down`` (nothing
+    listens there: the connect is refused), and each call waits ``delay`` seconds first (latency)."""
+
+    down: bool = False
+    delay: float = 0.0
+
+
+class WebhookNetwork(Protocol):
+    """Who decides the webhooks' links (``controlplane/faults/webhooklinks.py``)."""
+
+    def condition(self, webhook: str) -> WebhookCondition | None: ...
+
+
+def dial_address(url: str) -> str:
+    """``host:port`` as Go's dialer names it in its errors (``dial tcp 127.0.0.1:9443``), 443 by
+    default for https. (Go names the address a host name resolved to; the lab names the host.)"""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{host}:{port or (80 if parts.scheme == 'http' else 443)}"
+
+
 class WebhookClient:
-    """Posts AdmissionReviews; ``aclose`` when the API server stops."""
+    """Posts AdmissionReviews; ``aclose`` when the API server stops.
+
+    ``network``: the condition of its links to the webhooks, None while every one is sound.
+    """
 
     def __init__(self) -> None:
         self._clients: dict[bytes | None, httpx.AsyncClient] = {}
+        self.network: WebhookNetwork | None = None
 
     def _client(self, ca_bundle: bytes | None) -> httpx.AsyncClient:
         client = self._clients.get(ca_bundle)
@@ -65,17 +107,18 @@ class WebhookClient:
         except (ssl.SSLError, ValueError) as error:
             raise CallFailed(hook.name, f"failed to call webhook: invalid caBundle: {error}") from None
         body = json.dumps(review, separators=(",", ":")).encode()
+        timeout = float(hook.timeout_seconds)
+        if self.network is not None and (condition := self.network.condition(hook.name)) is not None:
+            timeout = await self._across(hook, url, condition, timeout)
         try:
             response = await client.post(
                 url,
                 content=body,
                 headers={"Content-Type": "application/json", "Accept": "application/json"},
-                timeout=float(hook.timeout_seconds),
+                timeout=timeout,
             )
         except httpx.TimeoutException:
-            raise CallFailed(
-                hook.name, f'failed to call webhook: Post "{url}": context deadline exceeded'
-            ) from None
+            raise CallFailed(hook.name, _deadline_exceeded(url)) from None
         except httpx.HTTPError as error:
             raise CallFailed(hook.name, f'failed to call webhook: Post "{url}": {error}') from None
         if not 200 <= response.status_code < 300:
@@ -88,10 +131,33 @@ class WebhookClient:
             raise CallFailed(hook.name, "failed to call webhook: the response is too large")
         return response.content
 
+    @staticmethod
+    async def _across(hook: Webhook, url: str, condition: WebhookCondition, budget: float) -> float:
+        """Cross a faulty network to ``hook``: wait its delay within the call's ``budget`` of seconds
+        (upstream puts the whole call, connect included, under a context of ``timeoutSeconds``:
+        validating ``dispatcher.go`` ``callHook``), then connect; the seconds left for the call."""
+        if condition.delay:
+            if condition.delay >= budget:
+                await asyncio.sleep(budget)
+                raise CallFailed(hook.name, _deadline_exceeded(url))
+            await asyncio.sleep(condition.delay)
+            budget -= condition.delay
+        if condition.down:
+            # Go's net.Dialer error for a port nothing listens on (ECONNREFUSED), wrapped by the REST
+            # client's url.Error: Post "<url>": dial tcp <host:port>: connect: connection refused.
+            refused = f"dial tcp {dial_address(url)}: connect: connection refused"
+            raise CallFailed(hook.name, f'failed to call webhook: Post "{url}": {refused}')
+        return budget
+
     async def aclose(self) -> None:
         clients, self._clients = self._clients, {}
         for client in clients.values():
             await client.aclose()
+
+
+def _deadline_exceeded(url: str) -> str:
+    """The call ran out of ``timeoutSeconds`` (Go's ``context.DeadlineExceeded`` in a url.Error)."""
+    return f'failed to call webhook: Post "{url}": context deadline exceeded'
 
 
 class Configurations:
@@ -131,4 +197,12 @@ async def call(client: WebhookClient, hook: Webhook, a: Attributes, uid: str) ->
         raise CallFailed(hook.name, f"received invalid webhook response: {error}") from None
 
 
-__all__ = ["Configurations", "WebhookClient", "call", "call_url"]
+__all__ = [
+    "Configurations",
+    "WebhookClient",
+    "WebhookCondition",
+    "WebhookNetwork",
+    "call",
+    "call_url",
+    "dial_address",
+]

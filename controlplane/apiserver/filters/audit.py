@@ -342,6 +342,12 @@ def _rule(config: RequestAuditConfig) -> str:
     return "" if config.rule is None else f" (rule {config.rule + 1})"
 
 
+def annotations_of(audit: RequestAudit) -> dict[str, str]:
+    """Where others add the request's audit annotations (upstream's ``Attributes.AddAnnotation``):
+    its event's, or a dict nobody reads if the request is not recorded."""
+    return audit.context.annotations if audit.context is not None else {}
+
+
 def record_authorization(audit: RequestAudit, allowed: bool, reason: str) -> None:
     """The authorizer's decision, as upstream's annotations."""
     context = audit.context

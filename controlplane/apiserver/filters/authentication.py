@@ -17,7 +17,9 @@ order ``pkg/kubeapiserver/authenticator/config.go`` builds them); the first that
 3. then as a ServiceAccount token (``controlplane.serviceaccounttokens``): a signed JWT, accepted if its
    issuer is ours, its signature verifies, its audiences meet the API server's, it has not expired,
    and the ServiceAccount (and the pod, secret or node it is bound to) still exists with the uid it
-   names.
+   names;
+4. then as a bootstrap token (``bootstraptoken.py``): ``<id>.<secret>``, checked against the Secret
+   ``kube-system/bootstrap-token-<id>``; the user ``system:bootstrap:<id>`` in ``system:bootstrappers``.
 
 A refused certificate does not stop a good token: upstream's union collects each authenticator's error
 and goes on, and answers 401 only when none accepted the request.
@@ -56,6 +58,7 @@ from typing import Any, Protocol
 
 from controlplane.api.meta import Object
 from controlplane.apiserver import errors
+from controlplane.apiserver.filters.bootstraptoken import BOOTSTRAP_TOKEN, BootstrapTokenAuthenticator
 from controlplane.apiserver.filters.x509 import X509Authenticator, describe
 from controlplane.apiserver.http import Request
 from controlplane.apiserver.pipeline import Authenticated
@@ -203,8 +206,11 @@ class Authenticator:
         api_audiences: Sequence[str] = (),
         x509: X509Authenticator | None = None,
         anonymous: bool = False,
+        bootstrap_tokens: BootstrapTokenAuthenticator | None = None,
     ) -> None:
         self.tokens = tokens
+        #: ``--enable-bootstrap-token-auth``: kubeadm's joining nodes (None: not enabled).
+        self.bootstrap_tokens = bootstrap_tokens
         #: ``--anonymous-auth``: a request with no credentials at all is ``system:anonymous`` in
         #: ``system:unauthenticated`` (for RBAC to judge) instead of a 401. Off unless a cluster
         #: switches it on for the lesson about it; a wrong credential is a 401 either way.
@@ -231,6 +237,13 @@ class Authenticator:
                 if result.response is not None:
                     return result
                 problems.append(result.error)
+        if self.bootstrap_tokens is not None and (implicit or not self.api_audiences):
+            # Audience-agnostic, as people's tokens (upstream wraps it in WrapAudienceAgnosticToken).
+            found = await self.bootstrap_tokens.authenticate_token(token)
+            if isinstance(found, UserInfo):
+                return TokenResult(Response(found, implicit, BOOTSTRAP_TOKEN))
+            if found is not None:
+                problems.append(found)
         if not problems:
             return TokenResult(None, INVALID_BEARER_TOKEN)
         return TokenResult(None, problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]")

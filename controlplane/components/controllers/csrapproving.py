@@ -126,7 +126,9 @@ class CSRApprover:
     """The reconciler (``sarApprover.handle``): one CSR per request, by name."""
 
     def __init__(self, manager: Manager) -> None:
-        self.client = manager.client
+        # A client of its own, as each of kube-controller-manager's controllers has (its own token
+        # bucket): a joining kubelet waits for this controller, not for the others' start-up work.
+        self.client = manager.client.with_own_rate_limiter()
         self.csrs = manager.cache(CERTIFICATE_SIGNING_REQUESTS)
 
     async def _allowed(self, csr: Object, subresource: str) -> bool:

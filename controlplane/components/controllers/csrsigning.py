@@ -283,7 +283,9 @@ class CSRSigner:
     def __init__(
         self, manager: Manager, *, ca: CertificateAuthority, max_duration: dt.timedelta = DEFAULT_MAX_DURATION
     ) -> None:
-        self.client = manager.client
+        # A client of its own, as each of kube-controller-manager's controllers has (its own token
+        # bucket): a joining kubelet waits for this controller, not for the others' start-up work.
+        self.client = manager.client.with_own_rate_limiter()
         self.csrs = manager.cache(CERTIFICATE_SIGNING_REQUESTS)
         self.clock: Clock = manager.clock
         self.ca = ca

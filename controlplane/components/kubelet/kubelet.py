@@ -82,10 +82,12 @@ from controlplane.client.informer import (
 from controlplane.client.record import EventBroadcaster, EventRecorder, EventSinkImpl
 from controlplane.client.rest import ClientLease, ClientOrFactory, PatchType, ResourceClient, RESTClient
 from controlplane.clock import Clock
+from controlplane.components.kubelet.certificate import CertificateManager
 from controlplane.components.kubelet.hostprocesses import HostProcesses, with_process
 from controlplane.components.kubelet.lifecycle import Change, NodeImages, PodLifecycle
 from controlplane.components.kubelet.server import KubeletServer, PodView, sleep_until
 from controlplane.components.kubelet.simulation import PullTiming, SeededRandom
+from controlplane.components.kubelet.staticpods import ContainerRuns, StaticPods, is_mirror_pod
 from controlplane.components.kubelet.status import generate_pod_status
 from controlplane.timing import UPSTREAM, TimingProfile
 from controlplane.trace import NULL_SINK, TraceSink, nodes, recording_requests
@@ -294,6 +296,9 @@ class Kubelet:
         pull_timing: PullTiming | None = None,
         timing: TimingProfile = UPSTREAM,
         host_processes: HostProcesses | None = None,
+        register_with_taints: Sequence[Mapping[str, str]] = (),
+        static_pods: StaticPods | None = None,
+        certificates: CertificateManager | None = None,
     ) -> None:
         self._lease = ClientLease(client)
         self.node_name = node_name
@@ -316,6 +321,13 @@ class Kubelet:
         self.pull_timing = pull_timing or PullTiming()
         #: The node's own processes some pods stand for (kube-proxy's): see ``hostprocesses.py``.
         self.host_processes = host_processes
+        #: ``--register-with-taints``: the taints the Node is created with (kubeadm's control plane's).
+        self.register_with_taints = [dict(t) for t in register_with_taints]
+        #: The static pods this kubelet runs from files, and their mirror pods (``staticpods.py``).
+        self.static_pods = static_pods
+        #: TLS bootstrapping and rotation of its client certificate (``certificate.py``); None: the
+        #: client's credential is given and renewed by whoever made it.
+        self.certificates = certificates
         #: The kubelet's timers, from the cluster's timing profile (upstream's defaults, or faster).
         self.timing = timing
         self.node_status_update_frequency = timing.node_status_update_frequency
@@ -382,6 +394,9 @@ class Kubelet:
         """Register the Node and its Lease, start watching this node's pods, then start the loops."""
         if self._tasks:
             return
+        if self.certificates is not None:
+            # No request before the kubelet has a client certificate: bootstrap first (certificate.py).
+            await self.certificates.start()
         self._client = self._lease.open()
         clock = self.clock
         try:
@@ -460,6 +475,8 @@ class Kubelet:
             self._node_informer = None
         await self._lease.close()
         self._client = None
+        if self.certificates is not None:
+            await self.certificates.stop()
 
     async def flush_events(self) -> None:
         """Wait until every Event recorded so far has been written (for tests and clean shutdowns)."""
@@ -558,6 +575,8 @@ class Kubelet:
             "spec": {"podCIDR": self.pod_cidr, "podCIDRs": [self.pod_cidr]},
             "status": status,
         }
+        if self.register_with_taints:
+            body["spec"]["taints"] = [dict(t) for t in self.register_with_taints]
         self._record(self._node_ref(), "Normal", "Starting", "Starting kubelet.")
         try:
             self.node = await self._nodes().create(body)
@@ -768,6 +787,11 @@ class Kubelet:
         if self._pod_informer is None:
             return
         desired = {str(object_meta(p).get("uid")): p for p in self._pod_informer.indexer.list()}
+        if self.static_pods is not None:
+            # A mirror pod is not run, only kept in step with its static pod (``handleMirrorPod``).
+            mirrors = [p for p in desired.values() if is_mirror_pod(p)]
+            desired = {uid: p for uid, p in desired.items() if not is_mirror_pod(p)}
+            await self._sync_static_pods(mirrors, now)
         for uid in [u for u in self.workers if u not in desired]:
             self._forget(uid)  # deleted from the API: the containers are gone with it
         changed, self._changed_pods = self._changed_pods, set()
@@ -795,6 +819,20 @@ class Kubelet:
                 logger.warning("kubelet %s: syncing pod %s failed: %s", self.node_name, uid, failure)
         if issued:
             self._trace_sync(pod, issued, error, time.perf_counter() - started)
+
+    async def _sync_static_pods(self, mirrors: list[Object], now: float) -> None:
+        """Keep the mirror pods in step with the static pods; a failure is tried again at the next
+        pass (a pod change, a timer, a program starting or stopping, or the periodic full sync)."""
+        assert self.static_pods is not None
+        node_uid = str(object_meta(self.node or {}).get("uid") or "")
+        try:
+            await self.static_pods.sync(self._pods("kube-system"), mirrors, node_uid, now, self.internal_ip)
+        except (APIError, TransportError) as failure:
+            logger.warning("kubelet %s: syncing static pods failed: %s", self.node_name, failure)
+
+    def static_pod_container(self, namespace: str, name: str) -> ContainerRuns | None:
+        """The container of the static pod ``namespace/name``, for its logs (None: not a static pod)."""
+        return self.static_pods.container_log(namespace, name) if self.static_pods is not None else None
 
     def _forget(self, uid: str) -> None:
         self.workers.pop(uid, None)

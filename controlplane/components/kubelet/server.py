@@ -42,6 +42,7 @@ from controlplane.clock import Clock
 from controlplane.components.kubelet.lifecycle import ContainerMachine, PodLifecycle
 from controlplane.components.kubelet.logs import Instance, LogLine
 from controlplane.components.kubelet.simulation import MAX_EVENTS_SCANNED, Output
+from controlplane.components.kubelet.staticpods import ContainerRuns
 from controlplane.components.kubelet.status import container_status
 
 Scope = MutableMapping[str, Any]
@@ -72,6 +73,10 @@ class PodSource(Protocol):
 
     def next_change(self) -> asyncio.Event:
         """An event set the next time the kubelet's pods change (a sync played a timer, a pod left)."""
+        ...
+
+    def static_pod_container(self, namespace: str, name: str) -> ContainerRuns | None:
+        """The container of the static pod ``namespace/name`` this kubelet runs from a file, if any."""
         ...
 
 
@@ -261,6 +266,10 @@ class KubeletServer:
     async def container_logs(
         self, namespace: str, pod_name: str, container: str, options: LogOptions, receive: Receive, send: Send
     ) -> None:
+        static = self.source.static_pod_container(namespace, pod_name)
+        if static is not None:
+            await self.static_pod_logs(static, pod_name, container, options, receive, send)
+            return
         view = self.source.pod_view(namespace, pod_name)
         if view is None:
             raise LogError(404, f'pod "{pod_name}" does not exist')
@@ -293,6 +302,54 @@ class KubeletServer:
             await self._follow(
                 namespace, pod_name, machine, instance, len(all_lines), options, writer, receive
             )
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def static_pod_logs(
+        self,
+        runs: ContainerRuns,
+        pod_name: str,
+        container: str,
+        options: LogOptions,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """A static pod's container's log: what the lab's program printed (``staticpods.py``)."""
+        if container != runs.program:
+            raise LogError(404, f'container "{container}" not found in pod "{pod_name}"')
+        run = runs.log(options.previous)
+        if run is None:
+            which = f'container "{container}" in pod "{pod_name}"'
+            if options.previous:
+                raise LogError(400, f"previous terminated {which} not found")
+            raise LogError(400, f"{which} is waiting to start: ContainerCreating")
+        now = self.source.clock.now()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", TEXT), (b"cache-control", b"no-cache, private")],
+            }
+        )
+        writer = _Writer(send, options.limit_bytes)
+        seen = len(run.lines)
+        selected = select_lines(run.lines, options, now)
+        await writer.lines([line.render(options.timestamps) for line in selected])
+        if options.follow and not options.previous:
+            gone = asyncio.create_task(_disconnected(receive))
+            try:
+                while run.finished is None and not writer.full and not gone.done():
+                    change = asyncio.create_task(self.source.next_change().wait())
+                    try:
+                        await asyncio.wait([gone, change], return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        change.cancel()
+                        await asyncio.gather(change, return_exceptions=True)
+                    new, seen = run.lines[seen:], len(run.lines)
+                    await writer.lines([line.render(options.timestamps) for line in new])
+            finally:
+                gone.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await gone
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     @staticmethod

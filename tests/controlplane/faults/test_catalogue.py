@@ -21,6 +21,7 @@ def test_the_kinds_chapters_need_and_the_boxes_they_hit() -> None:
         "revoke-component-certificate": {"component": "kubelet:node-1"},
         "clock-skew": {"node": "node-3", "seconds": -60},
         "kill-node": {"node": "node-2"},
+        "webhook-slow": {"webhook": "no-latest.kubelab.example", "ms": 500},
     }
     targets = {name: check(name, values.get(name, {})).target for name in CATALOGUE}
     assert targets == {
@@ -40,6 +41,8 @@ def test_the_kinds_chapters_need_and_the_boxes_they_hit() -> None:
         "clock-skew": "kubelet:node-3",
         "kill-node": "kubelet:node-2",
         "rotate-encryption-key": "apiserver",
+        "webhook-down": "webhook:*",
+        "webhook-slow": "webhook:no-latest.kubelab.example",
     }
     assert [name for name, kind in CATALOGUE.items() if not kind.lasting] == [
         "compact-store",

@@ -58,7 +58,7 @@ async def renew_time(running: Running, node: str) -> float:
 async def test_a_clock_set_back_makes_the_node_unknown_while_its_kubelet_runs(running: Running) -> None:
     cluster, trace = running.cluster, running.trace
     nodes = running.admin.resource("", "v1", "nodes")
-    await wait_for(nodes, lambda items: len(items) == 3 and ready_status(items, "node-2") == "True")
+    await wait_for(nodes, lambda items: len(items) == 4 and ready_status(items, "node-2") == "True")
     before = await renew_time(running, "node-2")
     start = len(trace.events)
 
@@ -95,7 +95,7 @@ def lease_renewed_after(items: list[Object], node: str, moment: float) -> bool:
 async def test_a_clock_ahead_is_noticed_when_it_is_set_right(running: Running) -> None:
     cluster = running.cluster
     nodes = running.admin.resource("", "v1", "nodes")
-    await wait_for(nodes, lambda items: len(items) == 3 and ready_status(items, "node-3") == "True")
+    await wait_for(nodes, lambda items: len(items) == 4 and ready_status(items, "node-3") == "True")
 
     await running.faults.apply(cluster.name, "clock-skew", {"node": "node-3", "seconds": 6})
 

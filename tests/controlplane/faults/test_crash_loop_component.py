@@ -56,7 +56,7 @@ async def test_a_crash_looping_scheduler_comes_up_lists_dies_and_comes_back_late
     cluster, trace, admin = running.cluster, running.trace, running.admin
     effect = scaled(running)
     leases = admin.resource("coordination.k8s.io", "v1", "leases", "kube-system")
-    await wait_for(admin.resource("", "v1", "nodes"), lambda items: len(items) == 3)
+    await wait_for(admin.resource("", "v1", "nodes"), lambda items: len(items) == 4)
     await wait_for(
         leases,
         lambda items: any(
@@ -118,7 +118,7 @@ async def test_a_crash_loop_held_stopped_starts_afresh_and_ends_when_the_cluster
     lab, cluster, trace = running.lab, running.cluster, running.trace
     effect = scaled(running)
     proxy = "kube-proxy:node-1"
-    await wait_for(running.admin.resource("", "v1", "nodes"), lambda items: len(items) == 3)
+    await wait_for(running.admin.resource("", "v1", "nodes"), lambda items: len(items) == 4)
     start = len(trace.events)
 
     applied = await running.faults.apply(NAME, "crash-loop", {"component": proxy})

@@ -22,7 +22,7 @@ async def test_a_dead_node_loses_its_pods_and_boots_again(running: Running) -> N
     pods = running.admin.resource("", "v1", "pods", "default")
     nodes = running.admin.resource("", "v1", "nodes")
     leases = running.admin.resource("coordination.k8s.io", "v1", "leases", "kube-node-lease")
-    await wait_for(nodes, lambda items: len(items) == 3)
+    await wait_for(nodes, lambda items: len(items) == 4)  # 3 workers + control-plane
     await running.admin.resource("apps", "v1", "deployments", "default").create(deployment("web", 6))
     items = await wait_for(pods, lambda items: len(live_running(items)) == 6, seconds=30)
     victim = items[0]["spec"]["nodeName"]
@@ -89,7 +89,7 @@ async def test_a_kubelet_also_stopped_by_stop_kubelet_stays_stopped_when_the_nod
     running: Running,
 ) -> None:
     cluster = running.cluster
-    await wait_for(running.admin.resource("", "v1", "nodes"), lambda items: len(items) == 3)
+    await wait_for(running.admin.resource("", "v1", "nodes"), lambda items: len(items) == 4)
     await running.faults.apply(cluster.name, "kill-node", {"node": "node-3"})
     await running.faults.apply(cluster.name, "stop-kubelet", {"node": "node-3"})
 

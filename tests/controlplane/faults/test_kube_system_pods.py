@@ -1,6 +1,6 @@
 """kube-system as kubeadm leaves it, on a running cluster: the kube-proxy DaemonSet's pod on each node
-(Ready only while that node's in-process kube-proxy runs) and CoreDNS's two pods; componentstatuses
-that follow the real scheduler.
+(Ready only while that node's in-process kube-proxy runs), CoreDNS's two pods and the control plane's
+four mirror pods; componentstatuses that follow the real scheduler.
 """
 
 from __future__ import annotations
@@ -30,11 +30,13 @@ async def test_kube_system_runs_kube_proxy_on_every_node_and_two_coredns(running
     pods = running.admin.resource("", "v1", "pods", "kube-system")
     items = await wait_for(
         pods,
-        lambda items: sum(ready(p) for p in items) == 5 and all(p["spec"].get("nodeName") for p in items),
+        lambda items: sum(ready(p) for p in items) == 10 and all(p["spec"].get("nodeName") for p in items),
     )
-    assert Counter(app(p) for p in items) == {"kube-proxy": 3, "kube-dns": 2}
+    # kube-proxy on every node, the control-plane node too (it tolerates every taint); the control
+    # plane's static pods there, as mirror pods (labelled ``component``, not ``k8s-app``).
+    assert Counter(app(p) for p in items) == {"kube-proxy": 4, "kube-dns": 2, "": 4}
     proxies = [p for p in items if app(p) == "kube-proxy"]
-    assert sorted(p["spec"]["nodeName"] for p in proxies) == ["node-1", "node-2", "node-3"]
+    assert sorted(p["spec"]["nodeName"] for p in proxies) == ["control-plane", "node-1", "node-2", "node-3"]
     assert all(p["metadata"]["name"].startswith("kube-proxy-") for p in proxies)
     # Host network: the pod's IP is its node's.
     assert all(p["status"]["podIP"] == p["status"]["hostIP"] for p in proxies)
@@ -47,7 +49,7 @@ async def test_kube_system_runs_kube_proxy_on_every_node_and_two_coredns(running
 
 async def test_a_stopped_kube_proxy_makes_its_pod_not_ready_until_it_runs_again(running: Running) -> None:
     pods = running.admin.resource("", "v1", "pods", "kube-system")
-    await wait_for(pods, lambda items: sum(ready(p) for p in items if app(p) == "kube-proxy") == 3)
+    await wait_for(pods, lambda items: sum(ready(p) for p in items if app(p) == "kube-proxy") == 4)
 
     await running.faults.apply(NAME, "stop-kube-proxy", {"node": "node-2"}, reason="test")
 
@@ -58,7 +60,7 @@ async def test_a_stopped_kube_proxy_makes_its_pod_not_ready_until_it_runs_again(
     assert condition["message"] == "containers with unready status: [kube-proxy]"
     assert stopped["status"]["phase"] == "Running", "the pod stays, only its readiness follows the process"
     others = [p for p in items if app(p) == "kube-proxy" and not on("node-2")(p)]
-    assert len(others) == 2 and all(ready(p) for p in others), "the other nodes' kube-proxies run on"
+    assert len(others) == 3 and all(ready(p) for p in others), "the other nodes' kube-proxies run on"
 
     await running.faults.clear(NAME, "stop-kube-proxy", {"node": "node-2"}, reason="test")
 

@@ -20,7 +20,7 @@ from tests.support.inprocess import wait_for
 
 async def test_hibernation_clears_the_faults_and_waking_brings_every_kubelet_back(running: Running) -> None:
     lab, cluster, trace = running.lab, running.cluster, running.trace
-    await wait_for(running.admin.resource("", "v1", "nodes"), lambda items: len(items) == 3)
+    await wait_for(running.admin.resource("", "v1", "nodes"), lambda items: len(items) == 4)
     await running.faults.apply(NAME, "stop-kubelet", {"node": "node-1"})
     await running.faults.apply(NAME, "hot-loop-client", {})
     start = len(trace.events)
@@ -54,5 +54,5 @@ async def test_a_cluster_made_anew_has_no_faults(running: Running) -> None:
             remade.endpoint, NAME, mount_prefix=f"/clusters/{NAME}", bearer_token=token, qps=-1
         )
     ) as admin:
-        await wait_for(admin.resource("", "v1", "nodes"), lambda items: len(items) == 3)
+        await wait_for(admin.resource("", "v1", "nodes"), lambda items: len(items) == 4)
     assert "kubelet:node-2" in remade.components_running

@@ -24,7 +24,7 @@ def scheduler_pods_watch(event: Event) -> bool:
 async def test_the_schedulers_reflector_rewatches_is_told_too_old_lists_and_watches(running: Running) -> None:
     cluster, trace = running.cluster, running.trace
     nodes = running.admin.resource("", "v1", "nodes")
-    await wait_for(nodes, lambda items: len(items) == 3)
+    await wait_for(nodes, lambda items: len(items) == 4)  # 3 workers + control-plane
     # A pod the scheduler's watch delivers (a watch that ended without a single event within a second
     # would be a "very short watch", listed again at once, as client-go does), until it runs.
     pods = running.admin.resource("", "v1", "pods", "default")

@@ -39,7 +39,7 @@ async def test_a_kubelet_with_a_revoked_certificate_loses_its_node_until_it_gets
     cluster, trace = running.cluster, running.trace
     nodes = running.admin.resource("", "v1", "nodes")
     leases = running.admin.resource("coordination.k8s.io", "v1", "leases", "kube-node-lease")
-    await wait_for(nodes, lambda items: len(items) == 3)
+    await wait_for(nodes, lambda items: len(items) == 4)  # 3 workers + control-plane
     old = cluster.component_certificates["kubelet:node-2"]
     start = len(trace.events)
 
@@ -107,7 +107,7 @@ async def test_a_scheduler_with_a_revoked_certificate_binds_nothing_until_it_is_
     running = quick_leases
     cluster, trace = running.cluster, running.trace
     pods = running.admin.resource("", "v1", "pods", "default")
-    await wait_for(running.admin.resource("", "v1", "nodes"), lambda items: len(items) == 3)
+    await wait_for(running.admin.resource("", "v1", "nodes"), lambda items: len(items) == 4)
     start = len(trace.events)
 
     await running.faults.apply(cluster.name, "revoke-component-certificate", {"component": "scheduler"})

@@ -65,7 +65,7 @@ async def test_a_stopped_scheduler_leaves_pods_pending_and_a_new_one_binds_them(
     cluster, trace, admin = running.cluster, running.trace, running.admin
     pods = admin.resource("", "v1", "pods", "default")
     leases = admin.resource("coordination.k8s.io", "v1", "leases", "kube-system")
-    await wait_for(admin.resource("", "v1", "nodes"), lambda items: len(items) == 3)
+    await wait_for(admin.resource("", "v1", "nodes"), lambda items: len(items) == 4)
     await wait_for(leases, lambda items: any(i["metadata"]["name"] == "kube-scheduler" for i in items))
     await default_service_account(running)
     start = len(trace.events)
@@ -120,7 +120,7 @@ async def test_a_stopped_controller_manager_reacts_to_nothing_and_a_new_one_wait
     pods = admin.resource("", "v1", "pods", "default")
     replicasets = admin.resource("apps", "v1", "replicasets", "default")
     leases = admin.resource("coordination.k8s.io", "v1", "leases", "kube-system")
-    await wait_for(admin.resource("", "v1", "nodes"), lambda items: len(items) == 3)
+    await wait_for(admin.resource("", "v1", "nodes"), lambda items: len(items) == 4)
     await wait_for(
         leases,
         lambda items: any(
@@ -175,7 +175,7 @@ async def test_a_stopped_controller_manager_reacts_to_nothing_and_a_new_one_wait
 
 async def test_a_stopped_kube_proxy_syncs_nothing_and_syncs_again_once_started(running: Running) -> None:
     cluster, trace, admin = running.cluster, running.trace, running.admin
-    await wait_for(admin.resource("", "v1", "nodes"), lambda items: len(items) == 3)
+    await wait_for(admin.resource("", "v1", "nodes"), lambda items: len(items) == 4)
     proxy = "kube-proxy:node-2"
     start = len(trace.events)
 

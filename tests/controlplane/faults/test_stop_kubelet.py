@@ -33,7 +33,7 @@ async def test_a_stopped_kubelet_loses_its_node_and_pods_and_clearing_brings_it_
     pods = running.admin.resource("", "v1", "pods", "default")
     nodes = running.admin.resource("", "v1", "nodes")
     leases = running.admin.resource("coordination.k8s.io", "v1", "leases", "kube-node-lease")
-    await wait_for(nodes, lambda items: len(items) == 3)
+    await wait_for(nodes, lambda items: len(items) == 4)  # 3 workers + control-plane
     await running.admin.resource("apps", "v1", "deployments", "default").create(deployment("web", 6))
     items = await wait_for(pods, lambda items: len(live_running(items)) == 6, seconds=30)
     victim = items[0]["spec"]["nodeName"]
@@ -94,7 +94,7 @@ async def test_a_stopped_kubelet_loses_its_node_and_pods_and_clearing_brings_it_
 
 async def test_a_fault_with_a_duration_ends_by_itself(running: Running) -> None:
     cluster, trace = running.cluster, running.trace
-    await wait_for(running.admin.resource("", "v1", "nodes"), lambda items: len(items) == 3)
+    await wait_for(running.admin.resource("", "v1", "nodes"), lambda items: len(items) == 4)
     start = len(trace.events)
 
     applied = await running.faults.apply(cluster.name, "stop-kubelet", {"node": "node-3", "for": 1})

@@ -32,6 +32,13 @@ def test_kube_proxies_share_a_user_and_are_told_apart_by_their_user_agent() -> N
     assert nodes.for_user("system:kube-proxy", "curl/8.0") == "kube-proxy"
 
 
+def test_a_joining_kubelet_with_the_bootstrap_token_is_drawn_as_that_kubelet() -> None:
+    agent = component_identity("kubelet", "worker-2").user_agent
+    assert nodes.for_user("system:bootstrap:abcdef", agent) == "kubelet:worker-2"
+    # Anyone else with a bootstrap token (kubectl --token) is a user.
+    assert nodes.for_user("system:bootstrap:abcdef", "kubectl/v1.37.0") == "user:system:bootstrap:abcdef"
+
+
 def test_the_user_names_are_the_identity_modules() -> None:
     # The trace may not import controlplane.identity (it is the lowest layer), so it spells them too.
     assert nodes.KUBE_SCHEDULER_USER == identity.KUBE_SCHEDULER
