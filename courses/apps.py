@@ -9,3 +9,7 @@ class CoursesConfig(AppConfig):
     name = "courses"
     verbose_name = "Kubelab courses"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Signal receivers register themselves when their module is imported.
+        from courses.classrooms import signals  # noqa: F401

@@ -564,6 +564,35 @@ async def clear_all_faults(*, cluster: str, reason: str, actor: str = "") -> int
         raise NotServedHere(cluster) from None
 
 
+def clear_faults_soon(*, clusters: Sequence[str], reason_suffix: str, reason: str) -> bool:
+    """From any thread: have the lab clear, on its own loop, every fault (in force or pending) of
+    ``clusters`` whose reason ends with ``reason_suffix`` (what a classroom's instructors applied).
+    Returns at once; False without a running lab here (then no fault of it is in this process)."""
+    lab = active_lab()
+    if lab is None or lab.loop is None or lab.loop.is_closed():
+        return False
+
+    async def clear() -> None:
+        service = FaultService.of(lab)
+        for cluster in clusters:
+            for fault in [*service.in_force(cluster), *service.pending(cluster)]:
+                if fault.reason.endswith(reason_suffix):
+                    await service.clear_fault(fault.id, reason=reason)
+
+    def start() -> None:
+        task = lab.loop.create_task(clear(), name="clear faults") if lab.loop is not None else None
+        if task is not None:
+            _BACKGROUND.add(task)
+            task.add_done_callback(_BACKGROUND.discard)
+
+    lab.loop.call_soon_threadsafe(start)
+    return True
+
+
+#: Tasks started for callers on other threads, kept until they end.
+_BACKGROUND: set[asyncio.Task[None]] = set()
+
+
 def lab_serves(*, data_dir: Path, cluster: str) -> bool:
     """Whether a lab process (``runlab``) serves ``cluster`` of the data directory now, this process
     or another: what ``manage.py fault`` asks before it writes a request for the lab to do."""
@@ -689,6 +718,7 @@ __all__ = [
     "check_cluster_name",
     "clear_all_faults",
     "clear_fault",
+    "clear_faults_soon",
     "cluster_facts",
     "cluster_health",
     "cluster_names",

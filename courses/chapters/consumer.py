@@ -11,12 +11,16 @@ Messages from the page (JSON): ``{"action": "open", "step": id}``, ``{"action": 
 the student), ``{"action": "mistake"}`` (run the open step's common mistake as the student: the
 check must go on failing, and say what it saw), ``{"action": "jump", "step": id}`` (reset the
 sandbox and run the solutions of the steps before ``id``), ``{"action": "request", "index": n}``
-(the open step's n-th request button),
+(the open step's n-th request button, sent to the student's namespace),
 ``{"action": "fault", "index": n}`` (the open step's n-th action, a fault: applied to, or cleared
 from, the student's own sandbox, whatever else the message says). To the page: ``sandbox`` (state,
 text, expected seconds), ``verdict`` (step, status, failures with messages in the student's
 language, the failing leaves), ``progress`` (what a solution, a jump or a fault is doing;
 ``ended`` marks the last word of a solution or a mistake), ``jumped`` (go to the step) and ``error``.
+
+When the student's classroom has its chapters use its shared cluster (``courses.classrooms.shared``),
+the socket acts there instead, in the student's namespace, with the same calls; "Start here" (which
+remakes the cluster) and faults (which act on the whole cluster) are refused there.
 
 A socket for a course or chapter that does not exist is closed with 4404, an anonymous one with 4403.
 """
@@ -38,6 +42,7 @@ from courses import gateway
 from courses.accounts.models import Preference
 from courses.chapters import solutions
 from courses.chapters.runner import StepRunner, Verdict
+from courses.classrooms import shared
 from courses.engine import content
 from courses.engine.content import for_student
 from courses.progress import services as progress
@@ -60,6 +65,9 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
         super().__init__()
         self.chapter: content.Chapter | None = None
         self.access: sandboxes.SandboxAccess | None = None
+        #: What the page acts with: the student's sandbox (``courses.sandboxes.services``), or the
+        #: classroom's shared cluster when the instructor chose it (``courses.classrooms.shared``).
+        self.clusters: Any = sandboxes
         self.language = "en"
         self.step: str | None = None
         self.runner: StepRunner | None = None
@@ -86,6 +94,9 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             return
         self.user = user
         self.language = content.language_code(await _scope_language(self.scope))
+        self.clusters = await shared.cluster_service(
+            user=user, course=self.chapter.course, chapter=self.chapter.slug
+        )
         self._spawn(self._start_sandbox())
 
     async def disconnect(self, code: int) -> None:
@@ -138,7 +149,7 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
                 }
             )
             try:
-                self.access = await sandboxes.ensure_sandbox(user=self.user)
+                self.access = await self.clusters.ensure_sandbox(user=self.user)
             except sandboxes.SandboxUnavailable as error:
                 await self._send({"type": "sandbox", "state": "failed", "text": str(error)})
                 return
@@ -147,12 +158,19 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
                 text = gettext("Your cluster could not start. Try again in a minute; your progress is kept.")
                 await self._send({"type": "sandbox", "state": "failed", "text": text})
                 return
+            if self._shared:
+                text = gettext(
+                    "The classroom's cluster is running; you work in your namespace %(namespace)s."
+                ) % {"namespace": self.access.namespace}
+            else:
+                text = gettext("Your cluster is running.")
             await self._send(
                 {
                     "type": "sandbox",
                     "state": "ready",
                     "cluster": self.access.cluster,
-                    "text": gettext("Your cluster is running."),
+                    "namespace": self.access.namespace,
+                    "text": text,
                 }
             )
         self._ready.set()
@@ -199,7 +217,7 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             if self.step != step_id or self.access is None or (step_id in states and states[step_id].done):
                 return
             step = next(s for s in self.chapter.steps if s.id == step_id)
-            checker = await sandboxes.checker_token(cluster=self.access.cluster)
+            checker = await self.clusters.checker_token(cluster=self.access.cluster)
             if self.step != step_id:  # another step was opened while the token was read
                 return
             self.runner = StepRunner(
@@ -239,7 +257,7 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
         try:
             await self._ready.wait()
             # Made anew since (a reset elsewhere)? Then with the sandbox's new credentials.
-            self.access = await sandboxes.ensure_sandbox(user=self.user)
+            self.access = await self.clusters.ensure_sandbox(user=self.user)
             if not mistake:
                 await progress.arecord_solution(
                     user=self.user, course=self.chapter.course, chapter=self.chapter.slug, step=step_id
@@ -252,6 +270,7 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
                     user=self.user,
                     impersonate=self.chapter.impersonate,
                     mistake=mistake,
+                    clusters=self.clusters,
                 )
                 if mistake:
                     done = gettext("The mistake ran. The check says what it saw.")
@@ -270,6 +289,14 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
     async def _jump(self, step_id: str) -> None:
         assert self.chapter is not None
         ids = [s.id for s in self.chapter.steps]
+        if self._shared:
+            # "Start here" remakes the cluster: the shared one is everyone's.
+            with translation.override(self.language):
+                text = gettext(
+                    "“Start here” resets your own sandbox; it is not available in the classroom's cluster."
+                )
+            await self._progress(text, "error")
+            return
         if step_id not in ids or not await self._begin():
             return
         try:
@@ -307,10 +334,10 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
         if not 0 <= index < len(actions):
             return
         await self._ready.wait()
-        self.access = await sandboxes.ensure_sandbox(user=self.user)
+        self.access = await self.clusters.ensure_sandbox(user=self.user)
         request = actions[index].request
         assert request is not None
-        path = for_student(request.path, self.access.user)
+        path = shared.in_namespace(for_student(request.path, self.access.user), self.access.namespace)
         headers = {"Content-Type": "application/merge-patch+json"} if request.method == "PATCH" else {}
         body = for_student(request.body, self.access.user).encode() if request.body else None
         with translation.override(self.language):
@@ -342,7 +369,7 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
                 return
             await self._ready.wait()
             try:
-                self.access = await sandboxes.ensure_sandbox(user=self.user)
+                self.access = await self.clusters.ensure_sandbox(user=self.user)
                 where = f"{self.chapter.course}/{self.chapter.slug}"
                 reason = f"chapter {where}, step {step_id}, by {self.access.user}"
                 await solutions.run_fault(access=self.access, fault=fault, say=self._progress, reason=reason)
@@ -351,6 +378,11 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             except (sandboxes.SandboxUnavailable, Exception) as error:
                 logger.exception("a fault on the sandbox of %s failed", self.user)
                 await self._progress(_unexpected(error), "error")
+
+    @property
+    def _shared(self) -> bool:
+        """Whether the page works in the classroom's shared cluster rather than the student's sandbox."""
+        return bool(getattr(self.clusters, "shared", False))
 
     async def _begin(self) -> bool:
         if self._busy:

@@ -124,10 +124,10 @@ class StepRunner:
     async def start(self) -> None:
         """Subscribe to the sandbox's trace and start checking: every event from now on counts."""
         self._subscription = gateway.subscribe_trace(cluster=self.access.cluster)
-        student = self.access.user
-        self.check = self.step.check.evaluator(student=student, since_seq=0)
+        student, namespace = self.access.user, self.access.namespace
+        self.check = self.step.check.evaluator(student=student, since_seq=0, namespace=namespace)
         if self.step.wait is not None:
-            self.wait = self.step.wait.evaluator(student=student, since_seq=0)
+            self.wait = self.step.wait.evaluator(student=student, since_seq=0, namespace=namespace)
         self._task = asyncio.create_task(self._run(), name=f"check-{self.access.cluster}-{self.step.id}")
 
     async def check_now(self) -> None:

@@ -37,6 +37,7 @@ from django.utils.translation import gettext
 
 from courses import gateway
 from courses.sandboxes import services as sandboxes
+from courses.sandboxes.identities import sandbox_owner
 
 if TYPE_CHECKING:
     from courses.console.runner import RunResult
@@ -70,19 +71,24 @@ async def run_solution(
     user: Any = None,
     impersonate: Sequence[str] = (),
     mistake: bool = False,
+    clusters: Any = None,
 ) -> None:
     """Run ``step``'s solution as the student: its background commands first (once their watch is
     open), then its faults, the manifests, then the other commands, in order; then wait for the
     background commands to end. Raises ``SolutionFailed`` with what went wrong.
 
     ``mistake``: run the step's common mistake instead, the same way (it is written as a solution is).
+    ``clusters``: where the kubectl commands run (the student's sandbox service when None, else the
+    classroom's shared cluster, ``courses.classrooms.shared.SharedCluster``).
     """
     solution: Solution = step.mistake.actions if mistake else step.solution
     what = "mistake" if mistake else "solution"
     waiting = solution.background
     commands = solution.kubectl
     kubeconfig = (
-        await sandboxes.kubeconfig_for(user=user) if (commands or waiting) and user is not None else None
+        await (clusters or sandboxes).kubeconfig_for(user=user)
+        if (commands or waiting) and user is not None
+        else None
     )
     background: list[asyncio.Task[Any]] = []
     try:
@@ -121,6 +127,16 @@ async def run_fault(
     what happened in the student's words; ``SolutionFailed`` if it could not be done. A fault is the
     lab's doing, not the student's: no credential of theirs is involved, but only their own sandbox."""
     label = fault.label(translation.get_language())
+    if sandbox_owner(access.cluster) is None:
+        # A fault acts on the whole cluster: in a classroom's shared cluster, everyone's. Only its
+        # instructor breaks that one (the dashboard, the presenter's page).
+        raise SolutionFailed(
+            gettext(
+                "%(fault)s: faults act on the whole cluster, so in the classroom's cluster only your "
+                "instructor applies them."
+            )
+            % {"fault": label}
+        )
     await say(gettext("%(fault)s…") % {"fault": label}, "working")
     try:
         if fault.clear:

@@ -5,7 +5,9 @@ Thin views over the content (``courses.engine.content``), the student's progress
 django-htmx's style: a hint or the solution asked for by htmx gets only the fragment it swaps in.
 
 A visitor without an account can read every chapter and watches the demo cluster beside it; the
-form, the console and the checks are for students, on their own sandbox. The chapter page never waits
+form, the console and the checks are for students, on their own sandbox, or, when their instructor
+chose it, in their namespace of their classroom's shared cluster (``courses.classrooms.shared``: the
+page then says so, and what is refused there). The chapter page never waits
 for the sandbox: it renders at once, and its socket (``courses.chapters.consumer``) starts the sandbox
 and says when it is ready, with the expected wait meanwhile.
 """
@@ -30,12 +32,12 @@ from courses.chapters.selectors import (
     find_chapter,
     find_course,
 )
+from courses.classrooms import shared
 from courses.classrooms.access import user_may_view
 from courses.engine import content
 from courses.htmx import is_htmx
 from courses.lab import selectors as lab_selectors
 from courses.progress import services as progress
-from courses.sandboxes import services as sandboxes
 
 
 @require_GET
@@ -70,8 +72,31 @@ def chapter(request: HttpRequest, course: str, chapter: str) -> HttpResponse:
         "view": view,
         "demo": _demo_topology(request, view),
         "chapter_config": _page_config(request, view),
+        "shared": _shared_cluster(request, view),
     }
     return render(request, "courses/chapters/chapter.html", context)
+
+
+def _shared_cluster(request: HttpRequest, view: ChapterView) -> dict[str, Any] | None:
+    """The classroom's shared cluster the student's page works in (its name, their namespace, and the
+    steps that need rights they lack there), or None: their own sandbox."""
+    user = request.user
+    if not user.is_authenticated or user.pk is None:
+        return None
+    cluster = shared.shared_cluster_for(
+        user_id=int(user.pk), course=view.course.slug, chapter=view.chapter.slug
+    )
+    if cluster is None:
+        return None
+    namespace = shared.student_namespace(username=user.get_username(), user_id=int(user.pk))
+    # Chapters declare no rights they need; a fault is the one thing sure to be refused there (it acts
+    # on the whole cluster). Anything else cluster-wide the API server refuses in place (403).
+    faults = {
+        s.spec.id
+        for s in view.steps
+        if any(a.kind == "fault" for a in s.actions) or (s.spec.solution and s.spec.solution.faults)
+    }
+    return {"cluster": cluster, "namespace": namespace, "fault_steps": faults}
 
 
 def _page_config(request: HttpRequest, view: ChapterView) -> dict[str, Any]:
@@ -130,11 +155,13 @@ def _demo_topology(request: HttpRequest, view: ChapterView) -> lab_selectors.Clu
 
 @require_GET
 async def sandbox_topology(request: HttpRequest, course: str, chapter: str) -> HttpResponse:
-    """The topology of the student's own sandbox, the fragment the chapter page mounts once it runs."""
+    """The topology of the student's cluster (their sandbox, or their classroom's shared cluster), the
+    fragment the chapter page mounts once it runs."""
     user = await request.auser()
     if not user.is_authenticated:
         return HttpResponse(status=403)
-    access = await sandboxes.sandbox_access(user=user)
+    clusters = await shared.cluster_service(user=user, course=course, chapter=chapter)
+    access = await clusters.sandbox_access(user=user)
     if access is None:
         raise Http404("no sandbox yet")
     summary = lab_selectors.cluster_summary(

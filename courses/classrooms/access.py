@@ -213,6 +213,32 @@ def user_may_break(user: AbstractBaseUser | AnonymousUser | None, cluster: str) 
     return teaches
 
 
+def user_may_read_store(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
+    """Whether ``user`` may read ``cluster``'s store in the etcd panel, values and all.
+
+    The store holds every namespace. In a classroom's shared cluster each student may read only their
+    own namespace through the API (RBAC ``edit`` there), so only those who may break it (its
+    instructors, staff) read its store; in any other cluster, whoever may view it.
+    """
+    if not user_may_view(user, cluster):
+        return False
+    viewer = viewer_of(user)
+    # Staff, the demo cluster and sandboxes are never a classroom's shared cluster: nothing to read.
+    if viewer.staff or sandbox_owner(cluster) is not None:
+        return True
+    if not depends_on_classrooms(viewer, cluster, demo=settings.KUBELAB_DEMO_CLUSTER):
+        return True
+    if not ClassroomCluster.objects.filter(cluster=cluster, shared=True).exists():
+        return True
+    return user_may_break(user, cluster)
+
+
+async def auser_may_read_store(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
+    """``user_may_read_store`` for async code: the database is read in a worker thread."""
+    allowed: bool = await database_sync_to_async(user_may_read_store)(user, cluster)
+    return allowed
+
+
 async def auser_may_break(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
     """``user_may_break`` for async code: the database is read in a worker thread."""
     allowed: bool = await database_sync_to_async(user_may_break)(user, cluster)
@@ -229,6 +255,7 @@ __all__ = [
     "ANONYMOUS",
     "Viewer",
     "auser_may_break",
+    "auser_may_read_store",
     "auser_may_view",
     "classroom_of",
     "classrooms_of",
@@ -237,6 +264,7 @@ __all__ = [
     "may_view",
     "students_taught",
     "user_may_break",
+    "user_may_read_store",
     "user_may_view",
     "viewer_of",
 ]

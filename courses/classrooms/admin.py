@@ -30,6 +30,7 @@ class ClassroomAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         "slug",
         "course",
         "join_code",
+        "chapters_use",
         "cluster_names",
         "instructor_count",
         "student_count",

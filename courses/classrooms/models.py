@@ -66,6 +66,11 @@ def show_join_code(code: str) -> str:
     return f"{code[:half]}-{code[half:]}"
 
 
+#: ``Classroom.chapters_use``: each student's own sandbox, or the classroom's shared cluster.
+SANDBOX = "sandbox"
+SHARED = "shared"
+
+
 class Classroom(models.Model):
     """A class of students with their instructors, and (through ``clusters``) the clusters they work on."""
 
@@ -95,6 +100,15 @@ class Classroom(models.Model):
         help_text="Students join with it; empty: joining is closed.",
     )
     created = models.DateTimeField(auto_now_add=True, null=True)
+    #: Which cluster the chapter pages of its students act in: each student's own sandbox, or the
+    #: classroom's shared cluster (each student in a namespace of their own there,
+    #: ``courses.classrooms.shared``). The instructor switches it on the dashboard, lesson by lesson.
+    chapters_use = models.CharField(
+        max_length=10,
+        choices=[(SANDBOX, "each student's sandbox"), (SHARED, "the shared cluster")],
+        default=SANDBOX,
+        help_text="Where its students' chapter pages act: their sandboxes or the shared cluster.",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -140,10 +154,20 @@ class ClassroomCluster(models.Model):
         error_messages={"unique": "This cluster already belongs to a classroom."},
         help_text="The name of a cluster of the lab, as in /lab/<name>/.",
     )
+    #: The classroom's shared cluster (at most one per classroom): its students each get a namespace
+    #: there, with the ClusterRole ``edit`` in it and nothing else; its instructors are its admins.
+    shared = models.BooleanField(
+        default=False, help_text="The classroom's shared cluster: a namespace in it for each student."
+    )
 
     class Meta:
         ordering = ["cluster"]
         verbose_name = "classroom cluster"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["classroom"], condition=models.Q(shared=True), name="one_shared_cluster_per_classroom"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.cluster} ({self.classroom})"

@@ -20,14 +20,18 @@ from django.db.models import QuerySet
 from django.utils.text import slugify
 from django.utils.translation import gettext
 
+from courses import gateway
 from courses.classrooms.models import (
     JOIN_LENGTH,
+    SANDBOX,
+    SHARED,
     Classroom,
     ClassroomLogEntry,
     new_join_code,
     normalise_join_code,
 )
 from courses.engine import content
+from courses.sandboxes.models import Sandbox
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -77,6 +81,35 @@ def teaches(user: Person, classroom: Classroom) -> bool:
 def _id(user: Person) -> int:
     """A signed-in user's account id (0 for anyone else, who matches no row)."""
     return int(user.pk) if user.is_authenticated and user.pk is not None else 0
+
+
+def fault_reason(*, user: Person, classroom: Classroom) -> str:
+    """Why a fault an instructor applies from the dashboard is in force: the reason the fault book and
+    the cluster's audit log keep, ending with ``classroom_suffix`` so the classroom's faults can be
+    found again when it goes."""
+    return f"instructor {user.get_username()}{classroom_suffix(classroom.slug)}"
+
+
+def classroom_suffix(slug: str) -> str:
+    return f" of classroom {slug}"
+
+
+def clusters_of(classroom: Classroom) -> list[str]:
+    """Every cluster the classroom's instructors may break: its own (the shared one) and its
+    students' sandboxes."""
+    own = list(classroom.clusters.values_list("cluster", flat=True))
+    sandboxes = Sandbox.objects.filter(user__classrooms_attended=classroom).values_list("cluster", flat=True)
+    return sorted({*own, *sandboxes})
+
+
+def clear_faults_of(*, classroom: Classroom) -> bool:
+    """No fault outlives its classroom: have the lab clear what the classroom's instructors applied
+    to its clusters (``courses.gateway.clear_faults_soon``; False without a lab in this process)."""
+    return gateway.clear_faults_soon(
+        clusters=clusters_of(classroom),
+        reason_suffix=classroom_suffix(classroom.slug),
+        reason=f"classroom {classroom.slug} deleted",
+    )
 
 
 def log(*, classroom: Classroom, actor: Person | None, action: str, detail: str = "") -> None:
@@ -156,6 +189,19 @@ def close_joining(*, classroom: Classroom, user: Person) -> None:
     log(classroom=classroom, actor=user, action="joining-closed")
 
 
+def set_chapters_use(*, classroom: Classroom, user: Person, use: str) -> bool:
+    """Which cluster the classroom's chapter pages act in (``SANDBOX`` or ``SHARED``); whether it
+    changed. Logged. The shared cluster itself is made by ``courses.classrooms.shared``."""
+    if use not in (SANDBOX, SHARED):
+        raise ClassroomError(gettext("Choose each student's sandbox or the shared cluster."))
+    if classroom.chapters_use == use:
+        return False
+    classroom.chapters_use = use
+    classroom.save(update_fields=["chapters_use"])
+    log(classroom=classroom, actor=user, action="chapters-use", detail=use)
+    return True
+
+
 def join(*, user: Person, code: str) -> Classroom:
     """Add ``user`` to the students of the classroom whose join code is ``code`` (as typed: case,
     spaces and dashes do not matter). Joining twice changes nothing."""
@@ -196,6 +242,7 @@ __all__ = [
     "join",
     "log",
     "renew_join_code",
+    "set_chapters_use",
     "taught_by",
     "teaches",
 ]

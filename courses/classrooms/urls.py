@@ -1,7 +1,7 @@
 """The classroom routes, included by ``courses/urls.py`` into the ``courses`` namespace:
 ``courses:classrooms`` (one's classrooms, and creating one), ``courses:classroom-join`` and
 ``courses:classroom-join-code`` (the shared link), ``courses:classroom`` (the instructor's dashboard)
-with its ``-students`` table, ``-faults`` and ``-code`` actions."""
+with its ``-students`` table, ``-faults``, ``-code`` and ``-chapters-use`` actions."""
 
 from __future__ import annotations
 
@@ -17,4 +17,5 @@ urlpatterns = [
     path("classrooms/<slug:slug>/students/", views.students, name="classroom-students"),
     path("classrooms/<slug:slug>/faults/", views.faults, name="classroom-faults"),
     path("classrooms/<slug:slug>/code/", views.code, name="classroom-code"),
+    path("classrooms/<slug:slug>/chapters-use/", views.chapters_use, name="classroom-chapters-use"),
 ]

@@ -9,7 +9,9 @@
   classroom's log; ``students/`` is its table alone, which the page asks for again every few seconds
   (htmx);
 - ``/classrooms/<slug>/faults/``: apply a fault of the catalogue to the chosen students' sandboxes, or
-  clear every fault of them; ``code/``: renew the join code or close joining.
+  clear every fault of them; ``code/``: renew the join code or close joining; ``chapters-use/``: whether
+  the chapter pages use each student's sandbox or the classroom's shared cluster
+  (``courses.classrooms.shared``: a namespace per student there).
 
 Only a classroom's instructors (and superusers) open its dashboard and its actions; anyone else gets
 403, and the attempt is written to the classroom's log. Every instructor action is logged there too.
@@ -22,21 +24,23 @@ import logging
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
-from django.utils.translation import get_language, gettext
+from django.utils.translation import get_language, gettext, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from controlplane.faults import catalogue
-from courses.classrooms import selectors, services
-from courses.classrooms.models import Classroom
+from courses.classrooms import selectors, services, shared
+from courses.classrooms.models import SHARED, Classroom
 from courses.engine import content
 from courses.htmx import is_htmx
 from courses.lab import presenter
 from courses.sandboxes.models import Sandbox
+from courses.sandboxes.services import SandboxUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -90,18 +94,25 @@ def index(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def join(request: HttpRequest, code: str = "") -> HttpResponse:
+async def join(request: HttpRequest, code: str = "") -> HttpResponse:
+    """The join form; joining also gives the student their namespace in the classroom's shared
+    cluster, if it has one running here (``shared.joined``)."""
+    user = await request.auser()
+    request.user = user
     error = None
     if request.method == "POST":
         code = request.POST.get("code", "")
         try:
-            classroom = services.join(user=request.user, code=code)
+            classroom = await sync_to_async(services.join)(user=user, code=code)
         except services.InvalidJoinCode as problem:
             error = str(problem)
         else:
+            if isinstance(user, AbstractBaseUser):  # (login_required let only signed-in users in)
+                await shared.joined(classroom=classroom, user=user)
             return HttpResponseRedirect(reverse("courses:classrooms") + f"?joined={classroom.slug}")
     context = {"code": code, "error": error}
-    return render(request, "courses/classrooms/join.html", context, status=400 if error else 200)
+    status = 400 if error else 200
+    return await sync_to_async(render)(request, "courses/classrooms/join.html", context, status=status)
 
 
 def _taught(request: HttpRequest, slug: str) -> Classroom:
@@ -156,6 +167,7 @@ async def _dashboard_page(request: HttpRequest, slug: str, template: str) -> Htt
     board = await sync_to_async(selectors.dashboard)(classroom=classroom, lang=get_language())
     board = selectors.with_clusters(board)
     context = _dashboard_context(request, classroom, board)
+    context["shared_cluster"] = await sync_to_async(shared.shared_cluster_of)(classroom)
     return await sync_to_async(render)(request, template, context)
 
 
@@ -180,6 +192,49 @@ def code(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         services.renew_join_code(classroom=classroom, user=request.user)
     return HttpResponseRedirect(reverse("courses:classroom", args=[classroom.slug]))
+
+
+@login_required
+@require_POST
+async def chapters_use(request: HttpRequest, slug: str) -> HttpResponse:
+    """Switch which cluster the classroom's chapter pages use (``use``: ``sandbox`` or ``shared``).
+    Choosing the shared cluster makes it if need be and gives every student their namespace there.
+    Logged; for htmx, the control again with what happened."""
+    user = await request.auser()
+    request.user = user
+    classroom = await sync_to_async(_taught)(request, slug)
+    use = request.POST.get("use", "")
+    ok, status = True, 200
+    try:
+        await sync_to_async(services.set_chapters_use)(classroom=classroom, user=user, use=use)
+    except services.ClassroomError as problem:
+        message, ok, status = str(problem), False, 400
+    else:
+        if use == SHARED:
+            try:
+                cluster, count = await shared.create_shared_cluster(classroom=classroom, user=user)
+            except SandboxUnavailable as problem:
+                message, ok = str(problem), False
+            else:
+                message = ngettext(
+                    "The chapters now use the shared cluster %(cluster)s, where %(count)d student has "
+                    "a namespace.",
+                    "The chapters now use the shared cluster %(cluster)s, where %(count)d students have "
+                    "a namespace each.",
+                    count,
+                ) % {"cluster": cluster, "count": count}
+        else:
+            message = gettext("The chapters now use each student's own sandbox.")
+    if not is_htmx(request):
+        return HttpResponseRedirect(reverse("courses:classroom", args=[classroom.slug]))
+    context = {
+        "classroom": classroom,
+        "shared_cluster": await sync_to_async(shared.shared_cluster_of)(classroom),
+        "message": message,
+        "ok": ok,
+    }
+    template = "courses/classrooms/_chapters_use.html"
+    return await sync_to_async(render)(request, template, context, status=status)
 
 
 def _delay(post: Any) -> float:
@@ -215,7 +270,7 @@ async def faults(request: HttpRequest, slug: str) -> HttpResponse:
     classroom = await sync_to_async(_taught)(request, slug)
     action = request.POST.get("action", "apply")
     targets = await sync_to_async(_targets)(classroom, request.POST.getlist("student"))
-    reason = f"instructor {user.get_username()} of classroom {classroom.slug}"
+    reason = services.fault_reason(user=user, classroom=classroom)
     outcomes: list[tuple[str, str, bool]] = []
     if not targets:
         outcomes.append(("", gettext("Choose at least one student with a cluster."), False))

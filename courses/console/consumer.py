@@ -4,8 +4,10 @@ One socket per open console, at ``ws/course/<course>/<chapter>/console/``, for a
 The student is whoever the session says; nothing in the URL can name a sandbox, and a query that tries
 (``?cluster=``, ``?user=``) for anyone but the student is refused. On connect the socket starts (or
 wakes) the student's sandbox, writes their kubeconfig into a private workspace (``runner.Workspace``)
-and says ``ready``. The chapter's ``impersonate`` list (``courses.engine.content``) says whom ``--as``
-may name here. The conversation (JSON)::
+and says ``ready``. When the student's classroom has its chapters use its shared cluster
+(``courses.classrooms.shared``), that is the cluster instead, their namespace the kubeconfig's.
+The chapter's ``impersonate`` list (``courses.engine.content``) says whom ``--as`` may name here.
+The conversation (JSON)::
 
     server: {"type": "status", "message": "Starting your sandbox…"}
     server: {"type": "ready", "cluster": "sandbox-alice", "user": "student:alice"}
@@ -47,6 +49,7 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext
 
+from courses.classrooms import shared
 from courses.console import runner
 from courses.console.policy import Allowed, Refused, decide
 from courses.engine import content
@@ -147,6 +150,9 @@ class ConsoleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             return
         await self._send_json({"type": "status", "message": gettext("Starting your sandbox…")})
         try:
+            if self.sandboxes is sandbox_services:
+                # The classroom's shared cluster, in the student's namespace, if their instructor chose it.
+                self.sandboxes = await shared.cluster_service(user=user, course=course, chapter=chapter)
             service = self.sandboxes
             access = await service.ensure_sandbox(user=user)
             if not self._is_own(access, user):

@@ -31,9 +31,10 @@ so the object keeps the resourceVersion the dry run saw. For the dry-run button,
 answer is compared with the object as it is now.
 
 **Where.** The kind's resource comes from discovery (``discovery.py``); a namespaced kind goes to
-``metadata.namespace``, or ``default``. ``impersonate`` sends ``Impersonate-User`` (a ServiceAccount
-is the user ``system:serviceaccount:<namespace>:<name>``): the caller passes only names the chapter
-allows, and the API server decides with RBAC whether the student may act as them.
+``metadata.namespace``, or the student's default namespace (``SandboxAccess.namespace``: ``default``
+in a sandbox, their own in a classroom's shared cluster). ``impersonate`` sends ``Impersonate-User``
+(a ServiceAccount is the user ``system:serviceaccount:<namespace>:<name>``): the caller passes only
+names the chapter allows, and the API server decides with RBAC whether the student may act as them.
 
 **Never a 500.** What the text itself gets wrong is refused before any request (``parse.py``); what
 the API server answers is explained (``explain.py``); anything unexpected is logged and becomes a
@@ -146,6 +147,7 @@ async def _submit(
         async with gateway.api_client(cluster=access.cluster, token=access.token) as client:
             with _Trace(access.cluster) as trace:
                 session = _Session(client, access.cluster, manager, headers, trace, documents)
+                session.namespace = access.namespace
                 return await session.run(action, impersonated=impersonate)
     except gateway.NotServedHere:
         summary = gettext(
@@ -222,6 +224,12 @@ class _Outcome:
     resource_version: str | None = None
     problem: Problem | None = None
     warnings: list[str] = field(default_factory=list)
+    #: Where a namespaced document without ``metadata.namespace`` goes: the student's default one.
+    default_namespace: str = "default"
+
+    @property
+    def namespace(self) -> str:
+        return self.document.namespace or self.default_namespace
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,9 +262,11 @@ class _Session:
         self.trace = trace
         self.documents = tuple(documents)
         self.mapper = discovery.RESTMapper(client, cluster=cluster)
+        #: The namespace of documents that name none (``SandboxAccess.namespace``).
+        self.namespace = "default"
 
     async def run(self, action: Action, *, impersonated: str | None) -> SubmitResult:
-        outcomes = [_Outcome(document) for document in self.documents]
+        outcomes = [_Outcome(document, default_namespace=self.namespace) for document in self.documents]
         for index, outcome in enumerate(outcomes):
             await self._dry_run(outcome, action, earlier=self.documents[:index])
         if any(o.problem is not None for o in outcomes):
@@ -325,7 +335,7 @@ class _Session:
         """Whether the dry-run apply would change the object: compare its answer with the object now."""
         assert outcome.resource is not None
         document = outcome.document
-        path = outcome.resource.path(name=document.name, namespace=document.namespace)
+        path = outcome.resource.path(name=document.name, namespace=outcome.namespace)
         try:
             response = await self.client.get(path, headers=self.headers)
             self.trace.events(None)  # (only drained)
@@ -377,7 +387,7 @@ class _Session:
     async def _send_once(self, outcome: _Outcome, action: Action, *, dry_run: bool) -> _Sent | Problem:
         assert outcome.resource is not None
         document = outcome.document
-        path = outcome.resource.path(name=document.name, namespace=document.namespace)
+        path = outcome.resource.path(name=document.name, namespace=outcome.namespace)
         params: dict[str, str] = {}
         try:
             if action == "delete":
@@ -474,9 +484,7 @@ def _result(
     diagnostics: list[Diagnostic] = []
     for outcome in outcomes:
         document, resource = outcome.document, outcome.resource
-        namespace = (
-            (document.namespace or "default") if resource is not None and resource.namespaced else None
-        )
+        namespace = outcome.namespace if resource is not None and resource.namespaced else None
         documents.append(
             DocumentResult(
                 number=document.number,

@@ -2,7 +2,8 @@
 
 ``POST manifests/submit/`` (``courses:manifest-submit``) takes the form's fields (``manifest``,
 ``action``: ``dry-run``, ``apply`` or ``delete``, and optionally ``as``, ``course`` and ``chapter``),
-makes sure the student's sandbox runs (``courses.sandboxes.services.ensure_sandbox``), submits, and
+makes sure the student's cluster runs (their sandbox, ``courses.sandboxes.services.ensure_sandbox``, or
+their classroom's shared cluster, ``courses.classrooms.shared``), submits, and
 answers in django-htmx's style: a request from htmx gets only the result partial
 (``_result.html``), swapped into ``#manifest-result``; any other (the form without JavaScript) gets the
 whole page again, the text kept, with the result under it. Every answer is a 200 with a result in
@@ -32,6 +33,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
+from courses.classrooms import shared
 from courses.engine.content import ContentError, CourseNotFound, load_course
 from courses.htmx import is_htmx
 from courses.manifests import services
@@ -98,7 +100,8 @@ async def submit(request: HttpRequest) -> HttpResponse:
     chosen = form.get("as", "").strip() or None
     action = form.get("action", "")
     allowed = await sync_to_async(_allowed_as)(course, chapter)
-    result = await _result(user, text=text, action=action, chosen=chosen, allowed=allowed)
+    clusters = await shared.cluster_service(user=user, course=course or None, chapter=chapter or None)
+    result = await _result(user, clusters, text=text, action=action, chosen=chosen, allowed=allowed)
     context: dict[str, Any] = {
         "result": result,
         "manifest": text or "",
@@ -113,9 +116,16 @@ async def submit(request: HttpRequest) -> HttpResponse:
 
 
 async def _result(
-    user: AbstractBaseUser, *, text: str | None, action: str, chosen: str | None, allowed: tuple[str, ...]
+    user: AbstractBaseUser,
+    clusters: Any,
+    *,
+    text: str | None,
+    action: str,
+    chosen: str | None,
+    allowed: tuple[str, ...],
 ) -> SubmitResult:
-    """What the submission came to, or why it was not made."""
+    """What the submission came to, or why it was not made. ``clusters``: the student's sandbox service,
+    or the classroom's shared cluster (``courses.classrooms.shared.cluster_service``)."""
     if text is None:
         summary = gettext("The form was too large to read: a manifest may be at most 3 MiB.")
         return SubmitResult(action="apply", ok=False, summary=summary, refused=True)
@@ -128,7 +138,7 @@ async def _result(
         summary %= {"user": chosen}
         return SubmitResult(action=checked, ok=False, summary=summary, refused=True)
     try:
-        access = await sandboxes.ensure_sandbox(user=user)
+        access = await clusters.ensure_sandbox(user=user)
     except sandboxes.SandboxUnavailable as error:
         return SubmitResult(action=checked, ok=False, summary=str(error))
     except Exception:

@@ -51,9 +51,15 @@ def server_url(base: str, cluster: str) -> str:
     return urlunsplit(("https", parts.netloc, path, "", ""))
 
 
-def kubeconfig_yaml(*, cluster: str, server: str, ca_pem: bytes, user: str, token: str) -> bytes:
-    """The kubeconfig for ``user`` (``student:alice``) of ``cluster`` at ``server``, as YAML bytes."""
+def kubeconfig_yaml(
+    *, cluster: str, server: str, ca_pem: bytes, user: str, token: str, namespace: str | None = None
+) -> bytes:
+    """The kubeconfig for ``user`` (``student:alice``) of ``cluster`` at ``server``, as YAML bytes;
+    ``namespace`` (None: kubectl's ``default``) is the context's namespace."""
     context = f"{user}@{cluster}"
+    where = {"cluster": cluster, "user": context}
+    if namespace is not None:
+        where["namespace"] = namespace
     document = {
         "apiVersion": "v1",
         "kind": "Config",
@@ -67,7 +73,7 @@ def kubeconfig_yaml(*, cluster: str, server: str, ca_pem: bytes, user: str, toke
             }
         ],
         "users": [{"name": context, "user": {"token": token}}],
-        "contexts": [{"name": context, "context": {"cluster": cluster, "user": context}}],
+        "contexts": [{"name": context, "context": where}],
         "current-context": context,
         "preferences": {},
     }

@@ -48,6 +48,9 @@ class SandboxAccess:
     user: str
     #: The student's bearer token: kept out of ``repr``, so no log line or error report shows it.
     token: str = field(repr=False)
+    #: Their requests' default namespace: ``default`` in a sandbox, their own in a classroom's shared
+    #: cluster (``courses.classrooms.shared``).
+    namespace: str = "default"
 
 
 class SandboxUnavailable(Exception):
@@ -172,7 +175,12 @@ async def kubeconfig_for(*, user: AbstractBaseUser, server: str | None = None) -
     ``manage.py kubeconfig`` does. Raises ``SandboxUnavailable``; ``ValueError`` for a ``server`` that
     is not an ``https://`` URL.
     """
-    access = await ensure_sandbox(user=user)
+    return await kubeconfig_of(access=await ensure_sandbox(user=user), server=server)
+
+
+async def kubeconfig_of(*, access: SandboxAccess, server: str | None = None) -> bytes:
+    """The kubeconfig of ``access`` (``server`` as in ``kubeconfig_for``); a namespace other than
+    ``default`` is the context's namespace, so kubectl sends its requests there unless told."""
     try:
         endpoint = gateway.api_endpoint(cluster=access.cluster)
     except (gateway.NotServedHere, gateway.NotRunning) as error:
@@ -186,6 +194,7 @@ async def kubeconfig_for(*, user: AbstractBaseUser, server: str | None = None) -
         ca_pem=endpoint.ca_pem,
         user=access.user,
         token=access.token,
+        namespace=None if access.namespace == "default" else access.namespace,
     )
 
 
@@ -200,6 +209,7 @@ __all__ = [
     "checker_token",
     "ensure_sandbox",
     "kubeconfig_for",
+    "kubeconfig_of",
     "reset_sandbox",
     "sandbox_access",
     "touch",

@@ -1,5 +1,6 @@
 """The sandbox pages, thin views over ``courses.sandboxes.services``: a student's own cluster (its
-name, state and timing, a link to its live topology), its kubeconfig as a download, and its reset.
+name, state and timing, a link to its live topology), its kubeconfig as a download (the classroom's
+shared cluster's, in their namespace, while their instructor has the chapters use it), and its reset.
 
 Every page is the signed-in student's own: a view never takes a cluster name from the URL or a form,
 it finds the student's sandbox from their account. Resetting destroys everything in the cluster, so
@@ -21,6 +22,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from courses.classrooms import shared
 from courses.htmx import is_htmx
 from courses.sandboxes import selectors, services
 from courses.sandboxes.identities import sandbox_name
@@ -49,21 +51,33 @@ async def status(request: HttpRequest) -> HttpResponse:
     except services.SandboxUnavailable as error:
         return _unavailable(request, error)
     summary = await selectors.sandbox_summary(user_id=user_id)
-    context = {"sandbox": summary, "access": access, "reset_done": request.GET.get("reset") == "done"}
+    clusters = await shared.cluster_service(user=user)
+    context = {
+        "sandbox": summary,
+        "access": access,
+        "reset_done": request.GET.get("reset") == "done",
+        # The classroom's shared cluster the chapters use now (the kubeconfig download's), or None.
+        "shared_cluster": getattr(clusters, "cluster", None),
+        "shared_namespace": shared.student_namespace(username=user.get_username(), user_id=user_id),
+    }
     return render(request, "courses/sandboxes/status.html", context)
 
 
 @login_required
 @require_GET
 async def kubeconfig(request: HttpRequest) -> HttpResponse:
-    """The student's kubeconfig (their own token for their sandbox), as a file to save."""
+    """The student's kubeconfig (their own token), as a file to save: for their sandbox, or, while a
+    classroom of theirs has its chapters use its shared cluster, for that one, their namespace the
+    context's (``?of=sandbox``: their sandbox's all the same)."""
     user, user_id = await _student(request)
+    clusters = services if request.GET.get("of") == "sandbox" else await shared.cluster_service(user=user)
+    cluster = getattr(clusters, "cluster", None) or sandbox_name(user_id=user_id)
     try:
-        document = await services.kubeconfig_for(user=user)
+        document = await clusters.kubeconfig_for(user=user)
     except services.SandboxUnavailable as error:
         return _unavailable(request, error)
     response = HttpResponse(document, content_type="application/yaml; charset=utf-8")
-    filename = f"kubeconfig-{sandbox_name(user_id=user_id)}.yaml"
+    filename = f"kubeconfig-{cluster}.yaml"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "no-store"  # it carries a credential
     return response

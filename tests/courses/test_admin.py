@@ -42,6 +42,7 @@ def test_a_classroom_is_set_up_on_one_page(staff_client: Client) -> None:
             "slug": "k8s-101",
             "course": "control-plane",
             "chapters": "[]",
+            "chapters_use": "sandbox",
             "instructors": [bob.pk],
             "students": [alice.pk],
             "clusters-TOTAL_FORMS": "1",

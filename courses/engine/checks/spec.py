@@ -320,12 +320,16 @@ class Check:
                     words.update(_matcher_mentions(matcher))
         return frozenset(words)
 
-    def evaluator(self, *, student: str, since_seq: int, stability: float = 1.0) -> Evaluator:
+    def evaluator(
+        self, *, student: str, since_seq: int, stability: float = 1.0, namespace: str = "default"
+    ) -> Evaluator:
         """An evaluator of this check for ``student`` (their cluster user name, ``student:alice``),
-        counting trace events after ``since_seq`` (the trace's last seq when the step began)."""
+        counting trace events after ``since_seq`` (the trace's last seq when the step began).
+        ``namespace``: the student's default namespace, which objects the check looks for in
+        ``default`` are read in (their own in a classroom's shared cluster)."""
         from courses.engine.checks.evaluator import Evaluator
 
-        return Evaluator(self, student=student, since_seq=since_seq, stability=stability)
+        return Evaluator(self, student=student, since_seq=since_seq, stability=stability, namespace=namespace)
 
 
 __all__ = [

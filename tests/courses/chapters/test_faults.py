@@ -28,6 +28,7 @@ from controlplane.runtime import Lab, LabConfig
 from courses.chapters import consumer as chapter_consumer
 from courses.chapters.consumer import ChapterConsumer
 from courses.chapters.solutions import run_solution
+from courses.classrooms import shared
 from courses.engine.checks import parse_check
 from courses.engine.content import Action, Chapter, FaultAction, Highlight, Solution, Step
 from courses.progress import services as progress
@@ -127,6 +128,11 @@ def page(monkeypatch: pytest.MonkeyPatch) -> Sandboxes:
     monkeypatch.setattr(progress, "arecord_open", nothing)
     monkeypatch.setattr(progress, "achapter_progress", nothing)
     monkeypatch.setattr(chapter_consumer, "StepRunner", NoRunner)
+
+    async def own_sandbox(**_: Any) -> Any:
+        return sandboxes  # no classroom's shared cluster: no database to ask
+
+    monkeypatch.setattr(shared, "cluster_service", own_sandbox)
 
     async def english(scope: Any) -> str:
         return "en"

@@ -170,7 +170,7 @@ def test_runlab_restarts_its_api_server_for_the_command_and_kubectl_goes_on(tmp_
     lab = LiveLab(tmp_path / "lab")
     try:
         before = lab.kubectl_json("get", "nodes")
-        assert len(before["items"]) == 3
+        assert len(before["items"]) == 4  # three workers and the control-plane node
         command = [sys.executable, "manage.py", "fault", "apply", "restart-apiserver", "--cluster", "demo"]
         done = subprocess.run(
             [*command, "--data-dir", str(lab.data_dir)], cwd=ROOT, env=lab.env, capture_output=True, text=True
@@ -178,7 +178,8 @@ def test_runlab_restarts_its_api_server_for_the_command_and_kubectl_goes_on(tmp_
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("restart-apiserver on apiserver of cluster 'demo': applied")
         after = lab.kubectl_json("get", "nodes")
-        assert sorted(n["metadata"]["name"] for n in after["items"]) == ["node-1", "node-2", "node-3"]
+        names = sorted(n["metadata"]["name"] for n in after["items"])
+        assert names == ["control-plane", "node-1", "node-2", "node-3"]
         lab.kubectl("create", "configmap", "after-restart", "--from-literal=a=b")
         assert lab.kubectl_json("get", "configmap", "after-restart")["data"] == {"a": "b"}
     finally:
