@@ -97,10 +97,12 @@ def test_an_instructor_breaks_a_students_cluster_from_the_dashboard(lab: LiveLab
     teacher.wait_for_selector('tr[data-student="ada"] [data-caused="stop-kubelet"]', timeout=30_000)
     # Its health line: once the node lifecycle controller gives up on node-2 (its grace period), one
     # node fewer is Ready.
-    health = teacher.wait_for_selector('tr[data-student="ada"] [data-health].unhealthy', timeout=30_000)
-    assert health is not None
-    ready, nodes = (int(health.get_attribute(a) or "0") for a in ("data-nodes-ready", "data-nodes"))
-    assert ready == nodes - 1, (ready, nodes)
+    one_node_down = """() => {
+        const health = document.querySelector('tr[data-student="ada"] [data-health]');
+        return health !== null && Number(health.dataset.nodesReady) === Number(health.dataset.nodes) - 1;
+    }"""
+    teacher.wait_for_function(one_node_down, timeout=30_000)
+    assert teacher.is_visible('tr[data-student="ada"] [data-health].unhealthy')
     assert teacher.is_checked('tr[data-student="ada"] input[name=student]')  # kept across refreshes
     teacher.screenshot(path=str(_artifacts() / "classroom-dashboard-en.png"), full_page=True)
 
