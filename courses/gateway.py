@@ -41,11 +41,11 @@ from __future__ import annotations
 import asyncio
 import json
 import weakref
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -607,6 +607,36 @@ def faults_in_force(*, cluster: str) -> list[dict[str, Any]]:
     return [fault.as_json() for fault in FaultService.of(lab).in_force(cluster)]
 
 
+class _TraceReader(Protocol):
+    """What reads a cluster's recorded trace a little at a time (``Episodes``, ``FailureWindow``)."""
+
+    last_seq: int
+
+    def offer(self, event: Mapping[str, Any]) -> None: ...
+
+
+_Reader = TypeVar("_Reader", bound=_TraceReader)
+
+
+def _read_on(
+    readers: weakref.WeakKeyDictionary[TraceBus, _Reader], bus: TraceBus, new: Callable[[], _Reader]
+) -> _Reader:
+    """``bus``'s reader in ``readers`` (made by ``new`` the first time), given the events recorded
+    since it last read. A recorder that has pushed out events not yet read is read again from its
+    oldest event, by a new reader: the counts start over there."""
+    reader = readers.get(bus)
+    if reader is None:
+        reader = readers[bus] = new()
+    try:
+        events = bus.recorder.since(reader.last_seq)
+    except TooOld:
+        reader = readers[bus] = new()
+        events = list(bus.recorder)
+    for event in events:
+        reader.offer(event)
+    return reader
+
+
 #: The fault episodes read so far of each cluster's trace, by its bus: each call reads only what was
 #: recorded since the last (weak keys: a bus that goes, goes with its episodes).
 _EPISODES: weakref.WeakKeyDictionary[TraceBus, Episodes] = weakref.WeakKeyDictionary()
@@ -619,17 +649,7 @@ def fault_episodes(*, cluster: str) -> list[dict[str, Any]]:
     lab = active_lab()
     if lab is None:
         return []
-    bus = lab.trace_bus(cluster)
-    episodes = _EPISODES.get(bus)
-    if episodes is None:
-        episodes = _EPISODES[bus] = Episodes()
-    try:
-        events = bus.recorder.since(episodes.last_seq)
-    except TooOld:
-        episodes = _EPISODES[bus] = Episodes()
-        events = list(bus.recorder)
-    for event in events:
-        episodes.offer(event)
+    episodes = _read_on(_EPISODES, lab.trace_bus(cluster), Episodes)
     return [episode.as_json() for episode in episodes.episodes()]
 
 
@@ -656,17 +676,7 @@ def cluster_health(*, cluster: str) -> dict[str, Any] | None:
         plural = cache.rtype.plural
         if cache.rtype.group == "" and plural in objects and cache.ready:
             objects[plural] = [cached.obj for cached in cache.list(None, None)]
-    bus = lab.trace_bus(cluster)
-    window = _FAILURES.get(bus)
-    if window is None:
-        window = _FAILURES[bus] = FailureWindow()
-    try:
-        events = bus.recorder.since(window.last_seq)
-    except TooOld:
-        window = _FAILURES[bus] = FailureWindow()
-        events = list(bus.recorder)
-    for event in events:
-        window.offer(event)
+    window = _read_on(_FAILURES, lab.trace_bus(cluster), FailureWindow)
     failing = window.count(found.clock.now())
     return Health.of(objects["nodes"], objects["pods"], failing).as_json()
 
