@@ -67,6 +67,21 @@ def _rounded(x: float | None, digits: int = 3) -> float | None:
     return round(x, digits)
 
 
+def _rounded_against(x: float | None, target: str, met: bool) -> float | None:
+    """``x`` rounded for the line, with as many more digits as it takes not to contradict ``met``.
+
+    A ratio of 0.4996 against ">= 0.5" is not met; printed as 0.5 it would look met. Such a
+    figure keeps the digits that show why (0.4996), up to the full float.
+    """
+    if x is None or math.isnan(x) or math.isinf(x):
+        return _rounded(x)
+    for digits in range(3, 16):
+        shown = round(x, digits)
+        if target_met(target, shown) is met:
+            return shown
+    return x
+
+
 @dataclass(frozen=True, slots=True)
 class Result:
     """One measurement of one benchmark."""
@@ -106,15 +121,21 @@ class Result:
         return target_met(self.target, actual)
 
     def to_dict(self) -> dict[str, Any]:
+        met = self.met
+        shown = {"value": _rounded(self.value), "ratio": _rounded(self.ratio)}
+        if self.target is not None and met is not None and "error" not in self.extra:
+            # The figure ``met`` was decided on is printed so that it agrees with ``met``.
+            decided_on = "ratio" if self.baseline is not None else "value"
+            shown[decided_on] = _rounded_against(getattr(self, decided_on), self.target, met)
         line: dict[str, Any] = {
             "bench": self.bench,
             "metric": self.metric,
-            "value": _rounded(self.value),
+            "value": shown["value"],
             "unit": self.unit,
             "baseline": _rounded(self.baseline),
-            "ratio": _rounded(self.ratio),
+            "ratio": shown["ratio"],
             "target": self.target,
-            "met": self.met,
+            "met": met,
         }
         line.update(self.extra)
         return line

@@ -354,6 +354,10 @@ KUBELAB_DEMO_ANONYMOUS = _env_bool("KUBELAB_DEMO_ANONYMOUS", True)
 #: trace socket's layer may not import the web app, so it is handed the rule by this name
 #: (controlplane/consumers/access.py). A Django setting, not an environment variable.
 KUBELAB_CLUSTER_ACCESS = "courses.access.user_may_view"
+#: Which part of a cluster's trace a viewer sees (a student in a classroom's shared cluster: their own
+#: namespace, not their classmates'): the dotted path of a function ``(user, cluster name) ->
+#: TraceScope | None`` (controlplane/trace/scope.py), handed down by name as the rule above.
+KUBELAB_TRACE_SCOPE = "courses.access.user_trace_scope"
 #: How fast the clusters' timers run: ``classroom`` (upstream's ratios, five times faster) or
 #: ``upstream`` (Kubernetes' defaults); see controlplane/timing.py.
 KUBELAB_TIMING_PROFILE = _env_choice("KUBELAB_TIMING_PROFILE", "classroom", ("classroom", "upstream"))

@@ -71,11 +71,15 @@ class APIEndpoint:
         its own link, which a fault can cut or slow (``controlplane/faults/links.py``)."""
         return ComponentLink(self, component)
 
-    async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
+    def serving(self) -> _Server:
+        """The API server serving at the address now; ``ConnectionRefusedError`` while none does."""
         server = self._server()
         if server is None or not server.started:
             raise ConnectionRefusedError(f"nothing listens for cluster {self.cluster!r}'s API")
-        await server(scope, receive, send)
+        return server
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
+        await self.serving()(scope, receive, send)
 
     def __repr__(self) -> str:
         return f"<APIEndpoint {self.cluster}>"
@@ -104,7 +108,9 @@ class ComponentLink:
                 await asyncio.sleep(condition.delay)  # the network's time: real seconds
                 if (now := links.condition(self.component)) is not None and now.cut:  # cut meanwhile
                     raise self._unreachable()
-        await self.endpoint(scope, receive, send)
+        # The server itself, not ``self.endpoint(...)``: one coroutine less between the client and the
+        # server, which every resumption of the request (each await of the store) passes through.
+        await self.endpoint.serving()(scope, receive, send)
 
     def _unreachable(self) -> ConnectionRefusedError:
         # What Go's dialer says when no route leads to the address (client-go passes it on).

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 from django.utils import translation
@@ -20,6 +21,68 @@ from tests.support.database import forget_worker_connections
 
 #: How many loop turns a test's tasks get to finish on their own after the test returns.
 SETTLE_TURNS = 5
+
+#: The modules that take longest (``pytest --durations``), longest first. They are collected before
+#: the others, so that with pytest-xdist's ``--dist loadfile`` (``make test``) the workers start on
+#: them and the short modules fill in around them: otherwise a long module that happens to come last
+#: in the collection runs alone at the end while the other worker has finished. A module missing
+#: from this list only costs time, never a test.
+LONGEST_FIRST = (
+    "tests/courses/chapters/test_play_chapters_later.py",
+    "tests/courses/chapters/test_play_chapters.py",
+    "tests/bench/test_ui_smoke.py",
+    "tests/browser/test_topology.py",
+    "tests/bench/test_course_smoke.py",
+    "tests/bench/test_api_smoke.py",
+    "tests/courses/console/test_helptext.py",
+    "tests/clients/test_kubectl_batch.py",
+    "tests/browser/test_chapter.py",
+    "tests/browser/test_classrooms.py",
+    "tests/bench/test_classroom_smoke.py",
+    "tests/clients/test_kubectl_workloads.py",
+    "tests/courses/classrooms/test_shared_play.py",
+    "tests/browser/test_shared_cluster.py",
+)
+
+
+def _awaiting(coro: Any) -> list[Any]:
+    """The frames of ``coro`` and of what it awaits, down to the innermost (``Task.get_stack`` only
+    gives the outermost coroutine's)."""
+    frames = []
+    while coro is not None:
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+        if frame is not None:
+            frames.append(frame)
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+    return frames
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """When pytest-timeout stops a test that hangs, it prints every thread's stack; on an event loop
+    that waits forever, the one that matters is the stack of each asyncio task, printed here too."""
+    import pytest_timeout  # type: ignore[import-untyped]  # (no type hints; requirements-dev.txt)
+
+    threads_only = pytest_timeout.dump_stacks
+
+    def dump_stacks(terminal: Any) -> None:
+        threads_only(terminal)
+        try:
+            loop = asyncio.get_running_loop()  # the timeout's signal arrives on the loop's thread
+        except RuntimeError:
+            return
+        tasks = sorted(asyncio.all_tasks(loop), key=lambda task: task.get_name())
+        terminal.sep("~", title=f"{len(tasks)} asyncio tasks, each where it waits")
+        for task in tasks:
+            frames = _awaiting(task.get_coro())[-4:]
+            where = " -> ".join(f"{f.f_code.co_name} ({f.f_code.co_filename}:{f.f_lineno})" for f in frames)
+            terminal.write(f"{_describe(task)}: {where}\n")
+
+    pytest_timeout.dump_stacks = dump_stacks
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {module: position for position, module in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(LONGEST_FIRST)))
 
 
 def _describe(task: asyncio.Task[object]) -> str:

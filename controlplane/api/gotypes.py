@@ -182,7 +182,7 @@ _SKIP, _INTSTR, _QTY, _TIME, _STRUCT, _ARRAY, _MAP, _STRING, _INTEGER, _NUMBER, 
 class _Plan:
     """How to check a value against one schema node (its ``kind``, one of the codes above)."""
 
-    __slots__ = ("children", "go", "high", "kind", "layout", "low", "node", "struct")
+    __slots__ = ("children", "go", "high", "kind", "layout", "low", "node", "plans", "struct")
 
     def __init__(self, kind: int, node: Schema) -> None:
         self.kind = kind
@@ -191,6 +191,10 @@ class _Plan:
         self.go = ""
         #: A struct's fields by JSON name; an array's items or a map's values (a one-entry dict).
         self.children: Mapping[str, Schema] | None = None
+        #: The plans of ``children``, by the same names, filled in as values are met (:func:`_child`):
+        #: one lookup per field instead of finding the child's node's plan each time. (The schema is
+        #: read-only and plans are never rebuilt, so an entry never goes stale.)
+        self.plans: dict[str, _Plan] = {}
         #: The Go name of a named struct (``PodSpec``): the struct an error inside it names.
         self.struct: str | None = None
         self.layout = ""
@@ -262,24 +266,38 @@ def _build(node: Schema) -> _Plan:
     return _Plan(_SKIP, node)
 
 
+def _child(plan: _Plan, name: str) -> _Plan | None:
+    """The plan of ``plan``'s child ``name`` (a struct's field; ``""``: the items or values), or None
+    if it has none; kept in ``plan.plans`` for the next value."""
+    fields = plan.children
+    node = fields.get(name) if fields is not None else None
+    if node is None:
+        return None
+    inner = plan.plans[name] = _plan(node)
+    return inner
+
+
 def _check(parent: Any, key: Any, value: Any, plan: _Plan) -> None:
     """Check ``value`` (``parent[key]``) against ``plan``; raises ``_Mismatch``."""
     kind = plan.kind
     if kind == _STRUCT:
         if not isinstance(value, dict):
             raise _mismatch(value, go_type(plan.node))
-        fields = plan.children
-        assert fields is not None
+        plans = plan.plans
         for name, child in value.items():
             if child is None:
                 continue
-            field = fields.get(name)
-            if field is None:  # unknown fields are strict decoding's business
-                continue
-            inner = _plan(field)
-            # The common leaves inline: a string or a boolean that fits needs no call.
-            if (inner.kind == _STRING and type(child) is str) or (
-                inner.kind == _BOOL and type(child) is bool
+            inner = plans.get(name)
+            if inner is None:
+                inner = _child(plan, name)
+                if inner is None:  # unknown fields are strict decoding's business
+                    continue
+            # The common leaves inline: a string, a boolean or an integer that fits needs no call.
+            inner_kind = inner.kind
+            if (
+                (inner_kind == _STRING and type(child) is str)
+                or (inner_kind == _BOOL and type(child) is bool)
+                or (inner_kind == _INTEGER and type(child) is int and inner.low <= child <= inner.high)
             ):
                 continue
             try:
@@ -293,13 +311,15 @@ def _check(parent: Any, key: Any, value: Any, plan: _Plan) -> None:
     elif kind == _ARRAY:
         if not isinstance(value, list):
             raise _mismatch(value, go_type(plan.node))
-        if plan.children is not None:
-            _items(value, enumerate(value), _plan(plan.children[""]))
+        inner = plan.plans.get("") or _child(plan, "")
+        if inner is not None:
+            _items(value, enumerate(value), inner)
     elif kind == _MAP:
         if not isinstance(value, dict):
             raise _mismatch(value, go_type(plan.node))
-        if plan.children is not None:
-            _items(value, value.items(), _plan(plan.children[""]))
+        inner = plan.plans.get("") or _child(plan, "")
+        if inner is not None:
+            _items(value, value.items(), inner)
     elif kind == _STRING:
         if not isinstance(value, str):
             raise _mismatch(value, go_type(plan.node))

@@ -117,6 +117,20 @@ def _walk(
                 if not isinstance(item, _SCALARS):
                     _walk(item, sub, f"{path}[{position}]", errors, definitions)
         return
+    if value.__class__ is dict:
+        # A decoded object (the common case: a body known to name no member twice): no member
+        # can repeat, so none is looked for. The same checks in the same order as below.
+        if kind == "map":
+            for name, child in value.items():
+                if not isinstance(child, _SCALARS):
+                    _walk(child, sub, _join(path, name), errors, definitions)
+            return
+        for name, child in value.items():
+            if name not in sub:
+                errors.append(f'unknown field "{_join(path, name)}"')
+            elif not isinstance(child, _SCALARS):
+                _walk(child, sub[name], _join(path, name), errors, definitions)
+        return
     pairs = _members(value)
     if pairs is None:
         return

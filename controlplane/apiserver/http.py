@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -63,12 +62,16 @@ def audit_id_from_header(value: str | None) -> str | None:
     if not value:
         return None
     value = value.strip()
-    if not value or len(value) > MAX_AUDIT_ID or not _VISIBLE_ASCII.fullmatch(value):
+    if not value or len(value) > MAX_AUDIT_ID or not _visible_ascii(value):
         return None
     return value
 
 
-_VISIBLE_ASCII = re.compile(r"[!-~]+")
+def _visible_ascii(value: str) -> bool:
+    """Whether ``value`` is only visible ASCII, ``!`` to ``~`` (the regular expression ``[!-~]*``):
+    ASCII that is printable (space to ``~``) without a space. String methods, not a regular
+    expression, since every request with an ``Audit-ID`` asks."""
+    return value.isascii() and value.isprintable() and " " not in value
 
 
 def client_cert_chain(scope: Scope) -> tuple[object, ...]:
@@ -78,8 +81,11 @@ def client_cert_chain(scope: Scope) -> tuple[object, ...]:
     kept as its only element, so that it is refused as malformed rather than taken for no certificate.
     """
     extensions = scope.get("extensions")
-    tls = extensions.get("tls") if isinstance(extensions, Mapping) else None
-    chain = tls.get("client_cert_chain") if isinstance(tls, Mapping) else None
+    if extensions is None:  # the usual case in-process: nothing to look into
+        return ()
+    # ``type(...) is dict`` first: a plain dict (what servers send) skips the ABC's isinstance check.
+    tls = extensions.get("tls") if type(extensions) is dict or isinstance(extensions, Mapping) else None
+    chain = tls.get("client_cert_chain") if type(tls) is dict or isinstance(tls, Mapping) else None
     if chain is None:
         return ()
     if isinstance(chain, (list, tuple)):
@@ -182,7 +188,7 @@ class Request:
         if raw_query:
             for key, value in parse_qsl(raw_query, keep_blank_values=True):
                 query[key] = value
-        raw = tuple((k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", ()))
+        raw = tuple([(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", ())])
         headers = dict(raw)
         client = scope.get("client")
         return cls(
@@ -215,10 +221,18 @@ class Request:
 
     @property
     def content_type(self) -> str:
-        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+        """The body's media type, lower-case, without parameters (``application/json``)."""
+        return _media_type(self.headers.get("content-type", ""))
 
     def flag(self, name: str) -> bool:
         return self.query.get(name, "").lower() in ("true", "1")
+
+
+@functools.lru_cache(maxsize=64)
+def _media_type(header: str) -> str:
+    """A ``Content-Type`` header's media type: clients send the same few, and several stages ask
+    (decoding, audit, metrics), so each header is read once."""
+    return header.split(";")[0].strip().lower()
 
 
 def decode_body(body: bytes, content_type: str) -> Any:

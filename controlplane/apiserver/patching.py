@@ -100,7 +100,35 @@ def warning_headers(warnings: list[str]) -> dict[str, str] | None:
 def _schema(rtype: ResourceType) -> Any:
     if isinstance(rtype.strategy, CustomResourceStrategy):  # a custom resource: its definition's schema
         return rtype.strategy.typed_schema
-    return typed.root_for_kind(rtype.group, rtype.version, rtype.kind)
+    return _builtin_schema(rtype)[0]
+
+
+def _definition(rtype: ResourceType) -> str | None:
+    """The name of a kind's upstream definition (None: upstream has none)."""
+    return _builtin_schema(rtype)[1]
+
+
+def _builtin_schema(rtype: ResourceType) -> tuple[Any, str | None]:
+    """A kind's typed schema root and upstream definition name, looked up once per resource type.
+
+    Both depend only on the type's group, version and kind (a frozen ResourceType's) and on
+    upstream's schema, which is read once and never changes: an entry cannot go stale. (A custom
+    resource's schema, which its definition can change, is not taken from here.) Each entry keeps
+    its resource type alive, so the id that keys it is not reused meanwhile.
+    """
+    hit = _builtin_schemas.get(id(rtype))
+    if hit is not None and hit[0] is rtype:
+        return hit[1], hit[2]
+    node = typed.root_for_kind(rtype.group, rtype.version, rtype.kind)
+    definition = schemas.definition_for_kind(rtype.group, rtype.version, rtype.kind)
+    if len(_builtin_schemas) >= _SCHEMAS_KEPT:
+        _builtin_schemas.clear()
+    _builtin_schemas[id(rtype)] = (rtype, node, definition)
+    return node, definition
+
+
+_builtin_schemas: dict[int, tuple[ResourceType, Any, str | None]] = {}
+_SCHEMAS_KEPT: Final = 1024
 
 
 def _reset_fields(rtype: ResourceType, subresource: str) -> Set | None:
@@ -223,7 +251,7 @@ def decode_strictly(
 
 def _check_go_types(rtype: ResourceType, obj: Object) -> None:
     """400 BadRequest, as upstream's decoder, for a value that cannot become its Go field's type."""
-    definition = schemas.definition_for_kind(rtype.group, rtype.version, rtype.kind)
+    definition = _definition(rtype)
     if definition is None:
         return
     problem = gotypes.type_error(obj, definition)
@@ -393,7 +421,7 @@ class Patcher:
         (apiserver ``handlers/patch.go``: the patched object fails ``DecodeInto``, answered as
         ``field.Invalid(field.NewPath("patch"), <patched object or patch>, err)`` of no kind.)
         """
-        definition = schemas.definition_for_kind(self.rtype.group, self.rtype.version, self.rtype.kind)
+        definition = _definition(self.rtype)
         problem = None if definition is None else gotypes.type_error(patched, definition)
         if problem is None:
             return patched
@@ -417,7 +445,7 @@ class Patcher:
             return False
         if strict.without_unknown_fields(document, self.node)[1]:
             return False
-        definition = schemas.definition_for_kind(self.rtype.group, self.rtype.version, self.rtype.kind)
+        definition = _definition(self.rtype)
         return definition is None or gotypes.type_error(document, definition) is None
 
     def _apply(self, current: Object) -> Object:

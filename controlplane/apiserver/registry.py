@@ -418,6 +418,7 @@ class Registry:
         dry_run: bool = False,
         create_if_missing: bool = False,
         track: Track | None = None,
+        replaces: bool = False,
     ) -> Written:
         """Read-modify-write with optimistic concurrency (upstream's ``GuaranteedUpdate``).
 
@@ -425,6 +426,9 @@ class Registry:
         the desired one. If the desired object carries a resourceVersion, it must equal the current
         one (else 409 Conflict). If it carries none, the write is unconditional on the client's side,
         and a race with another writer is retried here with a fresh read.
+
+        ``replaces``: ``mutate`` ignores the object it gets and returns a whole new one (a PUT), so
+        no copy of the current object is made for it; it gets ``{}``.
         """
         scope = required(scope, "Registry.update")
         key = self.key(namespace, name)
@@ -446,9 +450,12 @@ class Registry:
                 created = await self.create(desired, namespace, scope=scope, dry_run=dry_run, track=track)
                 return Written(created, created=True)
             current = self.decode(kv)
-            # The copy to change: decoding the stored bytes again is twice as fast as copying the
-            # decoded object (unless they must be decrypted again).
-            desired = mutate(self.decode(kv) if self.transformer is None else deep_copy(current))
+            if replaces:
+                desired = mutate({})
+            else:
+                # The copy to change: decoding the stored bytes again is twice as fast as copying
+                # the decoded object (unless they must be decrypted again).
+                desired = mutate(self.decode(kv) if self.transformer is None else deep_copy(current))
             request = deep_copy(desired) if self.allocator is not None else desired
             meta = desired.setdefault("metadata", {})
             if not isinstance(meta, dict):

@@ -15,6 +15,7 @@ these words, which is why they are computed first.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -54,8 +55,28 @@ def _truthy(value: str | None) -> bool:
     return value is not None and value.lower() in ("true", "1")
 
 
+#: Request infos remembered at most (``_parse``): one per method and path a server is sent; and the
+#: longest path remembered (a longer one is parsed each time, so the cache's memory stays small).
+PARSE_CACHE_SIZE = 4096
+MAX_CACHED_PATH = 512
+
+
 def parse(method: str, path: str, query: Mapping[str, str]) -> RequestInfo:
-    """Upstream's ``RequestInfoFactory.NewRequestInfo`` for ``/api`` and ``/apis`` paths."""
+    """Upstream's ``RequestInfoFactory.NewRequestInfo`` for ``/api`` and ``/apis`` paths.
+
+    Of the query only ``watch`` counts (it makes a collection's ``get`` a ``watch``), so the answer
+    is a function of the method, the path and that one flag, remembered for each (``_parse``):
+    clients send the same few requests again and again (a kubelet renews its Lease every few seconds).
+    A ``RequestInfo`` is frozen, so requests may share one.
+    """
+    watch = _truthy(query.get("watch"))
+    if len(path) > MAX_CACHED_PATH:
+        return _parse.__wrapped__(method, path, watch)
+    return _parse(method, path, watch)
+
+
+@functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
+def _parse(method: str, path: str, watch: bool) -> RequestInfo:
     segments = [s for s in path.strip("/").split("/") if s] if path.strip("/") else []
     non_resource = RequestInfo(path=path, verb=method.lower(), is_resource_request=False)
     if not segments or segments[0] not in ("api", "apis"):
@@ -93,7 +114,7 @@ def parse(method: str, path: str, query: Mapping[str, str]) -> RequestInfo:
     subresource = parts[2] if len(parts) > 2 else ""
 
     if not name and verb == "get":
-        verb = "watch" if _truthy(query.get("watch")) else "list"
+        verb = "watch" if watch else "list"
     if not name and verb == "delete":
         verb = "deletecollection"
     return RequestInfo(

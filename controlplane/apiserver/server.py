@@ -489,10 +489,13 @@ class APIServer:
                 audit_id=request.audit_id, report=report, annotations=audit.annotations_of(audited)
             ),
         )
+        cache = self.caches.get(rtype.cache_key or "")
+        if cache is not None and not cache.ready:  # its first use (a started one is just looked up)
+            cache = await self._cache_for(rtype)
         ctx = Context(
             rtype=rtype,
             registry=self.registries[(rtype.group, rtype.version, rtype.plural)],
-            cache=await self._cache_for(rtype),
+            cache=cache,
             store=self.store,
             request=request,
             namespace=route.namespace,

@@ -22,10 +22,11 @@ the wire format.
 Fan-out is where a busy API server spends its time: one write to a pod makes one store event, and a
 thousand watchers of pods make that a thousand deliveries. Three things keep that cheap and fair:
 
-- **encode once.** Each event's JSON line (``{"type":"MODIFIED","object":{...}}``) is serialized the
-  first time a watcher needs it and then shared, byte for byte, by every watcher that gets the same
-  event (upstream's cacher does the same with its ``cachingObject``). A watcher without selectors
-  takes the event as it is, with no per-watcher work beyond queueing it.
+- **encode once.** Each event's object is serialized the first time a watcher needs it and then
+  shared, byte for byte, by every watcher that gets the same event (upstream's cacher does the same
+  with its ``cachingObject``); a watcher only copies those bytes into its chunk, between the line's
+  ``{"type":"MODIFIED","object":`` and ``}``. A watcher without selectors takes the event as it is,
+  with no per-watcher work beyond queueing it.
 - **fan out in turns.** Offering an event wakes each watcher's handler, and each handler then writes
   to its connection. Waking a thousand at once would keep the event loop busy with deliveries for
   tens of milliseconds while the request that caused the event (and every other request) waits for
@@ -64,7 +65,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from controlplane.api import selectors, serializer
 from controlplane.api.meta import Object
@@ -89,9 +90,6 @@ WATCHER_BUFFER = 1_000
 FANOUT_BATCH = 25
 #: Changes fanned out together at most, and the outbox's size (well below ``WATCHER_BUFFER``).
 MAX_FANOUT_EVENTS = 100
-#: How many of the newest events keep their encoded line: beyond that, every watcher has written
-#: them or been closed for falling behind; an older event's line is rebuilt if a watch resumes there.
-LINE_HORIZON = 2 * WATCHER_BUFFER
 
 
 #: Resources whose current objects are kept as bytes only, decoded again when a request needs them.
@@ -194,7 +192,9 @@ class Cached:
 class CacheEvent:
     """A change as clients see it: ADDED, MODIFIED or DELETED, with the object before and after.
 
-    ``json_line`` is the event as a watch stream carries it, serialized once for every watcher.
+    The object is serialized once for every watcher (``Cached.raw``); the line around it is not
+    kept: a window holding each object's bytes twice, once alone for reads and once inside its
+    line, would double what the window costs, and a watcher copies the bytes into its chunk anyway.
     """
 
     type: str
@@ -202,16 +202,23 @@ class CacheEvent:
     revision: int
     object: Cached
     previous: Cached | None
-    _line: bytes | None = None
     #: When the cache recorded it, in the cluster's time (what the window's sizing reads).
     recorded: float = 0.0
+
+    def line_parts(self) -> tuple[bytes, bytes, bytes]:
+        """The pieces of :attr:`json_line`, for a writer that joins them into its chunk."""
+        return _LINE_PREFIXES[self.type], self.object.raw, b"}\n"
 
     @property
     def json_line(self) -> bytes:
         """``{"type":...,"object":...}`` and a newline: one line of a JSON watch stream."""
-        if self._line is None:
-            self._line = b'{"type":"' + self.type.encode() + b'","object":' + self.object.raw + b"}\n"
-        return self._line
+        return b"".join(self.line_parts())
+
+
+#: What comes before the object in a line of each event type (a cache event is one of these three).
+_LINE_PREFIXES: Final = {
+    t: b'{"type":"' + t.encode() + b'","object":' for t in ("ADDED", "MODIFIED", "DELETED")
+}
 
 
 #: A watcher's selectors as one predicate; None when it has none (every object matches).
@@ -382,6 +389,8 @@ class WatchCache:
         self._watch: Watch | None = None
         self._ready = asyncio.Event()
         self._advanced = asyncio.Event()
+        #: How many ``wait_for`` calls wait on ``_advanced`` now (``_notify`` sets it only for them).
+        self._waiting = 0
 
     @property
     def lazy(self) -> bool:
@@ -538,10 +547,6 @@ class WatchCache:
             change = CacheEvent("DELETED", event.key, event.revision, last, previous)
         change.recorded = self.clock.now()
         self._record(change)
-        if len(self.events) > LINE_HORIZON:
-            # No live watcher can still be writing this one (a watcher that far behind is closed):
-            # keep the object's bytes for resuming watches, not its line as well.
-            self.events[-LINE_HORIZON - 1]._line = None
         self._advance(event.revision)
         return change
 
@@ -623,8 +628,11 @@ class WatchCache:
             self._notify()
 
     def _notify(self) -> None:
-        self._advanced.set()
-        self._advanced = asyncio.Event()
+        # Nearly always nobody waits (a write's event comes in, no read is behind it): then there is
+        # nobody to wake, and the unset Event stays for the next waiter.
+        if self._waiting:
+            self._advanced.set()
+            self._advanced = asyncio.Event()
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -638,7 +646,11 @@ class WatchCache:
         try:
             async with timeout(self.clock, seconds):
                 while self.revision < revision:
-                    await self._advanced.wait()
+                    self._waiting += 1
+                    try:
+                        await self._advanced.wait()
+                    finally:
+                        self._waiting -= 1
         except TimeoutError:
             return False
         return True

@@ -180,7 +180,7 @@ class _Listener:
                     result = self.handler.on_update(notification.old, notification.new)
                 else:
                     result = self.handler.on_delete(notification.obj)
-                if inspect.isawaitable(result):
+                if result is not None and inspect.isawaitable(result):  # most handlers return None
                     await result
             except asyncio.CancelledError:
                 raise

@@ -100,8 +100,12 @@ def new_audit_id() -> str:
 
 def _with_audit_id(headers: Mapping[str, str] | None) -> dict[str, str]:
     """``headers`` with an ``Audit-ID`` (the caller's, else a new one), reported to ``note_request``."""
-    out = dict(headers or {})
-    audit_id = next((v for k, v in out.items() if k.lower() == "audit-id"), None)
+    out = dict(headers) if headers else {}
+    audit_id = None
+    for name, value in out.items():
+        if name.lower() == "audit-id":
+            audit_id = value
+            break
     if audit_id is None:
         audit_id = out[AUDIT_ID_HEADER] = new_audit_id()
     note_request(audit_id)
@@ -155,6 +159,12 @@ class ListOptions:
         return params
 
 
+def _segment(text: str) -> str:
+    """``text`` percent-encoded as one path segment (``quote(text, safe="")``); a name made of the
+    characters ``quote`` keeps as they are (nearly every one) is returned without the call."""
+    return text if _PLAIN.fullmatch(text) is not None else quote(text, safe="")
+
+
 def resource_path(
     group: str,
     version: str,
@@ -167,10 +177,10 @@ def resource_path(
     """``/api/v1/namespaces/<ns>/<plural>/<name>/<sub>`` or ``/apis/<group>/<version>/...``."""
     parts = ["/api", version] if not group else ["/apis", group, version]
     if namespace:
-        parts += ["namespaces", quote(namespace, safe="")]
+        parts += ["namespaces", _segment(namespace)]
     parts.append(plural)
     if name:
-        parts.append(quote(name, safe=""))
+        parts.append(_segment(name))
     if subresource:
         parts.append(subresource)
     return "/".join(parts)
@@ -220,6 +230,8 @@ class RESTClient:
         )
         self._urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = {}
         self._targets: dict[httpx.URL, Target | None] = {}
+        #: ``_target``'s answers by request line (path and params); dropped when full, as ``_urls``.
+        self._lines: dict[tuple[str, tuple[tuple[str, str], ...]], Target | None] = {}
         base = self._http.base_url  # httpx keeps its path ending in "/"
         self._base = (base.scheme, base.host, base.port, base.path, base.raw_path)
         self._default_headers = {name.lower(): value for name, value in default_headers(config).items()}
@@ -270,6 +282,11 @@ class RESTClient:
         if self.rate_limiter is not None:
             await self.rate_limiter.accept()
 
+    def _token_at_hand(self) -> bool:
+        """Take a token if there is one now, without a coroutine: ``_throttle`` would not wait then
+        either, and nearly every request finds one. False: ``_throttle`` must wait for one."""
+        return self.rate_limiter is None or self.rate_limiter.try_accept()
+
     def _url(self, path: str, params: Mapping[str, str] | None) -> httpx.URL:
         """The absolute URL of ``path`` with ``params``, parsed once per distinct request line.
 
@@ -298,14 +315,23 @@ class RESTClient:
         dot. For those, the URL httpx would build is the base URL, the path and ``k=v&...`` as given,
         so the target is put together from them directly (parsing a URL for each pod's name is a
         measurable cost); anything else goes through ``httpx.URL``, cached per request line.
+
+        Either way the answer is kept per request line: a component sends the same few again and
+        again (a kubelet its Lease renewal every few seconds). It depends on nothing but the line,
+        the client's base URL and the transport's mount point, which never change.
         """
+        key = (path, tuple(params.items()) if params else ())
+        if key in self._lines:
+            return self._lines[key]
+        if len(self._lines) >= URL_CACHE_SIZE:
+            self._lines.clear()
         if _PLAIN_PATH.fullmatch(path) is not None and (
             not params or all(_PLAIN.fullmatch(k) and _PLAIN.fullmatch(v) for k, v in params.items())
         ):
             scheme, host, port, base_path, base_raw_path = self._base
             relative = path[1:]
             query = "&".join([f"{k}={v}" for k, v in params.items()]) if params else ""
-            return transport.target_of(
+            target = transport.target_of(
                 scheme,
                 host,
                 port,
@@ -313,10 +339,12 @@ class RESTClient:
                 base_raw_path + relative.encode("ascii"),
                 query.encode("ascii"),
             )
-        url = self._url(path, params)
-        if url in self._targets:
-            return self._targets[url]
-        target = self._targets[url] = transport.target(url)
+        else:
+            url = self._url(path, params)
+            if url not in self._targets:
+                self._targets[url] = transport.target(url)
+            target = self._targets[url]
+        self._lines[key] = target
         return target
 
     async def _send(
@@ -336,7 +364,7 @@ class RESTClient:
         Every attempt carries the same ``Audit-ID`` (see the module docstring).
         """
         headers = _with_audit_id(headers)
-        if throttle_first:
+        if throttle_first and not self._token_at_hand():
             await self._throttle()
         retries = 0
         while True:

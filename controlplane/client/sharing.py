@@ -145,13 +145,36 @@ def intern_strings(obj: Any) -> Any:
     return obj
 
 
+#: The types ``freeze`` copies (the others are kept as they are: numbers, booleans, None).
+_CONTAINERS = (dict, list, FrozenDict, FrozenList)
+
+
 def freeze(value: Any) -> Any:
-    """A frozen copy of ``value`` (``FrozenDict``/``FrozenList`` all the way down, strings interned)."""
+    """A frozen copy of ``value`` (``FrozenDict``/``FrozenList`` all the way down, strings interned).
+
+    The leaves (most of an object's values) are handled in the loop rather than by a call each.
+    """
     kind = type(value)
     if kind is dict or kind is FrozenDict:
-        return FrozenDict([(key, freeze(item)) for key, item in value.items()])
+        items: list[tuple[str, Any]] = []
+        for key, item in value.items():
+            item_kind = type(item)
+            if item_kind is str:
+                item = _intern(item)
+            elif item_kind in _CONTAINERS:
+                item = freeze(item)
+            items.append((key, item))
+        return FrozenDict(items)
     if kind is list or kind is FrozenList:
-        return FrozenList([freeze(item) for item in value])
+        frozen: list[Any] = []
+        for item in value:
+            item_kind = type(item)
+            if item_kind is str:
+                item = _intern(item)
+            elif item_kind in _CONTAINERS:
+                item = freeze(item)
+            frozen.append(item)
+        return FrozenList(frozen)
     if kind is str:
         return _intern(value)
     return value

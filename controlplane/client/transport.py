@@ -91,6 +91,39 @@ class _Broken:
 _Chunk = bytes | _End | _Broken
 
 
+class _Chunks:
+    """The response's chunks on their way from the app to the one reader: an unbounded queue.
+
+    Not an ``asyncio.Queue``: every open watch holds one for as long as it lasts, and a cluster
+    keeps about a hundred open, where ``asyncio.Queue`` brings four deques and an ``Event`` each
+    (about 3 KB) for a queue that holds a chunk or two at a time, with one reader and no bound.
+    """
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: list[_Chunk] = []
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, chunk: _Chunk) -> None:
+        self._items.append(chunk)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    async def get(self) -> _Chunk:
+        while not self._items:
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+        return self._items.pop(0)
+
+
 class _Exchange:
     """One request and its response: both ends of the ASGI conversation with the app."""
 
@@ -98,7 +131,7 @@ class _Exchange:
         self._body: bytes | None = body
         loop = asyncio.get_running_loop()
         self.started: asyncio.Future[tuple[int, list[tuple[bytes, bytes]]]] = loop.create_future()
-        self.chunks: asyncio.Queue[_Chunk] = asyncio.Queue()
+        self.chunks = _Chunks()
         #: Set when the client is gone or the response is complete: ``receive`` answers disconnect.
         self.disconnected = asyncio.Event()
         self.complete = False
@@ -156,8 +189,7 @@ class _Exchange:
         """The client is done with the response: tell the app, give it a moment, then cancel it."""
         self.closed = True
         self.disconnected.set()
-        while not self.chunks.empty():
-            self.chunks.get_nowait()
+        self.chunks.clear()
         self.chunks.put_nowait(_End())  # a reader still waiting (another task) sees the body end
         if task.done():
             return
@@ -184,11 +216,14 @@ class _ResponseStream(httpx.AsyncByteStream):
     async def __anext__(self) -> bytes:
         if self._done:
             raise StopAsyncIteration
-        try:
-            async with asyncio.timeout(self._read_timeout):
-                chunk = await self._exchange.chunks.get()
-        except TimeoutError:
-            raise httpx.ReadTimeout("timed out reading the in-process response") from None
+        if self._read_timeout is None:  # a watch: no read timeout, so no timer to arm per chunk
+            chunk = await self._exchange.chunks.get()
+        else:
+            try:
+                async with asyncio.timeout(self._read_timeout):
+                    chunk = await self._exchange.chunks.get()
+            except TimeoutError:
+                raise httpx.ReadTimeout("timed out reading the in-process response") from None
         if isinstance(chunk, bytes):
             return chunk
         self._done = True
@@ -333,6 +368,8 @@ class InProcessTransport(httpx.AsyncBaseTransport):
         self._identity = [
             (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (identity_headers or {}).items()
         ]
+        #: The names of ``_identity``: a request's own headers of these names are dropped.
+        self._identity_names = frozenset(name for name, _ in self._identity)
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
 
@@ -360,7 +397,7 @@ class InProcessTransport(httpx.AsyncBaseTransport):
         return Target(path, raw_path, root_path, query, scheme, server, host_header.encode("ascii"))
 
     def _scope(self, method: str, target: Target, raw_headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
-        replaced = {name for name, _ in self._identity}
+        replaced = self._identity_names
         headers = [(k.lower(), v) for k, v in raw_headers if k.lower() not in replaced]
         headers.extend(self._identity)
         scope: dict[str, Any] = {

@@ -15,6 +15,12 @@ through ``database_sync_to_async``: the consumer runs on the event loop, where D
 
 The consumer asks before it looks the cluster up, so that an anonymous visitor cannot find out which
 other clusters exist.
+
+A viewer may also see only part of a cluster's trace (``controlplane/trace/scope.py``: a student in a
+classroom's shared cluster sees their own namespace, not their classmates'). Which part is the web
+app's business too: ``settings.KUBELAB_TRACE_SCOPE`` names a function ``(user, cluster name) ->
+TraceScope | None`` (None: the whole trace), ``"courses.access.user_trace_scope"``; without the
+setting every viewer sees the whole trace.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
+
+from controlplane.trace.scope import TraceScope
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -50,4 +58,16 @@ async def may_view(user: AbstractBaseUser | AnonymousUser | None, cluster: str) 
     return allowed is True
 
 
-__all__ = ["AccessRule", "access_rule", "may_view"]
+async def trace_scope(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> TraceScope | None:
+    """The part of ``cluster``'s trace ``user`` sees (None: all of it); ask ``may_view`` first."""
+    path = getattr(settings, "KUBELAB_TRACE_SCOPE", "")
+    if not path:
+        return None
+    rule: Callable[[Any, str], TraceScope | None] = import_string(path)
+    scope = await database_sync_to_async(rule)(user, cluster)
+    if scope is not None and not isinstance(scope, TraceScope):
+        raise ImproperlyConfigured(f"KUBELAB_TRACE_SCOPE ({path}) answered {scope!r}: not a TraceScope")
+    return scope
+
+
+__all__ = ["AccessRule", "access_rule", "may_view", "trace_scope"]

@@ -286,6 +286,9 @@ class Frame:
     last: int
     events: list[Event]
     summary: Summary | None = None
+    #: Events of the range left out because the viewer may not see them (``trace/scope.py``): the
+    #: events, the summary and these account for every seq from ``first`` to ``last``.
+    hidden: int = 0
 
     def as_json(self) -> dict[str, Any]:
         """The frame as the client reads it (without redaction: ``render_frame`` sends it)."""
@@ -297,6 +300,8 @@ class Frame:
         }
         if self.summary is not None:
             message["summary"] = self.summary.as_json()
+        if self.hidden:
+            message["hidden"] = self.hidden
         return message
 
 
@@ -481,7 +486,13 @@ class EventEncoder:
         then, so their frames are the same (same ``first``, ``last`` and events): the first socket
         renders the text, the others send it again. A frame is known by its seqs and how many events
         it carries, the rest being its summary (counted from the same recorder, at the same moment).
+        A frame cut to one viewer's scope (``hidden``) is rendered for that viewer alone.
         """
+        if frame.hidden:
+            # A viewer's own cut of the frame (``trace/scope.py``): another viewer's of the same size
+            # may hold other events, so it is never shared.
+            self.rendered += 1
+            return _render(frame, self.join(frame.first, frame.events))
         key = (frame.first, frame.last, len(frame.events))
         text = self._frames.get(key)
         if text is None:
@@ -522,6 +533,8 @@ def _render(frame: Frame, events: str) -> str:
     if frame.summary is not None:
         parts.append(',"summary":')
         parts.append(json.dumps(frame.summary.as_json(), separators=(",", ":"), ensure_ascii=False))
+    if frame.hidden:
+        parts.append(f',"hidden":{frame.hidden}')
     parts.append("}")
     return "".join(parts)
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 from collections.abc import Callable
@@ -38,7 +39,7 @@ from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from controlplane.consumers.access import may_view
+from controlplane.consumers.access import may_view, trace_scope
 from controlplane.consumers.framing import (
     BAD_REQUEST,
     FORBIDDEN,
@@ -67,6 +68,7 @@ from controlplane.runtime import active_lab
 from controlplane.store.errors import UnknownCluster
 from controlplane.trace.bus import Subscription, TraceBus
 from controlplane.trace.recorder import TooOld, Untraced
+from controlplane.trace.scope import ScopedView
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +99,9 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         self._stream: asyncio.Task[None] | None = None
         #: Takes the cluster's state for a page that starts (``diagram.take_state``); None on a mirror.
         self._take_state: Callable[[], TakenState] | None = None
+        #: The socket's view through the part of the trace its user sees (None: all of it): one for
+        #: all the socket's streams, so that it remembers every request it hid.
+        self._view: ScopedView | None = None
 
     # -- the socket's life ---------------------------------------------------------------------------
 
@@ -109,6 +114,8 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
             reason = "you may not watch" if signed_in else "sign in to watch"
             await self._refuse(FORBIDDEN, f"{reason} cluster {name!r}")
             return
+        scope = await trace_scope(user, name)
+        self._view = None if scope is None else scope.view()
         if (lab := active_lab()) is not None:
             await lab.use(name)  # a hibernated sandbox wakes for whoever watches it
         try:
@@ -116,7 +123,10 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         except UnknownCluster:
             await self._refuse(UNKNOWN_CLUSTER, f"there is no cluster {name!r}")
             return
-        await self._send_json(hello_message(cluster=name, last_seq=self.bus.last_seq, timing=timing))
+        hello = hello_message(cluster=name, last_seq=self.bus.last_seq, timing=timing)
+        if self._view is not None:  # the page says what it leaves out
+            hello["scope"] = {"namespace": self._view.scope.own_namespace}
+        await self._send_json(hello)
 
     async def _find_trace(self, name: str) -> tuple[TraceBus, EventEncoder, str]:
         """The cluster's bus, encoder and timing: in this process, or else a mirror (``relay.py``)."""
@@ -219,7 +229,10 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
         try:
             if state is not None:
                 seq, taken = state
-                if not await self._send_text(render_state(seq, await taken.read())):
+                state_now = await taken.read()
+                if self._view is not None:
+                    state_now = self._view.scope.state(state_now)
+                if not await self._send_text(render_state(seq, state_now)):
                     return
             while True:
                 idle = not framer.catching_up and subscription.pending == 0
@@ -232,6 +245,13 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
                     frame = framer.from_backlog()
                 else:
                     frame = framer.from_batch(subscription.drain(), recorder.range)
+                if frame is not None and self._view is not None:
+                    # The frame keeps its first and last seq (the client's gapless count), with only
+                    # the events this viewer may see, and says how many it left out.
+                    shown = self._view.events(frame.events)
+                    frame = dataclasses.replace(
+                        frame, events=shown, hidden=frame.hidden + len(frame.events) - len(shown)
+                    )
                 if frame is not None:
                     if not await self._send_text(render_frame(frame, self._encoder)):
                         return  # the client has gone: its disconnect is on its way

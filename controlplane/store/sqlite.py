@@ -59,6 +59,12 @@ from controlplane.trace import NULL_SINK, TraceSink
 
 T = TypeVar("T")
 
+#: Reader threads (each with its own connection) per store. The API server's watch cache answers
+#: nearly every read, so the store reads only what the cache cannot (a list continued from an old
+#: revision, the etcd panel's history, a cache being filled); and every reader costs each cluster a
+#: thread and a connection with its page cache (about 0.4 MB), whether it reads or not.
+DEFAULT_READERS = 1
+
 logger = logging.getLogger(__name__)
 
 SCHEMA = """
@@ -382,7 +388,7 @@ class SqliteStore(Store):
         trace: TraceSink = NULL_SINK,
         retention: RetentionPolicy | None = None,
         watch_capacity: int = DEFAULT_WATCH_CAPACITY,
-        readers: int = 4,
+        readers: int = DEFAULT_READERS,
         max_batch: int = 512,
         lease_check_interval: float = 0.5,
     ) -> None:

@@ -216,6 +216,11 @@ class WatchHub:
 
     def __init__(self, *, trace: TraceSink = NULL_SINK) -> None:
         self._watches: dict[str, set[Watch]] = {}
+        #: Every open watch, whatever its prefix: what ``publish`` reports progress to.
+        self._all: dict[Watch, None] = {}
+        #: The lengths of the watched prefixes, shortest first (see ``_matching``); kept up to date
+        #: with ``_watches`` by ``_prefixes_changed``.
+        self._prefix_lengths: tuple[int, ...] = ()
         self._trace = trace
         self._closed = False
 
@@ -238,7 +243,11 @@ class WatchHub:
         if self._closed:
             raise StoreClosed()
         watch = Watch(prefix, from_revision, capacity=capacity, trace=self._trace, on_close=self._remove)
-        self._watches.setdefault(prefix, set()).add(watch)
+        if prefix not in self._watches:
+            self._watches[prefix] = set()
+            self._prefixes_changed()
+        self._watches[prefix].add(watch)
+        self._all[watch] = None
         try:
             head, history = await read_history(from_revision)
         except BaseException:
@@ -261,24 +270,41 @@ class WatchHub:
         if not events:
             return
         newest = events[-1].revision
-        for watches in self._watches.values():
-            for watch in watches:
-                watch.progress_revision = newest
-        # A commit is nearly always one event, under one or two of the store's dozens of watched
-        # prefixes (one per resource type): test its key against each prefix rather than build an
-        # empty list of matching events for every prefix. Same events, same watches, same order.
-        single = events[0].key if len(events) == 1 else None
+        for watch in self._all:
+            watch.progress_revision = newest
+        if len(events) == 1:
+            # A commit is nearly always one event, under one or two of the store's dozens of watched
+            # prefixes (one per resource type): look its key's prefixes up (``_matching``) rather than
+            # test the key against every prefix. Same events, same watches, same order.
+            for prefix in self._matching(events[0].key):
+                for watch in list(self._watches.get(prefix, ())):
+                    watch.push(events)
+            return
         for prefix, watches in list(self._watches.items()):
-            if single is not None:
-                if not single.startswith(prefix):
-                    continue
-                matching: Sequence[Event] = events
-            else:
-                matching = [e for e in events if e.key.startswith(prefix)]
-                if not matching:
-                    continue
-            for watch in list(watches):
-                watch.push(matching)
+            matching = [e for e in events if e.key.startswith(prefix)]
+            if matching:
+                for watch in list(watches):
+                    watch.push(matching)
+
+    def _matching(self, key: str) -> list[str]:
+        """The watched prefixes ``key`` starts with, in the order they were first watched.
+
+        A prefix of length n that ``key`` starts with is ``key[:n]``: one dictionary lookup per
+        distinct prefix length (a dozen or so, the resources' names being of a few lengths) instead of
+        a ``startswith`` per prefix (dozens).
+        """
+        found: list[str] = []
+        for length in self._prefix_lengths:
+            if length > len(key):
+                break
+            if key[:length] in self._watches:
+                found.append(key[:length])
+        if len(found) > 1:  # rare (nested prefixes): the order ``publish`` has always used
+            found = [prefix for prefix in self._watches if prefix in found]
+        return found
+
+    def _prefixes_changed(self) -> None:
+        self._prefix_lengths = tuple(sorted({len(prefix) for prefix in self._watches}))
 
     def close(self, error: StoreError | None = None) -> None:
         """End every watch with ``error`` (default ``StoreClosed``)."""
@@ -287,10 +313,14 @@ class WatchHub:
             for watch in list(watches):
                 watch.fail(error or StoreClosed())
         self._watches.clear()
+        self._all.clear()
+        self._prefixes_changed()
 
     def _remove(self, watch: Watch) -> None:
+        self._all.pop(watch, None)
         watches = self._watches.get(watch.prefix)
         if watches is not None:
             watches.discard(watch)
             if not watches:
                 del self._watches[watch.prefix]
+                self._prefixes_changed()

@@ -45,8 +45,11 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db.models import Exists, OuterRef
 
+from controlplane.trace import nodes
+from controlplane.trace.scope import TraceScope
 from courses.classrooms.models import Classroom, ClassroomCluster
-from courses.sandboxes.identities import sandbox_owner
+from courses.classrooms.shared import NAMESPACE_PREFIX, student_namespace
+from courses.sandboxes.identities import STUDENT_PREFIX, sandbox_owner, student_user
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -220,8 +223,12 @@ def user_may_read_store(user: AbstractBaseUser | AnonymousUser | None, cluster: 
     own namespace through the API (RBAC ``edit`` there), so only those who may break it (its
     instructors, staff) read its store; in any other cluster, whoever may view it.
     """
-    if not user_may_view(user, cluster):
-        return False
+    return user_may_view(user, cluster) and _sees_every_namespace(user, cluster)
+
+
+def _sees_every_namespace(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
+    """For a user who may view ``cluster``: whether every namespace of it is theirs to see (no
+    classroom's shared cluster confines them to their own)."""
     viewer = viewer_of(user)
     # Staff, the demo cluster and sandboxes are never a classroom's shared cluster: nothing to read.
     if viewer.staff or sandbox_owner(cluster) is not None:
@@ -231,6 +238,23 @@ def user_may_read_store(user: AbstractBaseUser | AnonymousUser | None, cluster: 
     if not ClassroomCluster.objects.filter(cluster=cluster, shared=True).exists():
         return True
     return user_may_break(user, cluster)
+
+
+def user_trace_scope(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> TraceScope | None:
+    """The part of ``cluster``'s trace ``user`` watches: None for all of it (ask ``user_may_view``
+    first); in a classroom's shared cluster, for anyone who may not read its store (its students),
+    their own namespace and the cluster around it, without their classmates' namespaces and requests
+    (``controlplane/trace/scope.py``). The trace then shows what the API lets them read. (Whoever
+    calls it has asked ``user_may_view`` already, so that is not read again.)"""
+    if user is None or not user.is_authenticated or user.pk is None or _sees_every_namespace(user, cluster):
+        return None
+    username = user.get_username()
+    return TraceScope(
+        namespace_prefix=NAMESPACE_PREFIX,
+        own_namespace=student_namespace(username=username, user_id=int(user.pk)),
+        user_prefix=nodes.user(STUDENT_PREFIX),
+        own_user=nodes.user(student_user(username=username)),
+    )
 
 
 async def auser_may_read_store(user: AbstractBaseUser | AnonymousUser | None, cluster: str) -> bool:
@@ -266,5 +290,6 @@ __all__ = [
     "user_may_break",
     "user_may_read_store",
     "user_may_view",
+    "user_trace_scope",
     "viewer_of",
 ]

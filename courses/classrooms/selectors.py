@@ -18,6 +18,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 
 from courses import gateway
+from courses.classrooms import shared
 from courses.classrooms.models import Classroom, ClassroomLogEntry
 from courses.engine import content
 from courses.progress.models import ChapterPosition, StepProgress
@@ -68,11 +69,25 @@ class StudentRow:
 
 
 @dataclass(frozen=True, slots=True)
+class SharedRow:
+    """The classroom's shared cluster, a row of its own above the students' (each of them works
+    there in a namespace when the chapters use it); the fields as in ``StudentRow``."""
+
+    cluster: str
+    state: str | None = None
+    faults: tuple[str, ...] = ()
+    episode: dict[str, Any] | None = None
+    health: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Dashboard:
     classroom: Classroom
     chapters: tuple[ChapterColumn, ...]
     students: tuple[StudentRow, ...]
     log: tuple[ClassroomLogEntry, ...] = field(default_factory=tuple)
+    #: The shared cluster (None: the classroom has none yet).
+    shared: SharedRow | None = None
 
 
 def chapters_of(classroom: Classroom, lang: str | None) -> tuple[content.Chapter, ...]:
@@ -159,24 +174,34 @@ def dashboard(*, classroom: Classroom, lang: str | None) -> Dashboard:
         cluster = sandboxes.get(user_id)
         result.append(StudentRow(user_id, username, cluster, None, (), tuple(cells), seen.get(user_id)))
     log = tuple(ClassroomLogEntry.objects.filter(classroom=classroom).select_related("actor")[:LOG_LINES])
-    return Dashboard(classroom, columns, tuple(result), log)
+    shared_cluster = shared.shared_cluster_of(classroom)
+    shared_row = SharedRow(shared_cluster) if shared_cluster is not None else None
+    return Dashboard(classroom, columns, tuple(result), log, shared_row)
 
 
 def with_clusters(board: Dashboard) -> Dashboard:
-    """``board`` with each student's sandbox as the lab sees it now. Call it on the event loop."""
+    """``board`` with each student's sandbox, and the shared cluster, as the lab sees them now. Call it
+    on the event loop."""
+    shared_row = board.shared
+    if shared_row is not None:
+        view = _sandbox_view(shared_row.cluster)
+        shared_row = replace(
+            shared_row, state=view.state, faults=view.faults, episode=view.episode, health=view.health
+        )
     students = []
     for row in board.students:
         if row.cluster is not None:
             view = _sandbox_view(row.cluster)
             row = replace(row, state=view.state, faults=view.faults, episode=view.episode, health=view.health)
         students.append(row)
-    return replace(board, students=tuple(students))
+    return replace(board, students=tuple(students), shared=shared_row)
 
 
 __all__ = [
     "ChapterCell",
     "ChapterColumn",
     "Dashboard",
+    "SharedRow",
     "StudentRow",
     "chapters_of",
     "dashboard",

@@ -8,9 +8,10 @@
   per chapter and their sandbox (state, faults, a link to its live diagram), the fault controls and the
   classroom's log; ``students/`` is its table alone, which the page asks for again every few seconds
   (htmx);
-- ``/classrooms/<slug>/faults/``: apply a fault of the catalogue to the chosen students' sandboxes, or
-  clear every fault of them; ``code/``: renew the join code or close joining; ``chapters-use/``: whether
-  the chapter pages use each student's sandbox or the classroom's shared cluster
+- ``/classrooms/<slug>/faults/``: apply a fault of the catalogue to the chosen students' sandboxes
+  and, if chosen, the classroom's shared cluster, or clear every fault of them; ``code/``: renew the
+  join code or close joining; ``chapters-use/``: whether the chapter pages use each student's sandbox
+  or the classroom's shared cluster
   (``courses.classrooms.shared``: a namespace per student there).
 
 Only a classroom's instructors (and superusers) open its dashboard and its actions; anyone else gets
@@ -48,6 +49,8 @@ logger = logging.getLogger(__name__)
 COURSE = "control-plane"
 #: Nodes of a student's sandbox (``courses.sandboxes``): what a fault's node parameter may name.
 SANDBOX_NODES = 3
+#: The fault form's value that chooses the classroom's shared cluster (beside students' account ids).
+SHARED_TARGET = "shared"
 
 
 def _course() -> content.Course | None:
@@ -146,7 +149,10 @@ def _dashboard_context(
         if classroom.join_code
         else ""
     )
-    chosen = {int(c) for c in request.GET.getlist("student") if c.isdigit()}
+    asked = request.GET.getlist("student")
+    chosen: set[int | str] = {int(c) for c in asked if c.isdigit()}
+    if SHARED_TARGET in asked:
+        chosen.add(SHARED_TARGET)
     return {
         "chosen": chosen,
         "board": board,
@@ -254,12 +260,25 @@ def _delay(post: Any) -> float:
 
 
 def _targets(classroom: Classroom, chosen: list[str]) -> list[tuple[str, str]]:
-    """(username, sandbox cluster) of the chosen students of ``classroom`` that have a sandbox."""
+    """(who, cluster) of what the instructor chose: the classroom's shared cluster (``shared``), if
+    it has one, first; then the chosen students of ``classroom`` that have a sandbox, by username."""
     ids = {int(c) for c in chosen if c.isdigit()}
     rows = Sandbox.objects.filter(user__classrooms_attended=classroom, user_id__in=ids).values_list(
         "user__username", "cluster"
     )
-    return sorted(rows)
+    targets = sorted(rows)
+    shared_cluster = shared.shared_cluster_of(classroom) if SHARED_TARGET in chosen else None
+    if shared_cluster is not None:
+        targets.insert(0, (gettext("the shared cluster"), shared_cluster))
+    return targets
+
+
+def _logged(targets: list[tuple[str, str]]) -> str:
+    """Whom a fault action was for, as the log keeps it: usernames, and the shared cluster by name
+    (its label is in the instructor's language; the log is read in any)."""
+    return ", ".join(
+        cluster if cluster.startswith(shared.CLUSTER_PREFIX) else who for who, cluster in targets
+    )
 
 
 @login_required
@@ -285,7 +304,7 @@ async def faults(request: HttpRequest, slug: str) -> HttpResponse:
 
         outcomes = list(await asyncio.gather(*(clear(u, c) for u, c in targets)))
         await sync_to_async(services.log)(
-            classroom=classroom, actor=user, action="faults-cleared", detail=", ".join(u for u, _ in targets)
+            classroom=classroom, actor=user, action="faults-cleared", detail=_logged(targets)
         )
     else:
         try:
@@ -319,7 +338,7 @@ async def faults(request: HttpRequest, slug: str) -> HttpResponse:
                 classroom=classroom,
                 actor=user,
                 action="fault-applied",
-                detail=f"{written} -> {', '.join(u for u, _ in targets)}",
+                detail=f"{written} -> {_logged(targets)}",
             )
     context = {"outcomes": outcomes, "classroom": classroom}
     if is_htmx(request):

@@ -29,6 +29,7 @@ from courses.classrooms.access import (
     auser_may_view,
     user_may_break,
     user_may_view,
+    user_trace_scope,
 )
 from courses.lab import presenter, selectors
 from courses.lab.etcdpanel import StoreSnapshot
@@ -120,8 +121,9 @@ async def etcd_keys(request: HttpRequest, name: str) -> JsonResponse:
     ``?objects=diagram`` answers the Nodes and Pods decoded for the rewound diagram instead of keys.
     """
     user = await request.auser()
-    # The rewound diagram's nodes and pods are what the live diagram shows anyway; the store's keys
-    # and values may be more than the viewer may read through the API (a shared cluster's).
+    # The rewound diagram's nodes and pods are what the live diagram shows (scoped as its trace is,
+    # ``controlplane/trace/scope.py``); the store's keys and values may be more than the viewer may
+    # read through the API (a shared cluster's).
     diagram = request.GET.get("objects") == "diagram"
     if not await (auser_may_view(user, name) if diagram else auser_may_read_store(user, name)):
         if user.is_authenticated:
@@ -160,6 +162,9 @@ async def etcd_keys(request: HttpRequest, name: str) -> JsonResponse:
         return _refusal(400, message)
     except gateway.InvalidRequest as error:
         return _refusal(400, str(error))
-    response = JsonResponse(snapshot.as_json(name))
+    answer = snapshot.as_json(name)
+    if diagram and (scope := await database_sync_to_async(user_trace_scope)(user, name)) is not None:
+        answer["objects"] = scope.objects(answer["objects"])
+    response = JsonResponse(answer)
     response["Cache-Control"] = "no-store"
     return response

@@ -445,6 +445,12 @@ export function start(root, { keys = true } = {}) {
   const stream = new TraceStream(sameOriginSocketURL(config.socket), {
     onHello(hello) {
       if (setStages(hello.stages)) view.drawStages(STAGES);
+      const scoped = hello.scope && typeof hello.scope.namespace === "string" ? hello.scope.namespace : null;
+      if (scoped !== null && root.dataset.scope !== scoped) {
+        // A classroom's shared cluster: the server leaves the classmates' namespaces out of the trace.
+        root.dataset.scope = scoped;
+        narration.note(say(gettext("You see your namespace %(namespace)s and the cluster around it: the nodes, the components, kube-system. Your classmates' namespaces and requests are left out, as the API leaves them out for you."), { namespace: scoped }));
+      }
       const profile = hello.timing || config.timing;
       const notes = P().timing;
       timing.textContent = (Object.hasOwn(notes, profile) && notes[profile]) || profile;

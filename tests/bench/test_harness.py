@@ -111,6 +111,24 @@ def test_values_are_rounded_in_the_line() -> None:
     assert line["ratio"] == 0.111
 
 
+@pytest.mark.parametrize(
+    ("value", "baseline", "target", "key", "shown"),
+    [
+        (4996.0, 10000.0, ">= 0.5", "ratio", 0.4996),
+        (5004.0, 10000.0, "<= 0.5", "ratio", 0.5004),
+        (50.0004, None, "<= 50", "value", 50.0004),
+        (0.49996, None, ">= 0.5", "value", 0.49996),
+    ],
+)
+def test_rounding_never_contradicts_met(
+    value: float, baseline: float | None, target: str, key: str, shown: float
+) -> None:
+    """A figure just short of its target keeps the digits that show it is short."""
+    line = Result("api", "m", value, "x", baseline=baseline, target=target).to_dict()
+    assert line[key] == shown
+    assert line["met"] is target_met(target, line[key])
+
+
 # -- the reporter and --only -------------------------------------------------------------------------
 
 

@@ -83,7 +83,31 @@ def test_an_instructor_has_the_chapters_use_the_shared_cluster(
     teacher.reload()
     log = teacher.text_content("[data-classroom-log]") or ""
     assert "switched where the chapters work to" in log and "created the shared cluster" in log, log
+    # The shared cluster is a row of the students' table: its health, and a fault can be for it.
+    shared_row = f'tr[data-shared-cluster="{cluster}"]'
+    teacher.wait_for_selector(f"{shared_row} [data-health]", timeout=30_000)
+    teacher.check(f"{shared_row} input[name=student]")
+    # A refresh that left before the tick (its answer has nothing ticked) does not undo it.
+    teacher.evaluate(
+        """() => {
+          const table = document.querySelector('div[hx-trigger="every 5s"]');
+          return htmx.ajax("GET", table.getAttribute("hx-get"),
+                           {target: table, select: "#classroom-students", swap: "innerHTML", values: {}});
+        }"""
+    )
+    assert teacher.is_checked(f"{shared_row} input[name=student]"), "a stale refresh undid the tick"
+    teacher.select_option("#fault-kind", "stop-scheduler")
+    teacher.click("button[name=action][value=apply]")
+    teacher.wait_for_selector("[data-fault-outcomes] li", timeout=60_000)
+    outcome = teacher.text_content("[data-fault-outcomes]") or ""
+    assert teacher.query_selector("[data-fault-outcomes] li.ok") is not None, outcome
+    assert "the shared cluster" in outcome, outcome
+    teacher.wait_for_selector(f"{shared_row} [data-fault]", timeout=30_000)
+    assert teacher.is_checked(f"{shared_row} input[name=student]")  # kept across refreshes
     teacher.screenshot(path=str(_artifacts() / "classroom-shared-switch-en.png"), full_page=True)
+    teacher.click("button[name=action][value=clear-all]")
+    teacher.wait_for_selector("[data-fault-outcomes] li.ok")
+    teacher.wait_for_selector(f"{shared_row} [data-fault]", state="detached", timeout=30_000)
 
     # Ada's chapter page works in the shared cluster, in her namespace, and shows its topology.
     ada.goto(f"{base}/learn/control-plane/one-hub/")
@@ -108,10 +132,33 @@ def test_an_instructor_has_the_chapters_use_the_shared_cluster(
     assert 'User "student:ada" cannot list resource "pods"' in theirs.stderr
     nodes = _kubectl(kubeconfig, "get", "nodes")
     assert nodes.returncode != 0 and "Forbidden" in nodes.stderr
+    # Her diagram is scoped to her namespace (the server leaves her classmates' out) and says so.
+    said = {
+        "en": "Your classmates' namespaces and requests are left out",
+        "zh-hans": "同学们的命名空间和请求不会显示",
+    }
+    for language, words in said.items():
+        if language != "en":
+            ada.click(f"button[name=language][value={language}]")
+            ada.wait_for_load_state()
+        ada.wait_for_selector('[data-scope="student-ada"]', timeout=30_000)
+        narration = ada.text_content('[data-topology="narration"]') or ""
+        assert words in narration, narration[-500:]
+        ada.screenshot(
+            path=str(_artifacts() / f"chapter-shared-cluster-scoped-{language}.png"), full_page=False
+        )
 
     teacher.click("button[name=language][value=zh-hans]")
     teacher.wait_for_load_state()
     assert teacher.get_attribute("html", "lang") == "zh-hans"
     assert "各章节使用" in (teacher.text_content("#chapters-use") or "")
     teacher.screenshot(path=str(_artifacts() / "classroom-shared-switch-zh-hans.png"), full_page=True)
+    # On a phone's width: the scoped page's narration and the dashboard's table stay on the screen.
+    for page, name in ((ada, "chapter-shared-cluster-scoped-narrow"), (teacher, "classroom-shared-narrow")):
+        page.set_viewport_size({"width": 390, "height": 900})
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"{name}: the page is {width} px wide"
+        page.screenshot(path=str(_artifacts() / f"{name}.png"), full_page=True)
+    ada.locator("section.narration").screenshot(path=str(_artifacts() / "scoped-narration-narrow.png"))
+    teacher.locator("[data-classroom-students]").screenshot(path=str(_artifacts() / "students-narrow.png"))
     assert not errors, errors

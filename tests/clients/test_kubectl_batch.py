@@ -25,7 +25,14 @@ def test_a_job_runs_to_completion_and_its_deletion_takes_its_pods(lab: LiveLab, 
     [pod] = lab.kubectl_json("get", "pods", "-l", "job-name=j1", *ns)["items"]
     assert pod["status"]["phase"] == "Succeeded"
     assert lab.kubectl("logs", pod["metadata"]["name"], *ns).stdout == "hi\n"
-    described = lab.kubectl("describe", "job", "j1", *ns).stdout
+
+    # The controller records its Completed event after it wrote the condition (the recorder sends
+    # events on its own, as client-go's broadcaster): describe once the event is there.
+    def completed() -> str | None:
+        out = lab.kubectl("describe", "job", "j1", *ns).stdout
+        return out if "Job completed" in out else None
+
+    described = lab.eventually(completed, "the job controller's Completed event")
     assert "Pods Statuses:    0 Active (0 Ready) / 1 Succeeded / 0 Failed" in described
     assert "Completion Mode:  NonIndexed" in described
     assert f"Created pod: {pod['metadata']['name']}" in described and "Job completed" in described

@@ -315,7 +315,12 @@ class Set:
 
     def empty(self) -> bool:
         """True if no path at all is a member (children that hold nothing do not count)."""
-        return not self.members and all(child.empty() for child in self.children.values())
+        if self.members:
+            return False
+        for child in self.children.values():  # noqa: SIM110 (no generator to start: every write asks)
+            if not child.empty():
+                return False
+        return True
 
     def __bool__(self) -> bool:
         return not self.empty()
@@ -342,6 +347,19 @@ class Set:
         if not isinstance(other, Set):
             return NotImplemented
         return self._normal() == other._normal()
+
+    def same_tree(self, other: Set) -> bool:
+        """Whether both sets are the very same tree, node for node: then they hold the same paths.
+
+        A quick check for a set that may have come out of an operation unchanged: subtrees shared
+        by both are not walked, and a difference in nodes that hold nothing (which ``==`` ignores)
+        only makes the answer False, never wrong.
+        """
+        if self is other:
+            return True
+        if self.members != other.members or self.children.keys() != other.children.keys():
+            return False
+        return all(child.same_tree(other.children[pe]) for pe, child in self.children.items())
 
     def __hash__(self) -> int:  # a mutable container: not hashable, like upstream's pointer
         raise TypeError("unhashable type: 'Set'")

@@ -359,6 +359,11 @@ class FieldManager:
         if taken is not None:
             previous = out.fields.get(identifier)
             owned = taken.set.union(previous.set) if previous is not None else taken.set
+            before = managed.fields.get(identifier)
+            if before is not None and owned.same_tree(before.set):
+                # The manager changed only fields it owned already (a kubelet renewing its Lease):
+                # its set as read, which writes its FieldsV1 again without a walk (fieldpath.py).
+                owned = before.set
             out.fields[identifier] = VersionedSet(owned, taken.api_version, False)
             out.times[identifier] = self.now()
         out.times = {m: t for m, t in out.times.items() if m in out.fields}

@@ -81,13 +81,14 @@ class Updater:
         changed = comparison.modified.union(comparison.added)
         conflicts: dict[str, Set] = {}
         removed: dict[str, Set] = {}
+        anything_removed = not comparison.removed.empty()
         for manager, owned in managers.items():
             if manager == workflow:
                 continue
             clash = owned.set.intersection(changed)
             if not clash.empty():
                 conflicts[manager] = clash
-            if not comparison.removed.empty():
+            if anything_removed:
                 removed[manager] = comparison.removed
         if conflicts and not force:
             raise ConflictError(

@@ -44,6 +44,7 @@ from controlplane.apiserver.audit.event import (
     new_event,
     object_ref,
     success_status,
+    user_json,
     with_status,
 )
 from controlplane.apiserver.audit.log import AuditLog
@@ -59,6 +60,8 @@ MAX_RESPONSE_BODY = 3 * 1024 * 1024
 
 #: Policy decisions an auditor remembers at most (then it starts again).
 DECISION_CACHE_SIZE = 10_000
+#: Users' audit documents an auditor remembers at most (then it starts again).
+USER_CACHE_SIZE = 1024
 
 
 class Auditor:
@@ -85,6 +88,8 @@ class Auditor:
         )
         self.events.inc((), 0)  # the series exists before the first event
         self._decided: dict[object, RequestAuditConfig] = {}
+        #: ``user_json`` documents, by the id of the ``UserInfo`` they were made from (kept with it).
+        self._users: dict[int, tuple[UserInfo, dict[str, Any]]] = {}
         #: Whether any rule names objects (``resourceNames``): only then does a name change a decision.
         self._names_matter = any(gr.resource_names for rule in policy.rules for gr in rule.resources)
 
@@ -104,6 +109,32 @@ class Auditor:
                 attrs.subresource,
                 attrs.name if self._names_matter else "",
             )
+        return self._decide(key, attrs)
+
+    def evaluate_request(self, request: Request, user: UserInfo | None) -> RequestAuditConfig:
+        """``evaluate(attributes(request, user))``; for a resource request whose decision is known,
+        without making its attributes (the key is ``evaluate``'s, read from the request info)."""
+        info = request.info
+        if not info.is_resource_request:
+            return self.evaluate(attributes(request, user))
+        name, groups = (user.username, user.groups) if user is not None else ("", ())
+        key = (
+            name,
+            groups,
+            info.verb,
+            info.namespace,
+            info.api_group,
+            info.resource,
+            info.subresource,
+            info.name if self._names_matter else "",
+        )
+        config = self._decided.get(key)
+        if config is None:
+            return self._decide(key, attributes(request, user))
+        self.levels.inc((config.level.wire,))
+        return config
+
+    def _decide(self, key: object, attrs: Attributes) -> RequestAuditConfig:
         config = self._decided.get(key)
         if config is None:
             if len(self._decided) >= DECISION_CACHE_SIZE:
@@ -111,6 +142,23 @@ class Auditor:
             config = self._decided[key] = self.policy.evaluate(attrs)
         self.levels.inc((config.level.wire,))
         return config
+
+    def user_json(self, user: UserInfo) -> dict[str, Any]:
+        """The audit event's ``user`` (``event.user_json``), made once per user object.
+
+        Authentication hands out the same ``UserInfo`` for the same credential (a client certificate's
+        user is remembered with its chain), so the document is kept with the object it was made from;
+        the identity check makes a recycled ``id`` harmless. Events share it: nothing changes an
+        event's ``user`` once made (the writer thread only encodes it).
+        """
+        known = self._users.get(id(user))
+        if known is not None and known[0] is user:
+            return known[1]
+        if len(self._users) >= USER_CACHE_SIZE:
+            self._users.clear()
+        document = user_json(user)
+        self._users[id(user)] = (user, document)
+        return document
 
     def write(self, pending: PendingEvent) -> None:
         self.events.inc(())
@@ -151,7 +199,8 @@ class AuditContext:
     panic: str = ""
 
     def write(self, stage: Stage, pending: PendingEvent | None = None) -> None:
-        if stage in self.config.omit_stages:
+        omit = self.config.omit_stages
+        if omit and stage in omit:  # (an enum's hash is Python code: skip it for an empty set)
             return
         event = {
             **self.event,
@@ -256,7 +305,11 @@ def observing(audit: RequestAudit, send: Send) -> Send:
 def _observe(context: AuditContext, message: Message) -> None:
     if message["type"] == "http.response.start":
         context.code = int(message.get("status", 200))
-        content_type = next((v for k, v in message.get("headers", ()) if k.lower() == b"content-type"), b"")
+        content_type = b""
+        for key, value in message.get("headers", ()):  # (``respond`` puts it first)
+            if key.lower() == b"content-type":
+                content_type = value
+                break
         context.response_json = content_type.startswith(b"application/json")
         # A failure's Status (small) is read for responseStatus; a body only at RequestResponse, and
         # never a watch's stream.
@@ -305,8 +358,7 @@ def record_unauthenticated(request: Request, audit: RequestAudit) -> None:
 def _begin(
     audit: RequestAudit, auditor: Auditor, request: Request, user: UserInfo | None
 ) -> RequestAuditConfig:
-    attrs = attributes(request, user)
-    config = auditor.evaluate(attrs)
+    config = auditor.evaluate_request(request, user)
     if config.level is Level.NONE:
         return config
     info = request.info
@@ -324,8 +376,9 @@ def _begin(
         audit_id=request.audit_id,
         level=config.level.wire,
         request_uri=request_uri(request),
-        verb=attrs.verb,
+        verb=info.verb if info.is_resource_request else request.method.lower(),  # as ``attributes``
         user=user,
+        user_document=None if user is None else auditor.user_json(user),
         source_ips=source_ips(request),
         agent=request.headers.get("user-agent", ""),
         object_ref=ref,
@@ -376,7 +429,9 @@ def record_completed(audit: RequestAudit, request: Request, acting: UserInfo | N
     config = context.config
     event = context.event
     user = acting
-    if user is not None and context.user is not None and user != context.user:
+    # (``is`` first: a request that impersonates nobody acts as the very user authentication found,
+    # and comparing two users field by field is Python code.)
+    if user is not None and context.user is not None and user is not context.user and user != context.user:
         event = {**event, "impersonatedUser": user.to_json()}
     if context.panic:
         status: dict[str, Any] = {

@@ -103,7 +103,10 @@ async def impersonate(
     around the guardrails with ``--as-group=system:masters``. Upstream has no such rule: there,
     impersonating ``system:masters`` is exactly as powerful as being cluster-admin already."""
     request, requester = authenticated.request, authenticated.user
-    if not any(name.startswith(_ANY) for name, _ in request.raw_headers):
+    for name, _ in request.raw_headers:  # (a plain loop: ``any`` of a generator costs more, per request)
+        if name.startswith(_ANY):
+            break
+    else:
         report("impersonation", "pass", "no impersonation requested")  # most requests
         return authenticated.acting_as(requester)
     username, groups, uid, extra = _headers(request)

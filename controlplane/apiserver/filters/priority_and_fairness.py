@@ -59,7 +59,6 @@ from typing import Any
 from controlplane.api.resources import ResourceRegistry
 from controlplane.apiserver import errors
 from controlplane.apiserver.flowcontrol import queueset
-from controlplane.apiserver.flowcontrol.classification import RequestDigest
 from controlplane.apiserver.flowcontrol.controller import (
     READ_ONLY_VERBS,
     APFController,
@@ -72,7 +71,7 @@ from controlplane.apiserver.flowcontrol.droppedrequests import DroppedRequests
 from controlplane.apiserver.flowcontrol.ensurer import Ensurer
 from controlplane.apiserver.flowcontrol.maxinflight import RETRY_AFTER, MaxInFlight
 from controlplane.apiserver.http import Message, Request, Send
-from controlplane.apiserver.pipeline import Dispatched, Impersonated, Reporter
+from controlplane.apiserver.pipeline import NO_REPORT, Dispatched, Impersonated, Reporter
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.identity import SYSTEM_MASTERS
@@ -246,6 +245,14 @@ class _Waiter:
     level: PriorityLevel
 
 
+def _mark(cache: WatchCache | None) -> tuple[int, int, int] | None:
+    """What changes whenever ``cache`` applies an event or re-lists: its objects' map (a re-list
+    makes a new one), the revision of its last event, and its size."""
+    if cache is None:
+        return None
+    return (id(cache.objects), cache.events[-1].revision if cache.events else -1, len(cache.objects))
+
+
 class PriorityAndFairness(FlowControl):
     """API Priority and Fairness over the API server's FlowSchemas and PriorityLevelConfigurations."""
 
@@ -275,7 +282,7 @@ class PriorityAndFairness(FlowControl):
         self._seen: tuple[Any, ...] | None = None
         self._dirty = asyncio.Event()
         self._maintainer: asyncio.Task[None] | None = None
-        self._encoded_headers: dict[tuple[str, str], list[tuple[bytes, bytes]]] = {}
+        self._encoded_headers: dict[tuple[str, str], tuple[dict[str, str], list[tuple[bytes, bytes]]]] = {}
 
     # -- configuration ---------------------------------------------------------------------------
 
@@ -286,17 +293,11 @@ class PriorityAndFairness(FlowControl):
         return {c.obj["metadata"]["name"]: c.obj for c in cache.objects.values()}
 
     def _fingerprint(self) -> tuple[Any, ...]:
-        """Changes whenever either cache applies an event or re-lists (cheap: no object is read)."""
-        parts: list[Any] = []
-        for prefix in (FLOW_SCHEMAS, PRIORITY_LEVELS):
-            cache = self.caches.get(prefix)
-            if cache is not None:
-                parts += [
-                    id(cache.objects),
-                    cache.events[-1].revision if cache.events else -1,
-                    len(cache.objects),
-                ]
-        return tuple(parts)
+        """Changes whenever either cache applies an event or re-lists (cheap: no object is read).
+
+        (It is taken for every request, so it does without a loop over the two caches.)
+        """
+        return (_mark(self.caches.get(FLOW_SCHEMAS)), _mark(self.caches.get(PRIORITY_LEVELS)))
 
     def refresh(self) -> None:
         """Re-digest the objects if the caches changed since the last look (``kubectl edit`` applies)."""
@@ -368,17 +369,19 @@ class PriorityAndFairness(FlowControl):
     def admit(self, impersonated: Impersonated, send: Send, report: Reporter) -> _Admission:
         return _Admission(self, impersonated, send, report)
 
-    def _extra_headers(self, classified: Classification) -> list[tuple[bytes, bytes]]:
-        """The response headers naming ``classified``'s FlowSchema and priority level, encoded once."""
+    def _headers(self, classified: Classification) -> tuple[dict[str, str], list[tuple[bytes, bytes]]]:
+        """The response headers naming ``classified``'s FlowSchema and priority level, and the same
+        encoded, made once per pair of UIDs. Both are shared by every request of the pair, so neither
+        is ever changed: a refusal copies them (``too_many_requests``, ``_Admission.__aexit__``), the
+        response start adds the encoded ones to a new list (``adding_encoded_headers``)."""
         key = (classified.flow_schema_uid, classified.priority_level_uid)
-        encoded = self._encoded_headers.get(key)
-        if encoded is None:
+        known = self._encoded_headers.get(key)
+        if known is None:
             if len(self._encoded_headers) >= HEADER_CACHE_SIZE:
                 self._encoded_headers.clear()
-            encoded = self._encoded_headers[key] = encode_headers(
-                {FLOW_SCHEMA_UID_HEADER: key[0], PRIORITY_LEVEL_UID_HEADER: key[1]}
-            )
-        return encoded
+            headers = {FLOW_SCHEMA_UID_HEADER: key[0], PRIORITY_LEVEL_UID_HEADER: key[1]}
+            known = self._encoded_headers[key] = (headers, encode_headers(headers))
+        return known
 
     async def _enter(self, admission: _Admission) -> Dispatched:
         """Classify, queue and dispatch the request (or refuse it with 429): the ``admit`` body's
@@ -391,31 +394,39 @@ class PriorityAndFairness(FlowControl):
             report("flowcontrol", "pass", "long-running request: not limited")
             return impersonated.dispatched(send)
         self.refresh()
-        digest = RequestDigest(
-            user=user,
-            verb=info.verb,
-            is_resource_request=info.is_resource_request,
-            path=info.path,
-            api_group=info.api_group,
-            namespace=info.namespace,
-            resource=info.resource,
-            subresource=info.subresource,
-        )
-        classified, level = self.controller.classify(digest)
-        headers = {
-            FLOW_SCHEMA_UID_HEADER: classified.flow_schema_uid,
-            PRIORITY_LEVEL_UID_HEADER: classified.priority_level_uid,
-        }
+        classified, level = self.controller.classify_request(user, info)
+        headers, encoded_headers = self._headers(classified)
         limit = request.query.get("limit")
         seats = self.controller.seats(
             level, info.verb, self._object_count(request), int(limit) if limit and limit.isdigit() else None
         )
         arrived = self.clock()
         queued = self.controller.start(classified, level, seats, arrived)
-        where = f"flowschema {classified.flow_schema}, priority level {level.name}"
         if queued.state is queueset.State.WAITING:
             await self._wait(impersonated, queued, classified, level)
-        waited = round(self.clock() - arrived, 6)
+        if queued.state is queueset.State.REJECTED or report is not NO_REPORT or self.trace.enabled:
+            # A refusal, the trace and the stage's detail say how long it waited and why; the usual
+            # request (dispatched, nobody watching) needs none of it, only its seat and its headers.
+            self._conclude(impersonated, report, classified, level, queued, round(self.clock() - arrived, 6))
+
+        admission.headers = headers
+        admission.seat = (level, queued)
+        # A watch gives its seat back once it is set up: when its response headers go out.
+        return impersonated.dispatched(
+            adding_encoded_headers(send, encoded_headers, admission.release if info.verb == "watch" else None)
+        )
+
+    def _conclude(
+        self,
+        impersonated: Impersonated,
+        report: Reporter,
+        classified: Classification,
+        level: PriorityLevel,
+        queued: queueset.Request,
+        waited: float,
+    ) -> None:
+        """Say how the request's wait ended (trace, stage detail); if it was rejected, raise the 429."""
+        where = f"flowschema {classified.flow_schema}, priority level {level.name}"
         if queued.state is queueset.State.REJECTED:
             self.dropped.record(level.name, self.wall_clock())
             retry_after = self.dropped.retry_after(level.name)
@@ -430,7 +441,7 @@ class PriorityAndFairness(FlowControl):
                 retry_after=retry_after,
             )
             report("flowcontrol", "deny", f"{where}: rejected ({queued.reason}), Retry-After {retry_after}s")
-            raise too_many_requests(retry_after, headers)
+            raise too_many_requests(retry_after, self._headers(classified)[0])
 
         self._decision(impersonated, "dispatched", classified, level, queued, waited)
         detail = (
@@ -442,15 +453,6 @@ class PriorityAndFairness(FlowControl):
             )
         )
         report("flowcontrol", "pass", detail)
-
-        admission.headers = headers
-        admission.seat = (level, queued)
-        # A watch gives its seat back once it is set up: when its response headers go out.
-        return impersonated.dispatched(
-            adding_encoded_headers(
-                send, self._extra_headers(classified), admission.release if info.verb == "watch" else None
-            )
-        )
 
     async def _wait(
         self,

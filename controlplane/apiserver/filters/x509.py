@@ -238,6 +238,8 @@ class _Checked:
     #: ``X509Result.authenticated`` and ``X509Result.how``.
     authenticated: UserInfo | None
     how: str
+    #: The certificate's serial number, for the revocation check (read from the DER only once).
+    serial: int
 
 
 class X509Authenticator:
@@ -278,10 +280,11 @@ class X509Authenticator:
             certificate.not_valid_after_utc.timestamp() - 1,
             None if user is None else user.with_groups(AUTHENTICATED),
             "" if user is None else describe(user),
+            certificate.serial_number,
         )
 
     def _checked_chain(self, chain: Sequence[object]) -> _Checked:
-        key = tuple(pem for pem in chain if isinstance(pem, str))
+        key = tuple([pem for pem in chain if isinstance(pem, str)])
         known = self._checked.get(key) if len(key) == len(chain) else None
         if known is None:
             certificates = parse_chain(chain)  # refuses garbage and oversized chains
@@ -306,7 +309,7 @@ class X509Authenticator:
             check_validity(checked.certificate, now=dt.datetime.fromtimestamp(now, dt.UTC))
         if checked.refusal is not None:
             raise checked.refusal[0](checked.refusal[1])
-        serial = checked.certificate.serial_number
+        serial = checked.serial
         if self.is_revoked(serial):
             raise CertificateRevoked(
                 f"x509: certificate with serial {format_serial(serial)} has been revoked"

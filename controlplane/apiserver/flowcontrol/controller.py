@@ -34,6 +34,8 @@ from controlplane.api.meta import Object
 from controlplane.apiserver.flowcontrol import bootstrap, classification, shufflesharding
 from controlplane.apiserver.flowcontrol.classification import RequestDigest
 from controlplane.apiserver.flowcontrol.queueset import QueueSet, QueuingConfig, Request
+from controlplane.apiserver.requestinfo import RequestInfo
+from controlplane.identity import UserInfo
 
 #: Upstream's defaults for fields a PriorityLevelConfiguration leaves out (v1 defaulting).
 DEFAULT_SHARES = 30
@@ -188,6 +190,24 @@ def nominal_limits(levels: Iterable[LevelSpec], server_limit: int) -> dict[str, 
 CLASSIFICATION_CACHE_SIZE = 10_000
 
 
+def _classification_key(user: UserInfo, info: RequestInfo | RequestDigest) -> tuple[Any, ...]:
+    """What a request's classification depends on: its user and request info. A resource request is
+    matched by its group, resource, namespace and verb, never by its path (which names the object):
+    leaving the path out lets every pod's request share one cached classification."""
+    resource_request = info.is_resource_request
+    return (
+        user.username,
+        user.groups,
+        info.verb,
+        resource_request,
+        "" if resource_request else info.path,
+        info.api_group,
+        info.namespace,
+        info.resource,
+        info.subresource,
+    )
+
+
 class APFController:
     """The live APF configuration of one API server, and the counts behind its metrics."""
 
@@ -276,25 +296,33 @@ class APFController:
 
     def classify(self, digest: RequestDigest) -> tuple[Classification, PriorityLevel]:
         """The request's FlowSchema, flow and priority level (the catch-all ones if nothing matches)."""
-        user = digest.user
-        # A resource request is matched by its group, resource, namespace and verb, never by its path
-        # (which names the object): leaving the path out lets every pod's request share one entry.
-        key = (
-            user.username,
-            user.groups,
-            digest.verb,
-            digest.is_resource_request,
-            "" if digest.is_resource_request else digest.path,
-            digest.api_group,
-            digest.namespace,
-            digest.resource,
-            digest.subresource,
-        )
+        key = _classification_key(digest.user, digest)
+        known = self._classified.get(key)
+        return self._remember(key, digest) if known is None else known
+
+    def classify_request(self, user: UserInfo, info: RequestInfo) -> tuple[Classification, PriorityLevel]:
+        """``classify`` of the digest of a request acting as ``user``; the digest is made only when the
+        answer is not known yet (``RequestDigest`` is upstream's, the filter's request is ``info``)."""
+        key = _classification_key(user, info)
         known = self._classified.get(key)
         if known is None:
-            if len(self._classified) >= CLASSIFICATION_CACHE_SIZE:
-                self._classified.clear()
-            known = self._classified[key] = self._classify(digest)
+            digest = RequestDigest(
+                user=user,
+                verb=info.verb,
+                is_resource_request=info.is_resource_request,
+                path=info.path,
+                api_group=info.api_group,
+                namespace=info.namespace,
+                resource=info.resource,
+                subresource=info.subresource,
+            )
+            known = self._remember(key, digest)
+        return known
+
+    def _remember(self, key: tuple[Any, ...], digest: RequestDigest) -> tuple[Classification, PriorityLevel]:
+        if len(self._classified) >= CLASSIFICATION_CACHE_SIZE:
+            self._classified.clear()
+        known = self._classified[key] = self._classify(digest)
         return known
 
     def _classify(self, digest: RequestDigest) -> tuple[Classification, PriorityLevel]:

@@ -27,7 +27,6 @@ the clients of those.
 
 from __future__ import annotations
 
-import collections
 import enum
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,7 +90,10 @@ class Request:
 @dataclass(eq=False, slots=True)
 class Queue:
     index: int
-    waiting: collections.deque[Request] = field(default_factory=collections.deque)
+    #: Its requests, oldest first: a list, not a deque. A level has up to 128 queues, most of them
+    #: empty for good; an empty deque costs ten times an empty list, and a queue holds at most
+    #: ``queue_length_limit`` (50) requests, so taking the head of a list is as cheap.
+    waiting: list[Request] = field(default_factory=list)
     waiting_seats: int = 0
     executing: int = 0
     seats_in_use: int = 0
@@ -297,7 +299,7 @@ class QueueSet:
                 break
             queue = request.queue
             assert queue is not None
-            queue.waiting.popleft()
+            queue.waiting.pop(0)
             queue.waiting_seats -= request.seats
             if not queue.waiting:
                 self._nonempty.discard(queue.index)

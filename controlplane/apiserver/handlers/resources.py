@@ -20,7 +20,6 @@ from typing import Any
 
 from controlplane.api import gotypes, selectors
 from controlplane.api.apiextensions.customresources import CustomResourceStrategy
-from controlplane.api.deepcopy import deep_copy
 from controlplane.api.meta import Object
 from controlplane.api.resources import ResourceType
 from controlplane.api.validation import not_supported
@@ -362,8 +361,8 @@ async def create(ctx: Context) -> Reply:
     return Reply(201, _render_one(ctx, created), patching.warning_headers(warnings))
 
 
-async def update(ctx: Context) -> Reply:
-    raw = await ctx.request.read_body()
+def _update_body(ctx: Context, raw: bytes) -> tuple[Object, list[str]]:
+    """The object a PUT's body asks for, as upstream's decoder keeps it, and the warnings to send."""
     body, unique = patching.decode_body_once(raw, ctx.request.content_type)
     obj = check_body_object(ctx, body)
     obj, warnings = patching.decode_strictly(
@@ -375,14 +374,30 @@ async def update(ctx: Context) -> Reply:
             f"the name of the object ({name_in_body}) does not match the name on the URL ({ctx.name})"
         )
     obj["metadata"]["name"] = ctx.name
+    return obj, warnings
+
+
+async def update(ctx: Context) -> Reply:
+    raw = await ctx.request.read_body()
+    obj, warnings = _update_body(ctx, raw)
+    # The registry changes the object it stores (defaults, managed fields, admission). Its first
+    # attempt takes the decoded body itself, uncopied: nothing reads ``obj`` afterwards. Only a retry
+    # after a concurrent write needs the body as sent again, and decodes it afresh (decoding is
+    # deterministic, and it succeeded once): rarer and no dearer than copying on every request.
+    unused = [obj]
+
+    def replacement(current: Object) -> Object:
+        return unused.pop() if unused else _update_body(ctx, raw)[0]
+
     written = await ctx.registry.update(
         ctx.namespace,
         ctx.name,
-        lambda current: deep_copy(obj),
+        replacement,
         scope=ctx.scope,
         subresource=ctx.subresource,
         dry_run=ctx.dry_run,
         track=patching.tracker(ctx.rtype, ctx.request, ctx.subresource, ctx.registry.clock),
+        replaces=True,
     )
     return Reply(
         201 if written.created else 200, _render_one(ctx, written.obj), patching.warning_headers(warnings)

@@ -124,7 +124,7 @@ async def watch(ctx: Context, *, bookmark_interval: float = BOOKMARK_INTERVAL) -
                 tracer.events(events)
             out: list[bytes] = []
             for event in events:
-                out.append(encoder.event(event))
+                encoder.event(event, out)
                 if initial_left > 0:
                     initial_left -= 1
                     if initial_left == 0:
@@ -275,7 +275,8 @@ class _Encoder:
         self.table = ctx.accept.table
         self.first_table = True
 
-    def event(self, event: CacheEvent) -> bytes:
+    def event(self, event: CacheEvent, out: list[bytes]) -> None:
+        """Append ``event``'s line to ``out``, the pieces of the next chunk."""
         if self.table:
             now = datetime.fromtimestamp(self.ctx.registry.clock.now(), UTC)
             table = tables.table(
@@ -289,8 +290,9 @@ class _Encoder:
             if not self.first_table:
                 table.pop("columnDefinitions", None)
             self.first_table = False
-            return dumps({"type": event.type, "object": table}) + b"\n"
-        return event.json_line  # the same bytes for every watcher of this event
+            out.append(dumps({"type": event.type, "object": table}) + b"\n")
+        else:
+            out.extend(event.line_parts())  # the object's bytes are the same for every watcher
 
     def bookmark(self, revision: int, *, initial_end: bool = False) -> bytes:
         rtype = self.ctx.rtype

@@ -37,7 +37,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from controlplane.api.meta import Object
+from controlplane.api.meta import Object, object_meta
 from controlplane.client.cache import DeletedFinalStateUnknown
 from controlplane.client.errors import NotFound
 from controlplane.client.informer import HandlerRegistration, ResourceEventHandlerFuncs, SharedIndexInformer
@@ -83,6 +83,20 @@ IGNORED_RESOURCES: frozenset[tuple[str, str]] = frozenset({("", "events"), ("eve
 DEFAULT_WORKERS = 20
 
 COMPONENT = "garbage-collector-controller"
+
+
+def _same_to_graph(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether ``old`` and ``new`` agree on every metadata field ``ObservedObject.from_object`` reads:
+    then they are the same to the dependency graph."""
+    old_meta, new_meta = object_meta(old), object_meta(new)
+    return (
+        old_meta.get("uid") == new_meta.get("uid")
+        and old_meta.get("name") == new_meta.get("name")
+        and old_meta.get("namespace") == new_meta.get("namespace")
+        and old_meta.get("ownerReferences") == new_meta.get("ownerReferences")
+        and old_meta.get("deletionTimestamp") == new_meta.get("deletionTimestamp")
+        and old_meta.get("finalizers") == new_meta.get("finalizers")
+    )
 
 
 class UnknownKind(Exception):
@@ -154,7 +168,11 @@ class GarbageCollector:
             self.dispatch(self.graph.observe(observed(obj)))
 
         def on_update(old: Object, new: Object) -> None:
-            self.dispatch(self.graph.observe(observed(new), observed(old)))
+            now = observed(new)
+            # Most updates (a Lease renewed, a status written) leave every field the graph reads as
+            # it was: then the old version observes as the new one does, and is not read again.
+            before = now if _same_to_graph(old, new) else observed(old)
+            self.dispatch(self.graph.observe(now, before))
 
         def on_delete(obj: Object | DeletedFinalStateUnknown) -> None:
             if isinstance(obj, DeletedFinalStateUnknown):

@@ -18,8 +18,11 @@ controller watches those heartbeats (``nodehealth.py`` holds the rules) and, eve
    even before they are evicted: the endpoints controllers see the pods' readiness change.
 
 A reconcile handles one node and asks to be called again after ``node_monitor_period``: the
-periodic pass of upstream's ``monitorNodeHealth``, spread over the nodes. Changes to a node, to its
-Lease or to pods bound to it reconcile the node at once. All timers are on the cluster clock.
+periodic pass of upstream's ``monitorNodeHealth``, spread over the nodes. Changes to a node or to
+pods bound to it reconcile the node at once. Lease changes do not: as upstream (whose Lease informer
+has no event handlers), the Lease cache is only read by the periodic pass, which is soon enough to
+notice a heartbeat, and a renewal every 10 s per node would otherwise reconcile its node each time
+for nothing. All timers are on the cluster clock.
 
 Simplified from upstream: NoExecute taints are added at once, without the per-zone rate limiter
 (``--node-eviction-rate`` 0.1/s) or the "full disruption" mode that stops tainting when every node of
@@ -80,14 +83,6 @@ def _node_ref(name: str, uid: str = "") -> Object:
 
 def _pod_ref(pod: Mapping[str, Any]) -> Object:
     return {**pod, "kind": "Pod", "apiVersion": "v1"}
-
-
-def lease_to_node(lease: Mapping[str, Any]) -> list[Request]:
-    """A node Lease's changes reconcile the node of the same name."""
-    meta = lease.get("metadata") or {}
-    if meta.get("namespace") != NODE_LEASE_NAMESPACE or not meta.get("name"):
-        return []
-    return [Request("", str(meta["name"]))]
 
 
 def pod_to_node(pod: Mapping[str, Any]) -> list[Request]:
@@ -312,7 +307,10 @@ def add_to_manager(
     node_startup_grace_period: float = DEFAULT_NODE_STARTUP_GRACE_PERIOD,
     workers: int = 1,
 ) -> Controller:
-    """Build the node lifecycle controller and register it: for Nodes, woken by node Leases and pods."""
+    """Build the node lifecycle controller and register it: for Nodes, woken by pods bound to them.
+
+    The Lease informer is only read (``self.leases``, started and synced by the manager), not watched.
+    """
     reconciler = NodeLifecycleController(
         manager,
         node_monitor_period=node_monitor_period,
@@ -320,9 +318,8 @@ def add_to_manager(
         node_startup_grace_period=node_startup_grace_period,
     )
     controller = manager.new_controller(NAME, reconciler, for_=NODES, workers=workers)
-    controller.watch(reconciler.leases, lease_to_node)
     controller.watch(reconciler.pods, pod_to_node)
     return controller
 
 
-__all__ = ["NAME", "NodeLifecycleController", "add_to_manager", "lease_to_node", "pod_to_node"]
+__all__ = ["NAME", "NodeLifecycleController", "add_to_manager", "pod_to_node"]

@@ -70,7 +70,6 @@ from types import TracebackType
 from typing import Any, Self
 
 from controlplane.api import serializer
-from controlplane.api.deepcopy import deep_copy
 from controlplane.api.meta import Object, format_micro_time, format_time, object_meta, parse_timestamp
 from controlplane.client.errors import AlreadyExists, APIError, Conflict, NotFound, TransportError
 from controlplane.client.informer import (
@@ -700,13 +699,16 @@ class Kubelet:
         if self.lease is None:
             await self._ensure_lease()
         assert self.lease is not None
-        lease = deep_copy(self.lease)
-        spec = lease.setdefault("spec", {})
+        # upstream's ``DeepCopy``, made shallow: only ``spec`` (and perhaps ``metadata``) change, so
+        # only they are copied; the rest of the last Lease seen (managedFields ...) is sent as is.
+        # ``self.lease`` itself is left untouched either way.
+        lease = dict(self.lease)
+        spec = lease["spec"] = dict(lease.get("spec") or {})
         spec["holderIdentity"] = self.node_name
         spec["leaseDurationSeconds"] = self.lease_duration_seconds
         spec["renewTime"] = format_micro_time(self.clock.now())
         if not lease["metadata"].get("ownerReferences") and self._owner_references():
-            lease["metadata"]["ownerReferences"] = self._owner_references()
+            lease["metadata"] = {**lease["metadata"], "ownerReferences": self._owner_references()}
         try:
             self.lease = await self._leases().update(lease)
         except (Conflict, NotFound):

@@ -49,7 +49,7 @@ def names(events: list[CacheEvent]) -> list[str]:
     return [e.object.obj["metadata"]["name"] for e in events]
 
 
-async def test_watchers_without_selectors_share_one_event_and_its_encoded_line(api: API) -> None:
+async def test_watchers_without_selectors_share_one_event_and_its_encoded_object(api: API) -> None:
     cache = pods_cache(api)
     first = cache.watch("default", None, cache.revision)
     second = cache.watch("default", None, cache.revision)
@@ -57,7 +57,7 @@ async def test_watchers_without_selectors_share_one_event_and_its_encoded_line(a
     (one,) = await collect(first, 1)
     (other,) = await collect(second, 1)
     assert one is other
-    assert one.json_line is other.json_line  # serialized once, the same bytes for both streams
+    assert one.object.raw is other.object.raw  # serialized once, the same bytes for both streams
     assert one.json_line.endswith(b"\n")
     assert json.loads(one.json_line) == {"type": "ADDED", "object": created}
 
@@ -284,23 +284,22 @@ async def test_events_are_cached_as_bytes_only_and_still_served_and_filtered(api
     assert one.json()["message"] == "Pulled it"
 
 
-async def test_old_events_drop_their_encoded_line_but_a_resumed_watch_still_gets_it(
-    api: API, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(watchcache, "LINE_HORIZON", 2)
+async def test_the_window_keeps_an_events_object_once_and_a_resumed_watch_gets_its_line(api: API) -> None:
     cache = pods_cache(api)
     start = cache.revision
     everyone = cache.watch("default", None, start)
     registry = api.server.registries[("", "v1", "pods")]
-    events = []
-    for name in "abcd":
+    for name in "ab":
         await registry.create(pod(name), "default", scope=SETUP)
-        (event,) = await collect(everyone, 1)
-        assert event.json_line  # the watcher writes it, so it is encoded
-        events.append(event)
-    assert [e._line is None for e in events] == [True, True, False, False]
-    (first, *_) = await collect(cache.watch("default", None, start), 4)
-    assert json.loads(first.json_line)["object"]["metadata"]["name"] == "a"  # built again
+        await collect(everyone, 1)
+    event = cache.events[-1]
+    prefix, raw, end = event.line_parts()
+    assert raw is event.object.raw, "the line is not built around the object's one encoding"
+    assert (prefix, end) == (b'{"type":"ADDED","object":', b"}\n")
+    assert not hasattr(event, "__dict__") and "_line" not in CacheEvent.__slots__, "a line is kept"
+    (first, second) = await collect(cache.watch("default", None, start), 2)
+    assert json.loads(first.json_line)["object"]["metadata"]["name"] == "a"
+    assert json.loads(second.json_line) == {"type": "ADDED", "object": second.object.obj}
 
 
 class CountingFilter:

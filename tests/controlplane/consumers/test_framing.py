@@ -320,6 +320,20 @@ def test_sockets_sending_the_same_frame_share_its_text() -> None:
     assert shorter is not None and json.loads(render_frame(shorter, encoder))["last"] == 3
 
 
+def test_a_frame_cut_to_one_viewers_scope_is_never_shared_with_another_viewer() -> None:
+    """Two students' cuts of one frame may be the same size and hold different events."""
+    encoder = EventEncoder()
+    events = [watch_event(seq) for seq in range(1, 5)]
+    whole = Frame(first=1, last=4, events=events)
+    ada = Frame(first=1, last=4, events=[events[0], events[1]], hidden=2)
+    bob = Frame(first=1, last=4, events=[events[2], events[3]], hidden=2)
+    assert json.loads(render_frame(whole, encoder))["events"] == events
+    rendered = [json.loads(render_frame(frame, encoder)) for frame in (ada, bob)]
+    assert [[e["seq"] for e in r["events"]] for r in rendered] == [[1, 2], [3, 4]]
+    assert [r["hidden"] for r in rendered] == [2, 2]
+    assert "hidden" not in json.loads(render_frame(whole, encoder)), "the whole frame lost its text"
+
+
 # -- pacing -----------------------------------------------------------------------------------------
 
 

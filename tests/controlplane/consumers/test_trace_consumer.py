@@ -27,6 +27,7 @@ from controlplane.consumers.framing import TRACE_ENDED
 from controlplane.consumers.trace import TraceConsumer
 from controlplane.runtime import Cluster, Lab, LabConfig, activate
 from controlplane.trace.schema import PIPELINE_STAGES, SCHEMA_VERSION
+from controlplane.trace.scope import TraceScope
 from tests.support.classrooms import committed_classrooms
 from tests.support.tracestream import (
     TIMEOUT,
@@ -308,6 +309,83 @@ async def test_events_are_redacted_before_they_are_sent(lab: Lab) -> None:
         e for f in frames for e in f["events"] if e["type"] == "request.received" and "request_body" in e
     ]
     assert sent["request_body"] == {"redacted": True, "size": len(json.dumps(body))}
+    await close(communicator)
+
+
+# -- a viewer's scope -------------------------------------------------------------------------------
+
+ADA_SCOPE = TraceScope(
+    namespace_prefix="student-",
+    own_namespace="student-ada",
+    user_prefix="user:student:",
+    own_user="user:student:ada",
+)
+
+
+def ada_sees_her_namespace(user: User | None, cluster: str) -> TraceScope | None:
+    """The scope rule of the test below: alice watches as ada would in a shared cluster."""
+    return ADA_SCOPE if user is not None and user.username == "alice" else None
+
+
+async def scoped_frames_until(communicator: WebsocketCommunicator, seq: int) -> list[dict[str, Any]]:
+    """Frames until one reaches ``seq``; each still accounts for its whole range, with ``hidden``."""
+    frames: list[dict[str, Any]] = []
+    while not frames or frames[-1]["last"] < seq:
+        frame = await receive(communicator)
+        assert frame["type"] == "frame", frame
+        if frames:
+            assert frame["first"] == frames[-1]["last"] + 1, "a gap or an overlap between frames"
+        summarised = frame["summary"]["last"] - frame["summary"]["first"] + 1 if "summary" in frame else 0
+        accounted = len(frame["events"]) + frame.get("hidden", 0) + summarised
+        assert accounted == frame["last"] - frame["first"] + 1, (
+            f"a frame does not account for its seqs: {frame}"
+        )
+        frames.append(frame)
+    return frames
+
+
+async def test_a_scoped_viewer_sees_her_namespace_and_requests_but_not_a_classmates(
+    lab: Lab, settings: Settings
+) -> None:
+    settings.KUBELAB_TRACE_SCOPE = f"{__name__}.ada_sees_her_namespace"
+    bus = lab.cluster("demo").trace
+    communicator = socket("demo", student())
+    hello = await open_socket(communicator)
+    assert hello["scope"] == {"namespace": "student-ada"}
+    await communicator.send_json_to({"action": "subscribe", "since": hello["last_seq"]})
+
+    def request(request_id: str, user: str, path: str) -> None:
+        bus.emit(
+            "request.received", id=request_id, method="GET", path=path, **{"from": user, "to": "apiserver"}
+        )
+        bus.emit(
+            "request.completed", id=request_id, code=200, duration=0.001, **{"from": "apiserver", "to": user}
+        )
+
+    request("bob-1", "user:student:bob", "/api/v1/namespaces/student-bob/pods")
+    request("ada-1", "user:student:ada", "/api/v1/namespaces/student-ada/pods")
+    request("ada-2", "user:student:ada", "/api/v1/namespaces/student-bob/pods")  # her 403 is hers
+    bus.emit("reconcile", controller="replicaset", key="student-bob/web-1", result="ok")
+    bus.emit("reconcile", controller="replicaset", key="kube-system/coredns-1", result="ok")
+    frames = await scoped_frames_until(communicator, bus.last_seq)
+    sent = [(e["type"], e.get("id") or e.get("key")) for f in frames for e in f["events"]]
+    for hidden in (
+        ("request.received", "bob-1"),
+        ("request.completed", "bob-1"),
+        ("reconcile", "student-bob/web-1"),
+    ):
+        assert hidden not in sent, f"alice was sent {hidden}"
+    for shown in (
+        ("request.received", "ada-1"),
+        ("request.completed", "ada-2"),
+        ("reconcile", "kube-system/coredns-1"),
+    ):
+        assert shown in sent, f"alice was not sent {shown}"
+    assert sum(f.get("hidden", 0) for f in frames) >= 3
+    await close(communicator)
+    # Staff (the rule's None) see the whole trace, and their hello names no scope.
+    communicator = socket("demo", staff())
+    assert "scope" not in await open_socket(communicator)
     await close(communicator)
 
 

@@ -4,6 +4,8 @@ work in their own namespace and is refused (403) in another's, in the cluster's 
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
 import httpx
@@ -26,6 +28,7 @@ from courses.engine.content import load_course
 from courses.manifests import services as manifests
 from courses.sandboxes import services as sandboxes
 from tests.courses.sandboxes.conftest import LabFactory
+from tests.support.tracestream import open_socket, trace_router, trace_socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -219,3 +222,81 @@ def test_a_check_reads_the_students_namespace_where_the_chapter_says_default() -
     assert shared.in_namespace("/api/v1/namespaces/default/configmaps", "student-alice") == (
         "/api/v1/namespaces/student-alice/configmaps"
     )
+
+
+async def _frames_until_seen(socket: WebsocketCommunicator, wanted: str) -> list[dict[str, Any]]:
+    """The events the socket is sent until one is a ``request.completed`` naming ``wanted``."""
+    events: list[dict[str, Any]] = []
+    async with asyncio.timeout(30):  # frames keep coming (Lease renewals): a miss must still end
+        while not any(e["type"] == "request.completed" and e.get("name") == wanted for e in events):
+            frame = await socket.receive_json_from(timeout=10)
+            assert frame["type"] == "frame", frame
+            events += frame["events"]
+    return events
+
+
+async def test_a_student_watches_the_shared_cluster_without_her_classmates_namespaces(
+    sandbox_lab: LabFactory,
+) -> None:
+    teacher = await _teacher()
+    alice = await User.objects.acreate_user("alice", password="pw-alice-1")
+    bob = await User.objects.acreate_user("bob", password="pw-bob-1")
+    classroom = await _classroom(teacher, alice, bob)
+    async with sandbox_lab():
+        cluster, _ = await shared.create_shared_cluster(classroom=classroom)
+        service = shared.SharedCluster(cluster)
+        a, b = await service.ensure_sandbox(user=alice), await service.ensure_sandbox(user=bob)
+        watchers = {}
+        for user in (alice, teacher):
+            socket = trace_socket(trace_router(), cluster, user)
+            hello = await open_socket(socket)
+            await socket.send_json_to({"action": "subscribe", "since": hello["last_seq"]})
+            watchers[user.username] = (socket, hello)
+        try:
+            assert watchers["alice"][1]["scope"] == {"namespace": "student-alice"}
+            assert "scope" not in watchers["teacher"][1], "an instructor sees the whole shared cluster"
+            created = await _create(b, "/api/v1/namespaces/student-bob/configmaps", _configmap("bobs"))
+            assert created.status_code == 201, created.text
+            mine = await _create(a, "/api/v1/namespaces/student-alice/configmaps", _configmap("alices"))
+            assert mine.status_code == 201, mine.text
+            refused = await _get(a, "/api/v1/namespaces/student-bob/configmaps/bobs")
+            assert refused.status_code == 403
+            await _create(a, "/api/v1/namespaces/student-alice/configmaps", _configmap("last"))
+            assert (await _get(a, "/api/v1/namespaces/student-alice/configmaps/last")).status_code == 200
+
+            seen = await _frames_until_seen(watchers["alice"][0], "last")
+            about_bob = [
+                e for e in seen if "student-bob" in json.dumps(e) and e.get("from") != "user:student:alice"
+            ]
+            assert about_bob == [], f"alice was sent bob's events: {about_bob[:3]}"
+            names = {(e["type"], e.get("name")) for e in seen}
+            assert any(
+                e["type"] == "request.received" and e["path"].endswith("/student-alice/configmaps")
+                for e in seen
+            ), "alice's own write is missing"
+            assert ("request.completed", "bobs") in names, "alice's own refused read is missing"
+            assert any(e["type"] == "rbac.decision" and e.get("allowed") is False for e in seen)
+            everything = await _frames_until_seen(watchers["teacher"][0], "last")
+            assert any("student-bob" in json.dumps(e) for e in everything), "the instructor lost bob's events"
+
+            # The rewound diagram's objects are scoped alike: bob's pod is drawn for the teacher only.
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "bobs-pod"},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+            }
+            assert (await _create(b, "/api/v1/namespaces/student-bob/pods", pod)).status_code == 201
+            assert (await _create(a, "/api/v1/namespaces/student-alice/pods", pod)).status_code == 201
+            drawn = {}
+            for user in (alice, teacher):
+                client = AsyncClient()
+                await client.aforce_login(user)
+                answer = await client.get(f"/lab/{cluster}/etcd/?objects=diagram")
+                assert answer.status_code == 200, answer.content
+                drawn[user.username] = {p["namespace"] for p in answer.json()["objects"]["pods"]}
+            assert "student-bob" in drawn["teacher"] and "student-bob" not in drawn["alice"], drawn
+            assert "student-alice" in drawn["alice"], "alice no longer sees her own pod"
+        finally:
+            for socket, _ in watchers.values():
+                await socket.disconnect()

@@ -157,3 +157,30 @@ def test_only_the_instructors_read_the_shared_clusters_store(
     assert user_may_read_store(alice, "demo-room") == user_may_view(alice, "demo-room")
     refused = _client(alice).get("/lab/room/etcd/")
     assert refused.status_code == 403, refused.content
+
+
+def test_the_dashboard_shows_the_shared_cluster_as_a_row_a_fault_can_be_for(
+    classroom: Classroom, teacher: User, alice: User
+) -> None:
+    client = _client(teacher)
+    assert "data-shared-cluster" not in client.get(f"/classrooms/{classroom.slug}/students/").content.decode()
+    _switch(client, classroom, SHARED)
+    cluster = shared.shared_cluster_name(classroom_id=classroom.pk)
+    table = client.get(f"/classrooms/{classroom.slug}/students/?student=shared").content.decode()
+    assert f'data-shared-cluster="{cluster}"' in table and "the chapters use it" in table
+    assert 'value="shared" checked' in table  # a refresh keeps the instructor's choice
+    assert f'href="/lab/{cluster}/"' in table
+    # No lab runs in this test process: the answer names the shared cluster, and the log keeps its
+    # name (not the label, which is in the instructor's language).
+    asked = client.post(
+        f"/classrooms/{classroom.slug}/faults/",
+        {"kind": "compact-store", "student": ["shared", alice.pk]},
+        HTTP_HX_REQUEST="true",
+    ).content.decode()
+    assert f"<strong>the shared cluster</strong>: Cluster {cluster} does not run here." in asked
+    logged = ClassroomLogEntry.objects.filter(classroom=classroom, action="fault-applied").first()
+    assert logged is not None, "applying a fault wrote nothing in the classroom log"
+    assert logged.detail.endswith(f"-> {cluster}"), logged.detail
+    with translation.override("zh-hans"):
+        chinese = _client(teacher, "zh-hans").get(f"/classrooms/{classroom.slug}/").content.decode()
+    assert f'data-shared-cluster="{cluster}"' in chinese and "the chapters use it" not in chinese

@@ -74,15 +74,15 @@ async def test_watch_events_are_built_without_encoding_the_objects(api: API) -> 
     first = (await api.client.post(CMS, json=cm("a"))).json()
     await api.client.post(CMS, json=cm("b"))
     params = {"watch": "true", "timeoutSeconds": "0", "resourceVersion": first["metadata"]["resourceVersion"]}
-    # a Table watch encodes each event itself: the cache's JSON line is never needed, so a trace that
-    # encoded the change would show as a line made
+    # a Table watch encodes each event itself: the object's JSON is never needed, so a trace that
+    # encoded the change would show as the object's bytes made
     headers = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
     response = await api.client.get(CMS, params=params, headers=headers)
     assert [json.loads(line)["object"]["kind"] for line in response.text.splitlines()] == ["Table"]
     (event,) = [e for e in watch_events(api, response.headers["audit-id"]) if e["type"] == "watch.event"]
     assert event["name"] == "b" and event["kind"] == "ConfigMap"
     (change,) = [e for e in api.server.caches["/registry/configmaps"].events if e.key.endswith("/b")]
-    assert change._line is None
+    assert change.object._raw is None, "the trace or the Table watch encoded the object as JSON"
 
 
 WATCH_CMS = "/api/v1/watch/namespaces/default/configmaps"

@@ -1,0 +1,17 @@
+"""Chapters 6 to 10, played as a student would, against a real lab: as chapters 1 to 5 in
+``test_play_chapters.py`` (``tests.support.playthrough``), in a module of its own so that a second
+test worker plays them at the same time."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.lab import LiveLab
+from tests.support.playthrough import chapters, play_chapter
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+
+@pytest.mark.parametrize("chapter", chapters(first=6, last=10))
+async def test_every_step_fails_first_then_its_solution_passes(course_lab: LiveLab, chapter: str) -> None:
+    await play_chapter(course_lab, chapter)
