@@ -127,6 +127,7 @@ from controlplane.store.errors import UnknownCluster
 from controlplane.store.factory import open_store, store_path
 from controlplane.store.interface import Store
 from controlplane.store.kv import Delete, Txn
+from controlplane.tasks import cancel_and_wait
 from controlplane.timing import CLASSROOM, TimingProfile
 from controlplane.tokens import TokenRegistry
 from controlplane.trace import NULL_SINK, TraceBus, nodes
@@ -636,9 +637,7 @@ class Cluster:
     async def _stop_encryption_watch(self) -> None:
         task, self._encryption_task = self._encryption_task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
         fd, self._serving_fd = self._serving_fd, None
         if fd is not None:
             os.close(fd)

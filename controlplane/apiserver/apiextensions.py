@@ -43,6 +43,7 @@ from controlplane.apiserver.requestscope import RequestScope
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.store import EventType
 from controlplane.store.watch import Watch
+from controlplane.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from controlplane.apiserver.server import APIServer
@@ -123,11 +124,8 @@ class CustomResourceDefinitions:
 
     async def stop(self) -> None:
         tasks = [t for t in (self._task, *self._cleanups.values()) if t is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        with contextlib.suppress(Exception):  # a controller's failure is logged where it happens
+            await cancel_and_wait(*tasks)
         self._task = None
         self._cleanups.clear()
         # The custom resources' caches stay in the server's: it stops them with the others. Those

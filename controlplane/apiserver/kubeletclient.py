@@ -25,12 +25,13 @@ iterator of chunks, with ``aclose()`` telling the kubelet the reader has gone.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from typing import Any, Protocol
 from urllib.parse import quote, urlencode
 
 import httpx
+
+from controlplane.tasks import cancel_and_wait
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -136,9 +137,7 @@ class _ASGIResponse:
         if not self._task.done():
             done, _ = await asyncio.wait({self._task}, timeout=DISCONNECT_GRACE)
             if not done:
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
+                await cancel_and_wait(self._task)
         if not self._started.done():
             self._started.cancel()
 

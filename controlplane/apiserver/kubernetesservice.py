@@ -87,6 +87,7 @@ from controlplane.apiserver.requestscope import RequestScope
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import Clock
 from controlplane.store import KeyNotFound, LeaseNotFound, Put, Store, StoreError, Txn
+from controlplane.tasks import cancel_and_wait
 
 logger = logging.getLogger(__name__)
 
@@ -421,9 +422,7 @@ class KubernetesServiceController:
         task, self._task = self._task, None
         if task is None:
             return
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await cancel_and_wait(task)
         try:
             await asyncio.wait_for(self._remove_endpoints(), 2 * self.options.interval)
         except TimeoutError:

@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -75,6 +74,7 @@ from controlplane.apiserver.encryption.transformer import Transformer
 from controlplane.apiserver.registry import decode
 from controlplane.clock import SYSTEM_CLOCK, Clock, timeout
 from controlplane.store import Event, EventType, Store, StoreClosed, StoreError, Watch
+from controlplane.tasks import cancel_and_wait
 
 logger = logging.getLogger(__name__)
 
@@ -425,9 +425,7 @@ class WatchCache:
     async def stop(self) -> None:
         for task in (self._task, self._fanout_task):
             if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                await cancel_and_wait(task)
         self._task = self._fanout_task = None
         if self._watch is not None:
             await self._watch.close()

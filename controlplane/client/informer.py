@@ -69,6 +69,7 @@ from controlplane.client.rest import RESTClient
 from controlplane.client.sharing import SHARED_VERSIONS, FrozenDict, SharedVersions
 from controlplane.client.watch import EventType, WatchEvent, decode_event, split_event
 from controlplane.clock import SYSTEM_CLOCK, Clock
+from controlplane.tasks import cancel_and_wait
 
 logger = logging.getLogger(__name__)
 
@@ -159,9 +160,7 @@ class _Listener:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
 
     def should_resync(self, now: float) -> bool:
@@ -352,11 +351,8 @@ class SharedIndexInformer:
         self._stopped = True
         self._fifo.close()
         tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, FIFOClosed):
-                await task
+        with contextlib.suppress(FIFOClosed):
+            await cancel_and_wait(*tasks)
         for listener in self._listeners:
             await listener.stop()
 

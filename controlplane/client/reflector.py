@@ -39,7 +39,6 @@ a test replays the same behaviour. The store is anything with ``add``/``update``
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from collections.abc import Callable, Iterable
@@ -52,6 +51,7 @@ from controlplane.client.pager import DEFAULT_PAGE_SIZE, ListPager
 from controlplane.client.rest import ListOptions, ResourceClient, Watch
 from controlplane.client.watch import EventType, WatchEvent, WatchInterface
 from controlplane.clock import SYSTEM_CLOCK, Clock
+from controlplane.tasks import cancel_and_wait
 
 logger = logging.getLogger(__name__)
 
@@ -211,9 +211,7 @@ class Reflector:
             await self._watch_loop()
         finally:
             if resync is not None:
-                resync.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await resync
+                await cancel_and_wait(resync)
 
     # -- list ----------------------------------------------------------------------------------------
 

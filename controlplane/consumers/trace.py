@@ -30,7 +30,6 @@ client messages, and the one task per socket that waits for events, paces the fr
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 import logging
@@ -66,6 +65,7 @@ from controlplane.consumers.relay import Mirror, active_relay, lab_traces
 from controlplane.diagram import TakenState, state_taker
 from controlplane.runtime import active_lab
 from controlplane.store.errors import UnknownCluster
+from controlplane.tasks import cancel_and_wait
 from controlplane.trace.bus import Subscription, TraceBus
 from controlplane.trace.recorder import TooOld, Untraced
 from controlplane.trace.scope import ScopedView
@@ -266,9 +266,7 @@ class TraceConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels h
     async def _stop_stream(self) -> None:
         stream, self._stream = self._stream, None
         if stream is not None and not stream.done():
-            stream.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await stream
+            await cancel_and_wait(stream)
 
     # -- messages ------------------------------------------------------------------------------------
 

@@ -33,7 +33,6 @@ diagram can still draw it. APF limits how many requests of a flow run at once, n
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any, Final
@@ -42,6 +41,7 @@ from controlplane.api.meta import Object
 from controlplane.client.errors import APIError, NotFound, TransportError
 from controlplane.client.rest import PatchType, RESTClient
 from controlplane.identity import SYSTEM_MASTERS
+from controlplane.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from controlplane.runtime import Cluster
@@ -210,11 +210,7 @@ class HotLoop:
     async def stop(self, *, remove: bool = True) -> None:
         """Stop the workers; with ``remove``, delete its objects too (best effort)."""
         tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*tasks)
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()

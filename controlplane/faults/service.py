@@ -41,6 +41,7 @@ from controlplane.faults.catalogue import FaultSpec, InvalidFault
 from controlplane.faults.effects import Effect, effects
 from controlplane.runtime import Cluster, ClusterState, Lab
 from controlplane.store.errors import UnknownCluster
+from controlplane.tasks import cancel_and_wait
 
 logger = logging.getLogger(__name__)
 
@@ -282,9 +283,7 @@ class FaultService:
         does not need this: it clears every cluster's faults, and the timer ends once none is left."""
         timer, self._timer = self._timer, None
         if timer is not None:
-            timer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await timer
+            await cancel_and_wait(timer)
 
     async def _run_timer(self) -> None:
         while True:

@@ -28,6 +28,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from controlplane.faults.crashloop import CrashLoopTiming, RestartSchedule, crashed, restarted
+from controlplane.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from controlplane.clock import Clock
@@ -250,11 +251,7 @@ class CrashLoop:
         try:
             await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for waiter in waiters:
-                waiter.cancel()
-            for waiter in waiters:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await waiter
+            await cancel_and_wait(*waiters)
 
 
 __all__ = ["CrashLoop", "Key", "Supervisor"]

@@ -150,6 +150,7 @@ from controlplane.store.kv import (
     TxnResult,
 )
 from controlplane.store.watch import DEFAULT_WATCH_CAPACITY, Watch, WatchHub
+from controlplane.tasks import cancel_and_wait
 from controlplane.trace import NULL_SINK, TraceSink
 
 Connection = psycopg.AsyncConnection[TupleRow]
@@ -923,11 +924,7 @@ class PostgresStore(Store):
         if self._closed:
             return
         self._closed = True
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks)
         self._tasks.clear()
         if self._task is not None:
             # Commit what is already queued (its events reach the watches first), then stop.
@@ -947,9 +944,7 @@ class PostgresStore(Store):
 
     @staticmethod
     async def _stop(task: asyncio.Task[None]) -> None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await cancel_and_wait(task)
 
     def _check_open(self) -> None:
         if self._closed or not self._started:

@@ -55,6 +55,7 @@ from controlplane.store.interface import Store
 from controlplane.store.keyindex import KeyIndex, Version
 from controlplane.store.kv import Delete, Event, EventType, KeyValue, Lease, RangeResult, Txn, TxnResult
 from controlplane.store.watch import DEFAULT_WATCH_CAPACITY, Watch, WatchHub
+from controlplane.tasks import cancel_and_wait
 from controlplane.trace import NULL_SINK, TraceSink
 
 T = TypeVar("T")
@@ -453,11 +454,7 @@ class SqliteStore(Store):
         if self._closed:
             return
         self._closed = True
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks)
         self._tasks.clear()
         self._hub.close(StoreClosed())
         writer, self._writer = self._writer, None

@@ -38,6 +38,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.utils import translation
 from django.utils.translation import gettext
 
+from controlplane.tasks import cancel_and_wait
 from courses import gateway
 from courses.accounts.models import Preference
 from courses.chapters import solutions
@@ -100,11 +101,8 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
         self._spawn(self._start_sandbox())
 
     async def disconnect(self, code: int) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        with contextlib.suppress(Exception):
+            await cancel_and_wait(*self._tasks)
         await self._stop_runner()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:

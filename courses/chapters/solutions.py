@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from django.utils import translation
 from django.utils.translation import gettext
 
+from controlplane.tasks import cancel_and_wait
 from courses import gateway
 from courses.sandboxes import services as sandboxes
 from courses.sandboxes.identities import sandbox_owner
@@ -113,11 +114,8 @@ async def run_solution(
                 async with asyncio.timeout(WATCH_END_SECONDS):
                     await asyncio.gather(*background, return_exceptions=True)
     finally:
-        for task in background:
-            task.cancel()
-        for task in background:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        with contextlib.suppress(Exception):
+            await cancel_and_wait(*background)
 
 
 async def run_fault(

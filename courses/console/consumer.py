@@ -49,6 +49,7 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext
 
+from controlplane.tasks import cancel_and_wait
 from courses.classrooms import shared
 from courses.console import runner
 from courses.console.policy import Allowed, Refused, decide
@@ -188,12 +189,8 @@ class ConsoleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
         return all(set(query.get(name, [])) <= allowed for name, allowed in own.items())
 
     async def disconnect(self, code: int) -> None:
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()  # leaving runner.start's block kills the process
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        with contextlib.suppress(Exception):  # leaving runner.start's block kills the process
+            await cancel_and_wait(*self._tasks.values())
         if self.workspace is not None:
             await asyncio.to_thread(self.workspace.remove)
             self.workspace = None
@@ -351,9 +348,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
             await process.stop()  # its task then says how it ended
             return
         task = self._tasks[run]  # not started yet: it never will
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await cancel_and_wait(task)
         stopped = runner.RunResult(exit_code=None, output="", reason=runner.ExitReason.STOPPED)
         await self._send_json(self._exit_message(run, stopped, 0))
 

@@ -29,6 +29,7 @@ from controlplane.apiserver import errors
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.requestscope import RequestScope
 from controlplane.apiserver.watchcache import WatchCache
+from controlplane.tasks import cancel_and_wait
 
 logger = logging.getLogger(__name__)
 
@@ -127,9 +128,7 @@ class Aggregator:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
 
     async def _run(self) -> None:

@@ -75,6 +75,7 @@ from controlplane.apiserver.pipeline import NO_REPORT, Dispatched, Impersonated,
 from controlplane.apiserver.registry import Registry
 from controlplane.apiserver.watchcache import WatchCache
 from controlplane.identity import SYSTEM_MASTERS
+from controlplane.tasks import cancel_and_wait
 from controlplane.trace import NULL_SINK, TraceSink, nodes
 
 #: Upstream's response headers naming the matched FlowSchema and priority level, by UID (names would
@@ -318,9 +319,7 @@ class PriorityAndFairness(FlowControl):
 
     async def stop(self) -> None:
         if self._maintainer is not None:
-            self._maintainer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._maintainer
+            await cancel_and_wait(self._maintainer)
             self._maintainer = None
 
     async def _maintain(self) -> None:

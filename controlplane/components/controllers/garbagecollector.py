@@ -68,6 +68,7 @@ from controlplane.components.controllers.gcgraph import (
     remove_owner_references_patch,
     unblock_owner_references_patch,
 )
+from controlplane.tasks import cancel_and_wait
 
 logger = logging.getLogger(__name__)
 
@@ -459,9 +460,7 @@ class GraphBuilder(Controller):
 
     async def stop(self) -> None:
         if self._resync_task is not None:
-            self._resync_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._resync_task
+            await cancel_and_wait(self._resync_task)
             self._resync_task = None
         if self._definitions is not None:
             informer, registration = self._definitions

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import datetime as dt
 import hashlib
 import logging
@@ -71,6 +70,7 @@ from controlplane.client.errors import APIError, TransportError, Unauthorized
 from controlplane.client.rest import RESTClient
 from controlplane.client.watch import EventType
 from controlplane.clock import Clock, timeout
+from controlplane.tasks import cancel_and_wait
 
 logger = logging.getLogger(__name__)
 
@@ -379,9 +379,7 @@ class CertificateManager:
     async def stop(self) -> None:
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
 
     async def _rotation_loop(self) -> None:
         retry = RETRY_START

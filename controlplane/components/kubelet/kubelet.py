@@ -88,6 +88,7 @@ from controlplane.components.kubelet.server import KubeletServer, PodView, sleep
 from controlplane.components.kubelet.simulation import PullTiming, SeededRandom
 from controlplane.components.kubelet.staticpods import ContainerRuns, StaticPods, is_mirror_pod
 from controlplane.components.kubelet.status import generate_pod_status
+from controlplane.tasks import cancel_and_wait
 from controlplane.timing import UPSTREAM, TimingProfile
 from controlplane.trace import NULL_SINK, TraceSink, nodes, recording_requests
 
@@ -450,11 +451,7 @@ class Kubelet:
         The pods are left as they are: their containers "keep running" and a new kubelet resumes them.
         """
         tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*tasks)
         if tasks:
             self._trace_state("stopped")
         await self._shutdown()

@@ -31,7 +31,6 @@ has no logs to show. The API server turns the 400 into ``BadRequest`` with the s
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -44,6 +43,7 @@ from controlplane.components.kubelet.logs import Instance, LogLine
 from controlplane.components.kubelet.simulation import MAX_EVENTS_SCANNED, Output
 from controlplane.components.kubelet.staticpods import ContainerRuns
 from controlplane.components.kubelet.status import container_status
+from controlplane.tasks import cancel_and_wait
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -347,9 +347,7 @@ class KubeletServer:
                     new, seen = run.lines[seen:], len(run.lines)
                     await writer.lines([line.render(options.timestamps) for line in new])
             finally:
-                gone.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await gone
+                await cancel_and_wait(gone)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     @staticmethod
@@ -400,9 +398,7 @@ class KubeletServer:
                 if gone.done():
                     return
         finally:
-            gone.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await gone
+            await cancel_and_wait(gone)
 
 
 async def sleep_until(clock: Clock, at: float) -> None:

@@ -23,7 +23,6 @@ Upstream: ``cmd/kube-proxy/app/server.go``, ``pkg/proxy/config/config.go``,
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
@@ -34,6 +33,7 @@ from controlplane.client.informer import ResourceEventHandlerFuncs, SharedIndexI
 from controlplane.client.rest import ClientLease, ClientOrFactory, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.proxy.rules import RuleTable, build_rule_table
+from controlplane.tasks import cancel_and_wait
 from controlplane.trace import NULL_SINK, TraceSink, nodes
 
 logger = logging.getLogger(__name__)
@@ -205,10 +205,7 @@ class KubeProxy:
         try:
             await asyncio.wait({changed, timer}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for waiter in (changed, timer):
-                waiter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(changed, timer, return_exceptions=True)
+            await cancel_and_wait(changed, timer)
         return self._changed.is_set()
 
     def sync(self) -> RuleTable:

@@ -40,7 +40,6 @@ the expiry of assumed pods whose binding never shows up, queueing hints, several
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from types import TracebackType
@@ -76,6 +75,7 @@ from controlplane.components.scheduler.schedule_one import (
     REASON_SCHEDULED,
     ScheduleOne,
 )
+from controlplane.tasks import cancel_and_wait
 from controlplane.trace import NULL_SINK, TraceSink, nodes
 
 logger = logging.getLogger(__name__)
@@ -244,9 +244,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         self._release_lease = release_lease
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
         bindings, self._binding_tasks = self._binding_tasks, set()
         for binding in bindings:
             binding.cancel()

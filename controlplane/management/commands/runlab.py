@@ -39,7 +39,6 @@ before the loop ends, and the command exits 0.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import os
@@ -72,6 +71,7 @@ from controlplane.runtime import (
     tune_garbage_collector,
 )
 from controlplane.store.compaction import RetentionPolicy
+from controlplane.tasks import cancel_and_wait
 from controlplane.timing import timing_profile
 
 logger = logging.getLogger(__name__)
@@ -299,9 +299,7 @@ class LabServer:
         self.command.stdout.flush()
         for task in (self._start_task, self._reaper, self._faults):
             if task is not None and not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                await cancel_and_wait(task)
         try:
             if self.relay is not None:
                 await asyncio.wait_for(self.relay.stop(), STOP_TIMEOUT)
