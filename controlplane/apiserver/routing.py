@@ -109,19 +109,23 @@ class Route:
     plain_text: bool = False
 
 
-def _not_found(*, from_router: bool = False) -> errors.StatusError:
-    """Upstream's 404 for a path nothing serves (``from_router``: its router's, with a 404 page cause)."""
+def _not_found() -> errors.StatusError:
+    """Upstream's 404 for a path no route serves: an unknown resource or subresource, or a
+    namespaced path to a cluster-scoped resource. kube-apiserver's router answers these with
+    ``NewGenericServerResponse(404, ...)`` (k8s.io/apiserver/pkg/server/handler.go,
+    ``serviceErrorHandler``), whose details carry the router's message as a cause. The details must
+    be there: clients read them on a 404 (``kubectl debug`` dereferences ``Details.Name`` to tell a
+    cluster without ephemeral containers).
+    """
     details = {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]}
-    return errors.StatusError(
-        404, "NotFound", "the server could not find the requested resource", details if from_router else None
-    )
+    return errors.StatusError(404, "NotFound", "the server could not find the requested resource", details)
 
 
 def resolve(types: ResourceRegistry, info: RequestInfo) -> Route:
     """The route of a resource request, or the error upstream answers it with (in upstream's order)."""
     rtype = types.lookup(info.api_group, info.api_version, info.resource)
     if rtype is None:
-        raise _not_found(from_router=True)
+        raise _not_found()
     sub = rtype.subresource(info.subresource) if info.subresource else None
     if info.subresource and sub is None:
         raise _not_found()

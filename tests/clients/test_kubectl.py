@@ -116,3 +116,16 @@ def test_every_namespace_has_the_ca_that_verifies_the_api_server(lab: LiveLab) -
     assert configmap["metadata"]["annotations"]["kubernetes.io/description"].startswith(
         "Contains a CA bundle that can be used to verify the kube-apiserver"
     )
+
+
+def test_debug_says_the_cluster_has_no_ephemeral_containers(lab: LiveLab) -> None:
+    # kubectl debug reads the 404's details to tell this case apart; without them it panicked.
+    manifest = (
+        '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"debugged"},'
+        '"spec":{"containers":[{"name":"c","image":"nginx"}]}}'
+    )
+    lab.kubectl("create", "-f", "-", "--validate=false", input=manifest)
+    result = lab.kubectl("debug", "debugged", "--image=busybox", "-c", "dbg", check=False)
+    assert result.returncode == 1
+    assert "panic" not in result.stderr, result.stderr
+    assert "ephemeral containers are disabled for this cluster" in result.stderr, result.stderr
