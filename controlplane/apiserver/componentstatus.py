@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from controlplane.api.resources import ResourceType
-from controlplane.apiserver import errors, tables
+from controlplane.apiserver import deprecation, errors, tables
 from controlplane.apiserver.handlers.resources import Reply
 from controlplane.apiserver.http import Request, dumps, negotiate
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from controlplane.apiserver.server import APIServer
 
 #: The warning every answer carries (upstream's deprecated-API warning, ``endpoints/deprecation``).
-DEPRECATION_WARNING: Final = "v1 ComponentStatus is deprecated in v1.19+"
+DEPRECATION_WARNING: Final = deprecation.warning("", "v1", "ComponentStatus") or ""
 
 #: Whether the component ``scheduler`` or ``controller-manager`` runs (its healthz answers).
 ComponentsHealthy = Callable[[str], bool]

@@ -38,7 +38,7 @@ from urllib.parse import parse_qsl
 
 from controlplane.api.resources import ResourceRegistry, ResourceType
 from controlplane.api.strategies.common import UndecodableObject
-from controlplane.apiserver import admission, componentstatus, errors, health, routing
+from controlplane.apiserver import admission, componentstatus, deprecation, errors, health, routing
 from controlplane.apiserver.admission.setup import AdmissionOptions
 from controlplane.apiserver.admission.setup import build as build_admission
 from controlplane.apiserver.apiextensions import CustomResourceDefinitions
@@ -513,6 +513,9 @@ class APIServer:
             source=authorized.source,
             backends=self.backends,
         )
+        deprecated = deprecation.warning(rtype.group, rtype.version, rtype.kind)
+        if deprecated is not None:  # first, as upstream's route adds it before the handler runs
+            admitting.scope.warn(deprecated)
         warnings = admitting.scope.warnings
         try:
             reply = await route.handler(ctx)

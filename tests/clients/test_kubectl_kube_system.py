@@ -121,3 +121,13 @@ def test_componentstatuses_are_served_deprecated_with_their_health(lab: LiveLab)
     refused = lab.kubectl("delete", "cs", "scheduler", check=False)
     assert refused.returncode != 0
     assert "(MethodNotAllowed): delete is not supported" in refused.stderr, "read-only: get and list"
+
+
+def test_endpoints_are_served_deprecated(lab: LiveLab) -> None:
+    result = lab.kubectl("get", "endpoints", "kubernetes")
+    assert (
+        result.stderr
+        == "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice\n"
+    )
+    assert result.stdout.splitlines()[0].split() == ["NAME", "ENDPOINTS", "AGE"]
+    assert lab.kubectl("get", "endpointslices").stderr == ""

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 from datetime import UTC, datetime
 from typing import Any
@@ -229,17 +230,16 @@ class _Tracer:
 
 
 async def _start(send: Send, ctx: Context) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"audit-id", ctx.request.audit_id.encode()),
-                (b"cache-control", b"no-cache, private"),
-            ],
-        }
-    )
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"audit-id", ctx.request.audit_id.encode()),
+        (b"cache-control", b"no-cache, private"),
+    ]
+    admitting = ctx.scope.admission
+    if admitting is not None and admitting.scope.warnings:  # a deprecated kind's, for one
+        warnings = ", ".join(f"299 - {json.dumps(w)}" for w in admitting.scope.warnings)
+        headers.append((b"warning", warnings.encode()))
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": b"", "more_body": True})
 
 
