@@ -94,14 +94,32 @@ class Change:
 
 
 def go_duration(seconds: float) -> str:
-    """Format like Go's ``time.Duration.String``: ``10s``, ``1m20s``, ``5m0s``, ``1.5s``."""
-    if seconds < 60:
-        return f"{seconds:g}s"
-    minutes, rest = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{int(minutes)}m{rest:g}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{int(hours)}h{int(minutes)}m{rest:g}s"
+    """Format like Go's ``time.Duration.String`` (src/time/time.go): ``10s``, ``1m20s``, ``5m0s``,
+    ``1.5s``, and below a second ``832ms``, ``1.5µs``, ``100ns``, to the nanosecond."""
+    nanos = round(seconds * 1_000_000_000)
+    sign, u = ("-", -nanos) if nanos < 0 else ("", nanos)
+    if u == 0:
+        return "0s"
+    if u < 1_000_000_000:  # a smaller unit, so that 0.832s reads 832ms
+        if u < 1_000:
+            return f"{sign}{u}ns"
+        unit, digits, name = (1_000, 3, "µs") if u < 1_000_000 else (1_000_000, 6, "ms")
+        return f"{sign}{u // unit}{_go_fraction(u % unit, digits)}{name}"
+    whole, fraction = divmod(u, 1_000_000_000)
+    text = f"{whole % 60}{_go_fraction(fraction, 9)}s"
+    minutes = whole // 60
+    if minutes:
+        text = f"{minutes % 60}m{text}"
+        if minutes >= 60:
+            text = f"{minutes // 60}h{text}"
+    return sign + text
+
+
+def _go_fraction(value: int, digits: int) -> str:
+    """Go's ``fmtFrac``: ``value`` as the digits after a decimal point, trailing zeros dropped."""
+    if value == 0:
+        return ""
+    return "." + f"{value:0{digits}d}".rstrip("0")
 
 
 @dataclass
@@ -389,7 +407,8 @@ class ContainerMachine:
         error = self.behaviour.pull_error
         if error is None:
             self.images.present.add(parse_image(self.image).full)
-            took = go_duration(round(now - self._pull_began, 3))
+            # pkg/kubelet/images/image_manager.go: the durations Truncate(time.Millisecond)
+            took = go_duration(math.floor((now - self._pull_began) * 1000) / 1000)
             message = (
                 f'Successfully pulled image "{self.image}" in {took} ({took} including waiting). '
                 f"Image size: {image_size(self.image)} bytes."

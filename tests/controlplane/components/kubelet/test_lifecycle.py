@@ -217,3 +217,19 @@ def test_init_containers_run_in_order_then_sidecar_and_app() -> None:
 
 def test_go_duration() -> None:
     assert [go_duration(s) for s in (10, 80, 160, 300, 1.5)] == ["10s", "1m20s", "2m40s", "5m0s", "1.5s"]
+    # Go's own table (src/time/time_test.go durationTests), and a pull of 0.832 s
+    cases = {
+        0: "0s",
+        1e-9: "1ns",
+        1.1e-6: "1.1µs",
+        2.2e-3: "2.2ms",
+        0.832: "832ms",
+        3.3: "3.3s",
+        4 * 60 + 5: "4m5s",
+        4 * 60 + 5.001: "4m5.001s",
+        5 * 3600 + 6 * 60 + 7.001: "5h6m7.001s",
+        8 * 60 + 1e-9: "8m0.000000001s",
+        3600: "1h0m0s",
+        -1.5: "-1.5s",
+    }
+    assert {s: go_duration(s) for s in cases} == cases
