@@ -1777,6 +1777,46 @@ CONFIG_MAP_PRINTER: Final = Printer(
     ],
 )
 
+
+def _canonical_quantity(value: Any) -> str:
+    """A quantity as ``Quantity.String()`` writes it (canonical), or as stored if it does not parse."""
+    try:
+        return str(parse_json_quantity(value))
+    except QuantityError:
+        return str(value)
+
+
+def _resource_quota_row(obj: Object, now: datetime) -> list[Any]:
+    """``printResourceQuota``: ``name: used/hard`` for each hard limit in ``status`` (sorted by name),
+    the ``limits.*`` ones in their own column."""
+    status = _map(obj.get("status"))
+    hard, used = _map(status.get("hard")), _map(status.get("used"))
+    request: list[str] = []
+    limit: list[str] = []
+    for name in sorted(hard, key=str):
+        pieces = str(name).split(".")
+        column = limit if len(pieces) > 1 and pieces[0] == "limits" else request
+        column.append(f"{name}: {_canonical_quantity(used.get(name, '0'))}/{_canonical_quantity(hard[name])}")
+    return [_name(obj), _age(obj, now), ", ".join(request), ", ".join(limit)]
+
+
+RESOURCE_QUOTA_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        _AGE_COLUMN,
+        Column(
+            "Request",
+            description="Request represents a minimum amount of cpu/memory that a container may consume.",
+        ),
+        Column(
+            "Limit",
+            description="Limits control the maximum amount of cpu/memory that a container may use"
+            " independent of contention on the node.",
+        ),
+    ),
+    _resource_quota_row,
+)
+
 SECRET_PRINTER: Final = Printer(
     _columns(
         _NAME_COLUMN,
@@ -2170,6 +2210,7 @@ PRINTERS: Final[dict[tuple[str, str], Printer]] = {
     ("", "endpoints"): ENDPOINTS_PRINTER,
     ("discovery.k8s.io", "endpointslices"): ENDPOINT_SLICE_PRINTER,
     ("", "configmaps"): CONFIG_MAP_PRINTER,
+    ("", "resourcequotas"): RESOURCE_QUOTA_PRINTER,
     ("", "secrets"): SECRET_PRINTER,
     ("", "serviceaccounts"): SERVICE_ACCOUNT_PRINTER,
     ("", "events"): EVENT_PRINTER,

@@ -44,6 +44,7 @@ from controlplane.components.controllers import (
     persistentvolume,
     replicaset,
     replicationcontroller,
+    resourcequota,
     rootcacertpublisher,
     serviceaccount_controller,
     statefulset,
@@ -103,6 +104,7 @@ CONTROLLERS: dict[str, Adder] = {
     "endpointslice-controller": lambda m, c: endpointslice.add_to_manager(m),
     "garbage-collector-controller": lambda m, c: garbagecollector.add_to_manager(m),
     "namespace-controller": lambda m, c: namespace.add_to_manager(m),
+    "resourcequota-controller": lambda m, c: resourcequota.add_to_manager(m),
     "serviceaccount-controller": lambda m, c: serviceaccount_controller.add_to_manager(m),
     # Upstream's name; its alias (the --controllers name before 1.30) is ``root-ca-cert-publisher``.
     "root-ca-certificate-publisher-controller": lambda m, c: rootcacertpublisher.add_to_manager(

@@ -33,25 +33,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from controlplane.api.quantity import Quantity, QuantityError, parse_json_quantity
+from controlplane.api.quantity import QuantityError, parse_json_quantity
+from controlplane.api.quota import ZERO, Usage, add, usage_of
 from controlplane.apiserver.admission.attributes import CREATE, UPDATE, Attributes, Object, forbidden, section
 from controlplane.apiserver.admission.chain import ClusterView, Plugin, Scope
 
-Usage = dict[str, Quantity]
-
-ONE: Final = parse_json_quantity("1")
-ZERO: Final = parse_json_quantity("0")
-
-#: Core resources with a short quota name (``ResourceServices`` ...), besides ``count/<resource>``.
-SHORT_COUNT_NAMES: Final = {
-    "pods": "pods",
-    "services": "services",
-    "configmaps": "configmaps",
-    "secrets": "secrets",
-    "replicationcontrollers": "replicationcontrollers",
-    "resourcequotas": "resourcequotas",
-    "persistentvolumeclaims": "persistentvolumeclaims",
-}
 #: Quota names a container must state a value for, and the part of ``resources`` they read.
 _CONTAINER_CONSTRAINTS: Final = {
     "cpu": ("requests", "cpu"),
@@ -69,69 +55,6 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
-
-
-def _add(usage: Usage, name: str, amount: Quantity) -> None:
-    usage[name] = usage[name] + amount if name in usage else amount
-
-
-def count_name(group: str, resource: str) -> str:
-    return f"count/{resource}.{group}" if group else f"count/{resource}"
-
-
-def pod_counts(pod: Object) -> bool:
-    """Whether a pod still uses quota: not finished (Succeeded/Failed), not past its deletion."""
-    return section(pod, "status", "phase") not in ("Succeeded", "Failed")
-
-
-def _container_sum(spec: dict[str, Any], key: str, name: str) -> Quantity | None:
-    total: Quantity | None = None
-    for container in _list(spec.get("containers")):
-        value = _dict(section(container, "resources", key)).get(name)
-        if value is None:
-            continue
-        try:
-            amount = parse_json_quantity(value)
-        except QuantityError:
-            continue
-        total = amount if total is None else total + amount
-    for container in _list(spec.get("initContainers")):
-        value = _dict(section(container, "resources", key)).get(name)
-        if value is None:
-            continue
-        try:
-            amount = parse_json_quantity(value)
-        except QuantityError:
-            continue
-        if total is None or total < amount:
-            total = amount
-    return total
-
-
-def usage_of(group: str, resource: str, obj: Object) -> Usage:
-    """What one object counts against a quota (pure; ``pods`` also counts its requests and limits)."""
-    usage: Usage = {count_name(group, resource): ONE}
-    if not group and resource in SHORT_COUNT_NAMES:
-        usage[SHORT_COUNT_NAMES[resource]] = ONE
-    if not group and resource == "pods":
-        if not pod_counts(obj):
-            return {}
-        spec = _dict(obj.get("spec"))
-        for key, prefix in (("requests", "requests."), ("limits", "limits.")):
-            for name in ("cpu", "memory", "ephemeral-storage"):
-                total = _container_sum(spec, key, name)
-                if total is not None:
-                    usage[prefix + name] = total
-                    if key == "requests":
-                        usage[name] = total
-    if not group and resource == "services":
-        kind = section(obj, "spec", "type")
-        if kind == "LoadBalancer":
-            usage["services.loadbalancers"] = ONE
-        if kind in ("NodePort", "LoadBalancer"):
-            ports = [p for p in _list(section(obj, "spec", "ports")) if isinstance(p, dict)]
-            usage["services.nodeports"] = parse_json_quantity(str(len(ports)))
-    return usage
 
 
 def missing_constraints(pod: Object, constrained: set[str]) -> str | None:
@@ -224,11 +147,11 @@ class ResourceQuota(Plugin):
             if a.operation == UPDATE and section(obj, "metadata", "name") == name:
                 continue  # the object being updated counts as its new self, in ``requested``
             for key, amount in usage_of(a.group, a.resource, obj).items():
-                _add(used, key, amount)
+                add(used, key, amount)
         if a.operation == UPDATE and a.old_object is not None:
             for key, amount in usage_of(a.group, a.resource, a.old_object).items():
-                _add(used, key, amount)
+                add(used, key, amount)
         return used
 
 
-__all__ = ["ResourceQuota", "check_quota", "missing_constraints", "pretty", "usage_of"]
+__all__ = ["ResourceQuota", "check_quota", "missing_constraints", "pretty"]

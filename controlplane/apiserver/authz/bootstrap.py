@@ -716,6 +716,7 @@ KCM_CONTROLLER_ROLES: Final[Mapping[str, str]] = {
     "endpointslice-controller": "endpointslice-controller",
     "garbage-collector-controller": "generic-garbage-collector",
     "namespace-controller": "namespace-controller",
+    "resourcequota-controller": "resourcequota-controller",
     "serviceaccount-controller": "service-account-controller",
     "root-ca-certificate-publisher-controller": "root-ca-cert-publisher",
     # The three CSR controllers share upstream's certificate-controller ServiceAccount.

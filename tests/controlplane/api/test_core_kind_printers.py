@@ -241,3 +241,22 @@ def test_network_policy_pod_selector() -> None:
     assert row("networking.k8s.io", "networkpolicies", policy) == ["deny", "<none>", "10m"]
     policy["spec"] = {"podSelector": {"matchLabels": {"app": "db"}}}
     assert row("networking.k8s.io", "networkpolicies", policy)[1] == "app=db"
+
+
+def test_resource_quota_columns_and_row() -> None:
+    assert names("", "resourcequotas") == ["Name", "Age", "Request", "Limit"]
+    quota = {
+        "metadata": {"name": "q", "creationTimestamp": "2026-01-01T00:09:55Z"},
+        "status": {
+            "hard": {"pods": "10", "requests.cpu": "2000m", "limits.memory": "1Gi", "limits.cpu": "4"},
+            "used": {"pods": "3", "requests.cpu": "750m", "limits.memory": "0", "limits.cpu": "1"},
+        },
+    }
+    # printResourceQuota: sorted by name, "used/hard" as Quantity.String(), limits.* in their column
+    assert row("", "resourcequotas", quota) == [
+        "q",
+        "5s",
+        "pods: 3/10, requests.cpu: 750m/2",
+        "limits.cpu: 1/4, limits.memory: 0/1Gi",
+    ]
+    assert row("", "resourcequotas", {"metadata": {"name": "new"}}) == ["new", "<unknown>", "", ""]

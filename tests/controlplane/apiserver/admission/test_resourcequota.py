@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from controlplane.apiserver.admission.resourcequota import check_quota, usage_of
+from controlplane.api.quota import usage_of
+from controlplane.apiserver.admission.resourcequota import check_quota
 from controlplane.apiserver.admission.setup import AdmissionOptions
 from tests.controlplane.apiserver.admission.conftest import Factory, pod
 
