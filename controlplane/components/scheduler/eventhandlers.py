@@ -30,7 +30,15 @@ from controlplane.client.informer import (
 from controlplane.components.scheduler.framework import Obj, Profile
 from controlplane.components.scheduler.internal_cache import Cache
 from controlplane.components.scheduler.plugins.default_preemption import DefaultPreemption
-from controlplane.components.scheduler.plugins.volume_binding import PVC_ADD, PVC_UPDATE, VolumeBinding
+from controlplane.components.scheduler.plugins.volume_binding import (
+    PV_ADD,
+    PV_UPDATE,
+    PVC_ADD,
+    PVC_UPDATE,
+    STORAGE_CLASS_ADD,
+    STORAGE_CLASS_UPDATE,
+    VolumeBinding,
+)
 from controlplane.components.scheduler.queue import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,
@@ -150,19 +158,33 @@ class EventHandlers:
         return pod_informer
 
     def _add_volume_binding_handlers(self, factory: SharedInformerFactory) -> None:
-        """Claims and classes for the VolumeBinding filter: a claim added or bound may let a pod in."""
+        """Claims, volumes and classes for VolumeBinding; any of them added or changed (a claim bound,
+        a volume created, a class made) may let a pod in (its ``EventsToRegister``)."""
         binding = [f for f in self.profile.filters if isinstance(f, VolumeBinding)]
         if not binding:
             return
         claims = factory.informer_for("", "v1", "persistentvolumeclaims")
+        volumes = factory.informer_for("", "v1", "persistentvolumes")
         classes = factory.informer_for("storage.k8s.io", "v1", "storageclasses")
         for plugin in binding:
-            plugin.claims, plugin.classes = claims.indexer, classes.indexer
-        claims.add_event_handler(
-            ResourceEventHandlerFuncs(
-                lambda claim: self._move(PVC_ADD), lambda old, new: self._move(PVC_UPDATE), None
-            )
-        )
+            plugin.claims, plugin.volumes, plugin.classes = claims.indexer, volumes.indexer, classes.indexer
+        for informer, added, updated in (
+            (claims, PVC_ADD, PVC_UPDATE),
+            (volumes, PV_ADD, PV_UPDATE),
+            (classes, STORAGE_CLASS_ADD, STORAGE_CLASS_UPDATE),
+        ):
+            informer.add_event_handler(self._mover(added, updated))
+
+    def _mover(self, added: str, updated: str) -> ResourceEventHandlerFuncs:
+        """Handlers that move the waiting pods on an object added or updated (not on a delete)."""
+
+        def on_add(obj: Object) -> None:
+            self._move(added)
+
+        def on_update(old: Object, new: Object) -> None:
+            self._move(updated)
+
+        return ResourceEventHandlerFuncs(on_add, on_update, None)
 
     def _responsible_for(self, pod: Obj) -> bool:
         return (_spec(pod).get("schedulerName") or DEFAULT_SCHEDULER_NAME) == self.scheduler_name

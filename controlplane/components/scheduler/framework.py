@@ -3,6 +3,12 @@
 A scheduling *attempt* (upstream's "scheduling cycle", ``pkg/scheduler/schedule_one.go``) takes one
 pending pod and a *snapshot* of the cluster (every node with the pods already on it) and runs plugins:
 
+0. **PreFilter.** Before any node is looked at, each plugin that has a PreFilter looks at the pod
+   alone (``RunPreFilterPlugins``): it precomputes what its Filter needs, says ``Skip`` (nothing it
+   checks concerns this pod, so its Filter does not run), or rejects the pod outright, whatever the
+   node (VolumeBinding: the pod's claim does not exist). A rejection ends the attempt before Filter:
+   every node gets that one status, and the message is the rejection alone, without per-node counts
+   ("0/4 nodes are available: persistentvolumeclaim "data" not found.").
 1. **Filter.** Each filter plugin answers, for each node, "can this pod run here?" (enough CPU left? a
    taint the pod does not tolerate?). A node passes only if every filter says yes; the first "no" ends
    that node's evaluation (``RunFilterPlugins``) and its reason is what ``kubectl describe pod`` shows.
@@ -339,6 +345,8 @@ class Code(enum.Enum):
     #: The node does not fit and preempting pods would not help (a label, a taint, a name).
     UNSCHEDULABLE_AND_UNRESOLVABLE = "UnschedulableAndUnresolvable"
     ERROR = "Error"
+    #: A PreFilter's (or PreScore's) "nothing to check for this pod": the plugin's Filter does not run.
+    SKIP = "Skip"
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,11 +361,21 @@ class Status:
     def is_success(self) -> bool:
         return self.code is Code.SUCCESS
 
+    @property
+    def is_rejected(self) -> bool:
+        """``IsRejected``: Unschedulable or UnschedulableAndUnresolvable."""
+        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def message(self) -> str:
+        """``Status.Message``: the reasons joined by ", "."""
+        return ", ".join(self.reasons)
+
     def to_trace(self) -> dict[str, Any]:
         return {"code": self.code.value, "reasons": list(self.reasons)}
 
 
 SUCCESS = Status()
+SKIP = Status(Code.SKIP)
 
 
 def unschedulable(plugin: str, *reasons: str, unresolvable: bool = False) -> Status:
@@ -403,16 +421,53 @@ class ScorePlugin(Protocol):
     def normalize(self, scores: dict[str, int]) -> dict[str, int]: ...
 
 
-def skips_filter(plugin: FilterPlugin, state: CycleState, pod: Obj) -> bool:
-    """Whether the plugin's PreFilter answers ``Skip``: nothing it checks concerns this pod.
+def pre_filter(plugin: FilterPlugin, state: CycleState, pod: Obj) -> Status:
+    """The plugin's PreFilter verdict on the pod: ``SUCCESS``, ``SKIP``, or a rejection.
 
-    Upstream (``framework/runtime/framework.go``, RunPreFilterPlugins) then leaves the plugin out of
-    every node's Filter for this attempt: a pod without affinity terms, say, need not be checked
-    against the affinity of every pod on every node. A plugin opts in with a ``pre_filter_skip``
-    method.
+    ``Skip`` says that nothing the plugin checks concerns this pod: upstream
+    (``framework/runtime/framework.go``, RunPreFilterPlugins) then leaves the plugin out of every
+    node's Filter for this attempt (a pod without affinity terms need not be checked against the
+    affinity of every pod on every node). A rejection (Unschedulable, UnschedulableAndUnresolvable)
+    holds whatever the node. A plugin opts in with a ``pre_filter(state, pod) -> Status`` method, or,
+    if all its PreFilter can say is ``Skip``, a ``pre_filter_skip(state, pod) -> bool`` one; a plugin
+    with neither has no PreFilter (NodeUnschedulable, NodeName, TaintToleration).
     """
+    run = getattr(plugin, "pre_filter", None)
+    if run is not None:
+        status: Status = run(state, pod)
+        if status.is_rejected and not status.plugin:
+            status = Status(status.code, status.reasons, plugin.name)
+        return status
     check = getattr(plugin, "pre_filter_skip", None)
-    return bool(check(state, pod)) if check is not None else False
+    return SKIP if check is not None and check(state, pod) else SUCCESS
+
+
+def run_pre_filter_plugins(
+    plugins: Sequence[FilterPlugin], state: CycleState, pod: Obj
+) -> tuple[list[str], Status | None]:
+    """``RunPreFilterPlugins``: the plugins that said ``Skip``, and the status that rejects the pod.
+
+    The plugins run in the profile's order. An UnschedulableAndUnresolvable rejection stops the run at
+    once ("the preemption shouldn't happen in this scheduling cycle. So, no need to execute all
+    PreFilter"); an Unschedulable one lets the others run (preemption may still help, and it needs
+    their state) and the last such rejection is returned. None when the pod may go on to Filter.
+    """
+    skipped: list[str] = []
+    rejection: Status | None = None
+    for plugin in plugins:
+        status = pre_filter(plugin, state, pod)
+        if status.code is Code.SKIP:
+            skipped.append(plugin.name)
+        elif status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return skipped, status
+        elif status.is_rejected:
+            rejection = status
+    return skipped, rejection
+
+
+def skips_filter(plugin: FilterPlugin, state: CycleState, pod: Obj) -> bool:
+    """Whether the plugin's PreFilter answers ``Skip`` (see ``pre_filter``)."""
+    return pre_filter(plugin, state, pod).code is Code.SKIP
 
 
 def skips_score(plugin: ScorePlugin, state: CycleState, pod: Obj) -> bool:
@@ -523,6 +578,10 @@ class Decision:
 
     ``filters`` holds each node's verdicts by plugin and ``scores`` each feasible node's score by
     plugin; without ``explain`` (see ``schedule``) only the failed nodes' verdicts are kept.
+
+    ``pre_filter`` is the PreFilter status that rejected the pod before any node was looked at (then
+    ``filters`` is empty and ``processed`` 0: no Filter ran); as upstream's
+    ``NodeToStatus.SetAbsentNodesStatus``, it is every node's status for the message and preemption.
     """
 
     pod: str
@@ -537,10 +596,14 @@ class Decision:
     #: Plugins whose PreFilter or PreScore said ``Skip`` for this pod, and so did not run.
     skipped_filters: list[str] = field(default_factory=list)
     skipped_scores: list[str] = field(default_factory=list)
+    pre_filter: Status | None = None
 
     @property
     def statuses(self) -> dict[str, Status]:
-        """``NodeToStatusMap``: the failing status of every infeasible node."""
+        """``NodeToStatusMap``: the failing status of every infeasible node (every node's, the
+        PreFilter rejection, when PreFilter rejected the pod)."""
+        if self.pre_filter is not None:
+            return dict.fromkeys(self.nodes, self.pre_filter)
         result: dict[str, Status] = {}
         for node, by_plugin in self.filters.items():
             for status in by_plugin.values():
@@ -552,12 +615,30 @@ class Decision:
         """Upstream's FailedScheduling text when no node fits, else None."""
         if self.chosen is not None:
             return None
+        if self.pre_filter is not None:
+            # ``Diagnosis.PreFilterMsg``: FitError.Error prints it alone, without per-node counts.
+            return fit_error_message(len(self.nodes), {}, pre_filter_msg=self.pre_filter.message())
         return fit_error_message(len(self.nodes), self.statuses)
 
     def to_trace(self) -> dict[str, Any]:
-        """The fields of the ``scheduler.decision`` trace event."""
+        """The fields of the ``scheduler.decision`` trace event.
+
+        After a PreFilter rejection every node shows that one status (what upstream's NodeToStatus
+        holds and preemption reads), marked ``"extensionPoint": "PreFilter"`` since no Filter ran on
+        any node (``evaluated`` is 0).
+        """
         nodes: dict[str, Any] = {}
+        rejection = self.pre_filter
         for name in self.nodes:
+            if rejection is not None:
+                verdict = {**rejection.to_trace(), "extensionPoint": "PreFilter"}
+                nodes[name] = {
+                    "filters": {rejection.plugin: verdict},
+                    "scores": {},
+                    "total": None,
+                    "feasible": False,
+                }
+                continue
             if name not in self.filters:
                 continue  # not looked at: enough feasible nodes were found before it
             nodes[name] = {
@@ -611,7 +692,10 @@ def schedule(
     explain: bool = True,
     nominated: Mapping[str, Sequence[Obj]] | None = None,
 ) -> Decision:
-    """One scheduling attempt (``schedulePod``): filter, score, select.
+    """One scheduling attempt (``schedulePod``): prefilter, filter, score, select.
+
+    A PreFilter rejection (``run_pre_filter_plugins``) ends the attempt before any node is filtered:
+    the decision has no verdicts per node, ``processed`` 0, and ``pre_filter`` the rejection.
 
     Filtering starts at node ``start`` (the scheduler moves it round-robin between attempts) and stops
     once ``num_feasible_nodes_to_find`` nodes passed; ``Decision.processed`` says how many were looked
@@ -631,7 +715,13 @@ def schedule(
     infos = snapshot.node_infos
     count = len(infos)
     names = [info.name for info in infos]
-    skipped_filters = [p.name for p in plugins.filters if skips_filter(p, state, pod)]
+    skipped_filters, rejection = run_pre_filter_plugins(plugins.filters, state, pod)
+    if rejection is not None and count:
+        # findNodesThatFitPod: a PreFilter rejection is the FitError; no node is filtered.
+        decision = Decision(object_key(pod), names, {}, [], {}, {}, None)
+        decision.skipped_filters = skipped_filters
+        decision.pre_filter = rejection
+        return decision
     active_filters = [(p.name, p.filter) for p in plugins.filters if p.name not in skipped_filters]
     filters: dict[str, dict[str, Status]] = {}
     feasible: list[NodeInfo] = []

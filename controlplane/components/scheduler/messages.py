@@ -12,6 +12,10 @@ sorted as *strings* (so "1 Insufficient cpu" comes before "2 node(s) had untoler
 Each node contributes the reasons of the first filter that rejected it, so a node is counted once per
 reason that filter gave (NodeResourcesFit may give both "Insufficient cpu" and "Insufficient memory").
 
+When a PreFilter rejected the pod before any node was filtered (VolumeBinding: a missing claim), the
+message is that status's message alone (``Diagnosis.PreFilterMsg``), without counts, although every
+node carries the status: ``0/4 nodes are available: persistentvolumeclaim "data" not found.``
+
 The scheduler then appends what the PostFilter plugin (DefaultPreemption) found, e.g.
 `` preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.``. ``FitError.Error``
 adds that part only when ``Diagnosis.PostFilterMsg`` is non-empty: it stays empty when preemption

@@ -54,7 +54,7 @@ from controlplane.components.scheduler.framework import (
     Snapshot,
     Status,
     pod_priority,
-    skips_filter,
+    pre_filter,
 )
 from controlplane.components.scheduler.messages import fit_error_message
 
@@ -104,11 +104,19 @@ def _trial_state(snapshot: Snapshot, trial: NodeInfo) -> CycleState:
 
 
 def run_filters(filters: Sequence[FilterPlugin], snapshot: Snapshot, pod: Obj, trial: NodeInfo) -> Status:
-    """``RunFilterPlugins`` on one trial node: the first rejection, or success."""
+    """``RunFilterPlugins`` on one trial node: the first rejection, or success.
+
+    Each trial runs the PreFilters again on its own cycle state (upstream updates the attempt's state
+    with ``RunPreFilterExtensionRemovePod``/``AddPod`` instead): a plugin that says ``Skip`` does not
+    filter, and one that rejects the pod rejects the trial node too.
+    """
     state = _trial_state(snapshot, trial)
     for plugin in filters:
-        if skips_filter(plugin, state, pod):
+        verdict = pre_filter(plugin, state, pod)
+        if verdict.code is Code.SKIP:
             continue
+        if not verdict.is_success:
+            return verdict
         status = plugin.filter(state, pod, trial)
         if not status.is_success:
             return status

@@ -63,13 +63,18 @@ def _requirement_matches(expression: Obj, values_by_key: Mapping[str, str]) -> b
 
 def term_matches(term: Obj, node: NodeInfo) -> bool:
     """``nodeSelectorTerm`` semantics: all expressions and fields hold; an empty term matches nothing."""
+    return term_matches_labels(term, node.labels, node.name)
+
+
+def term_matches_labels(term: Obj, labels: Mapping[str, str], name: str) -> bool:
+    """``term_matches`` on a node known by its labels and name only."""
     expressions = term.get("matchExpressions") or []
     fields = term.get("matchFields") or []
     if not expressions and not fields:
         return False
-    if not all(_requirement_matches(e, node.labels) for e in expressions):
+    if not all(_requirement_matches(e, labels) for e in expressions):
         return False
-    node_fields = {"metadata.name": node.name}
+    node_fields = {"metadata.name": name}
     for expression in fields:
         if expression.get("key") != "metadata.name" or expression.get("operator") not in ("In", "NotIn"):
             return False

@@ -246,7 +246,8 @@ def test_plugins_whose_prefilter_says_skip_do_not_run_and_the_trace_says_so() ->
     nodeSelector is not checked by those plugins on any node; a pod with anti-affinity is."""
     snapshot = Snapshot([node("a"), node("b")])
     plain = schedule(pod("plain", cpu="1"), snapshot, default_profile(), rng=random.Random(0))
-    assert plain.skipped_filters == ["NodeAffinity", "PodTopologySpread", "InterPodAffinity"]
+    # VolumeBinding too: a pod without claims (volume_binding.go PreFilter: no PVC, Skip).
+    assert plain.skipped_filters == ["NodeAffinity", "VolumeBinding", "PodTopologySpread", "InterPodAffinity"]
     assert plain.skipped_scores == ["NodeAffinity"]
     assert "InterPodAffinity" not in plain.to_trace()["nodes"]["a"]["filters"]
     assert plain.to_trace()["skipped"]["filters"] == plain.skipped_filters

@@ -348,6 +348,133 @@ async def test_a_long_failure_message_is_cut_to_fit_an_events_note_but_not_the_c
     assert note == message[:1020] + " ..."
 
 
+async def test_a_pod_waits_for_its_claim_and_volume_with_upstreams_messages(
+    client: RESTClient, start_scheduler: StartScheduler, clock: ManualClock, trace: DecisionSink
+) -> None:
+    """VolumeBinding end to end, on four nodes (a tainted control plane, three workers). A missing
+    claim, then an unbound Immediate one, fail in its PreFilter: the message is that reason alone,
+    not a count per node, and preemption helps nowhere. Once the claim is bound, its volume is a
+    per-node matter (Filter): missing, then on no node the pod may use, then on node-b, where the
+    pod goes. Each claim or volume change moves the pod back to the queue."""
+    for name in ("control-plane", "node-a", "node-b", "node-c"):
+        body = node(name, cpu="2", memory="4Gi")
+        body["metadata"]["labels"] = {"kubernetes.io/hostname": name}
+        if name == "control-plane":
+            body["spec"] = {
+                "taints": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
+            }
+        await nodes(client).create(body)
+    await start_scheduler()
+    container = {"name": "app", "image": "nginx"}
+    volumes = [{"name": "data", "persistentVolumeClaim": {"claimName": "missing"}}]
+    await pods(client).create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "uses-data"},
+            "spec": {"containers": [container], "volumes": volumes},
+        }
+    )
+    not_helpful = " preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+    missing = '0/4 nodes are available: persistentvolumeclaim "missing" not found.' + not_helpful
+
+    async def condition_says(message: str) -> None:
+        def says(items: list[Object]) -> bool:
+            scheduled = condition(items[0], "PodScheduled")
+            return scheduled is not None and scheduled["message"] == message
+
+        (pod,) = await wait_for(pods(client), says)
+        scheduled = condition(pod, "PodScheduled")
+        assert scheduled is not None and (scheduled["status"], scheduled["reason"]) == (
+            "False",
+            "Unschedulable",
+        )
+
+    recorded = await wait_for(
+        events(client), lambda items: any(e["reason"] == "FailedScheduling" for e in items)
+    )
+    (failed,) = [e for e in recorded if e["reason"] == "FailedScheduling"]
+    assert failed["note"] == missing
+    await condition_says(missing)
+    (decision,) = await trace.decisions(1)
+    assert decision["message"] == missing
+    assert (decision["evaluated"], decision["of"], decision["requests"]) == (0, 4, [])
+    assert decision["preemption"]["nominated"] is None
+    for verdict in decision["nodes"].values():
+        assert verdict["filters"] == {
+            "VolumeBinding": {
+                "code": "UnschedulableAndUnresolvable",
+                "reasons": ['persistentvolumeclaim "missing" not found'],
+                "extensionPoint": "PreFilter",
+            }
+        }
+
+    # The claim, of no class: Immediate, and nobody binds it (no PV controller here).
+    claims = client.resource("", "v1", "persistentvolumeclaims", "default")
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "missing"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    await claims.create(claim)
+    await clock.advance(60)  # past the pod's backoff
+    unbound = "0/4 nodes are available: pod has unbound immediate PersistentVolumeClaims." + not_helpful
+    await condition_says(unbound)
+    assert trace.of_type("scheduler.decision")[-1]["evaluated"] == 0
+
+    # Bound as the PV controller binds (the volume named, bind-completed), to a volume not there.
+    await claims.patch(
+        "missing",
+        {
+            "metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+            "spec": {"volumeName": "local"},
+        },
+    )
+    await clock.advance(60)
+    taint = "1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
+    await condition_says(
+        f"0/4 nodes are available: {taint}, "
+        "3 node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)." + not_helpful
+    )
+
+    # A local volume on a node that is not in the cluster: every worker is filtered, and counted.
+    volumes_client = client.resource("", "v1", "persistentvolumes")
+
+    def local(host: str) -> Object:
+        term = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}]}
+        return {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": "local"},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "local": {"path": "/mnt/disk"},
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [term]}},
+            },
+        }
+
+    await volumes_client.create(local("node-gone"))
+    await clock.advance(60)
+    await condition_says(
+        f"0/4 nodes are available: {taint}, 3 node(s) had volume node affinity conflict." + not_helpful
+    )
+    last = trace.of_type("scheduler.decision")[-1]
+    assert last["evaluated"] == 4
+    assert last["nodes"]["node-a"]["filters"]["VolumeBinding"] == {
+        "code": "UnschedulableAndUnresolvable",
+        "reasons": ["node(s) had volume node affinity conflict"],
+    }
+
+    # The volume on node-b: the pod goes there.
+    await volumes_client.delete("local")
+    await volumes_client.create(local("node-b"))
+    await clock.advance(60)
+    (pod,) = await wait_for(pods(client), lambda items: node_of(items[0]) is not None)
+    assert node_of(pod) == "node-b"
+
+
 async def test_pods_of_another_scheduler_are_left_alone(
     client: RESTClient, start_scheduler: StartScheduler
 ) -> None:
