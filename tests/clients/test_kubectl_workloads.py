@@ -147,3 +147,25 @@ def test_a_pod_too_big_for_every_node_stays_pending_with_upstreams_message(
         "0/4 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
         "3 Insufficient cpu." in described
     )
+
+
+def test_cordon_and_uncordon_are_events_of_the_node(lab: LiveLab) -> None:
+    node = "node-2"
+
+    def reasons() -> list[str]:
+        listed = lab.kubectl_json("get", "events", "--field-selector", f"involvedObject.name={node}")
+        return [
+            e["reason"] for e in listed["items"] if e["reason"] in ("NodeNotSchedulable", "NodeSchedulable")
+        ]
+
+    lab.kubectl("cordon", node)
+    try:
+        lab.eventually(lambda: "NodeNotSchedulable" in reasons(), "the kubelet's NodeNotSchedulable event")
+    finally:
+        lab.kubectl("uncordon", node)
+    lab.eventually(lambda: reasons()[-1:] == ["NodeSchedulable"], "the kubelet's NodeSchedulable event")
+    listed = lab.kubectl_json(
+        "get", "events", "--field-selector", f"involvedObject.name={node},reason=NodeSchedulable"
+    )
+    assert listed["items"][0]["message"] == f"Node {node} status is now: NodeSchedulable"
+    assert listed["items"][0]["source"]["component"] == "kubelet"

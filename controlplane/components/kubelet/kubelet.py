@@ -346,6 +346,8 @@ class Kubelet:
         self.lease: Object | None = None
         self._last_node_status: Object | None = None
         self._last_report = float("-inf")
+        #: ``lastNodeUnschedulable``: the node's ``spec.unschedulable`` when last looked at.
+        self._last_unschedulable = False
         self._last_full_sync = float("-inf")
         self._client: RESTClient | None = None
         self._factory: SharedInformerFactory | None = None
@@ -626,8 +628,19 @@ class Kubelet:
                 return status
         return self._last_node_status or (self.node or {}).get("status")
 
+    def _record_node_schedulable_event(self) -> None:
+        """``recordNodeSchedulableEvent`` (pkg/kubelet/kubelet_node_status.go), one of the status
+        setters: an Event when ``kubectl cordon`` or ``uncordon`` changed ``spec.unschedulable``."""
+        node = self._node_informer.indexer.get_by_key(self.node_name) if self._node_informer else None
+        unschedulable = bool(((node or self.node or {}).get("spec") or {}).get("unschedulable"))
+        if unschedulable != self._last_unschedulable:
+            event = "NodeNotSchedulable" if unschedulable else "NodeSchedulable"
+            self._record(self._node_ref(), "Normal", event, f"Node {self.node_name} status is now: {event}")
+            self._last_unschedulable = unschedulable
+
     async def _sync_node_status(self, *, force: bool = False) -> None:
         """``tryUpdateNodeStatus``: patch only when changed, or when the report frequency has passed."""
+        self._record_node_schedulable_event()
         now = self.clock.now()
         old = self._original_status()
         status = self.node_status(old, now)
