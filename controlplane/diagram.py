@@ -36,6 +36,7 @@ from controlplane.trace.objects import (
     LEADER_LEASES_PREFIX,
     NODES_PREFIX,
     PODS_PREFIX,
+    is_leader_lease,
     lease_facts,
     node_facts,
     pod_facts,
@@ -125,7 +126,7 @@ async def read_objects(store: Store, *, revision: int | None = None) -> DiagramO
     leases = await store.inspect(LEADER_LEASES_PREFIX, revision=revision, limit=MAX_OBJECTS)
     node_rows = [node_summary(kv) for kv in nodes.kvs]
     pod_rows = [pod_summary(kv) for kv in pods.kvs]
-    lease_rows = [lease_summary(kv) for kv in leases.kvs]
+    lease_rows = [lease_summary(kv) for kv in leases.kvs if is_leader_lease(kv.key)]
     unreadable = sum(row is None for row in node_rows + pod_rows + lease_rows)
     return DiagramObjects(
         revision=revision,

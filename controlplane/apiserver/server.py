@@ -69,6 +69,7 @@ from controlplane.apiserver.http import (
     respond,
     respond_error,
 )
+from controlplane.apiserver.identitylease import IdentityLeaseController
 from controlplane.apiserver.kubeletclient import KubeletConnections
 from controlplane.apiserver.kubernetesservice import KubernetesServiceController, KubernetesServiceOptions
 from controlplane.apiserver.kubesystemaddons import ensure_kube_system_addons
@@ -259,6 +260,9 @@ class APIServer:
         self.backends = Backends(self.registries, self.kubelets, service_account_issuer, trace)
         #: Keeps the ``kubernetes`` Service and its endpoints (None: this server serves no Services).
         self.kubernetes_service = self._kubernetes_service(kubernetes_service or KubernetesServiceOptions())
+        #: Keeps this server's identity Lease in kube-system (None: this server serves no Leases).
+        leases = self.registries.get(("coordination.k8s.io", "v1", "leases"))
+        self.identity_lease = None if leases is None else IdentityLeaseController(leases, clock)
         #: Serves the custom resources of CustomResourceDefinitions (``apiextensions.py``).
         self.custom_resources = CustomResourceDefinitions(self, watch_cache_window=watch_cache_window)
         self.started = False
@@ -339,6 +343,8 @@ class APIServer:
             # Its first reconciliation before the server is ready: nothing else can take 10.96.0.1.
             await self.kubernetes_service.start()
         self.start_steps.add(BOOTSTRAP_CONTROLLER_HOOK)
+        if self.identity_lease is not None:
+            await self.identity_lease.start()
         self.started = True
 
     async def _ensure_system_namespaces(self) -> None:
@@ -364,6 +370,8 @@ class APIServer:
     async def stop(self) -> None:
         self.started = False
         self.stopping = True
+        if self.identity_lease is not None:
+            await self.identity_lease.stop()
         if self.kubernetes_service is not None:  # upstream's stop-kubernetes-service-controller hook
             await self.kubernetes_service.stop()
         await self.flow_control.stop()

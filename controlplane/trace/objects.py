@@ -28,6 +28,14 @@ NODES_PREFIX = "/registry/minions/"
 PODS_PREFIX = "/registry/pods/"
 #: Leader-election Leases live in kube-system (a node's heartbeat Lease is in kube-node-lease).
 LEADER_LEASES_PREFIX = "/registry/leases/kube-system/"
+#: The API servers' identity Leases, also in kube-system (``apiserver/identitylease.py``): nobody
+#: leads through them, so the diagram draws no leader for them.
+IDENTITY_LEASES_PREFIX = LEADER_LEASES_PREFIX + "apiserver-"
+
+
+def is_leader_lease(key: str) -> bool:
+    """Whether ``key`` is a leader-election Lease's (in kube-system, not an API server's identity)."""
+    return key.startswith(LEADER_LEASES_PREFIX) and not key.startswith(IDENTITY_LEASES_PREFIX)
 
 Facts = dict[str, Any]
 
@@ -108,7 +116,7 @@ def kind_of(key: str) -> str | None:
         return "pod"
     if key.startswith(NODES_PREFIX):
         return "node"
-    if key.startswith(LEADER_LEASES_PREFIX):
+    if is_leader_lease(key):
         return "lease"
     return None
 
@@ -129,11 +137,13 @@ def facts(key: str, value: bytes) -> tuple[str, Facts] | None:
 
 
 __all__ = [
+    "IDENTITY_LEASES_PREFIX",
     "LEADER_LEASES_PREFIX",
     "NODES_PREFIX",
     "PODS_PREFIX",
     "Facts",
     "facts",
+    "is_leader_lease",
     "kind_of",
     "lease_facts",
     "node_facts",

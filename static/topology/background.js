@@ -18,6 +18,9 @@
 import { gettext, interpolate, lazy } from "./i18n.js";
 import { setBounded } from "./model.js";
 
+/** The API servers' identity Leases (controlplane/apiserver/identitylease.py): upkeep, not leadership. */
+const IDENTITY_LEASES = "/registry/leases/kube-system/apiserver-";
+
 /**
  * The kinds of background traffic, each as people say it of the part that does it, in the page's
  * language (i18n.js), looked up once: `ACTIVITIES()["node-lease"]`.
@@ -27,6 +30,7 @@ export const ACTIVITIES = lazy(() => ({
   "leader-lease": gettext("renews its leader-election Lease"),
   heartbeat: gettext("reports its node's status"),
   "master-lease": gettext("checks the API servers' master leases (the kubernetes Service's endpoints)"),
+  "identity-lease": gettext("renews its identity Lease"),
   informer: gettext("re-lists and re-watches"),
   resync: gettext("resyncs"),
   "proxy-resync": gettext("re-syncs its rules"),
@@ -112,7 +116,13 @@ export class Background {
         // endpoints (the bootstrap controller, pkg/controlplane/reconcilers/lease.go), and its reads.
         if (!event.id) {
           const key = String(event.key || event.writes?.[0]?.key || event.ops?.[0]?.key || "");
-          const upkeep = key.startsWith("/registry/masterleases/") ? "master-lease" : event.op !== "txn" ? "resync" : null;
+          const upkeep = key.startsWith("/registry/masterleases/")
+            ? "master-lease"
+            : key.startsWith(IDENTITY_LEASES)
+              ? "identity-lease"
+              : event.op !== "txn"
+                ? "resync"
+                : null;
           if (upkeep) this._count("apiserver", upkeep, event.ts);
           return upkeep;
         }
@@ -125,6 +135,8 @@ export class Background {
       case "watch.event": {
         if (event.event === "BOOKMARK") return "bookmark";
         const key = String(event.key || "");
+        const identity = event.kind === "Lease" && event.namespace === "kube-system" && String(event.name || "").startsWith("apiserver-");
+        if (identity || key.startsWith(IDENTITY_LEASES)) return "identity-lease";
         if (event.kind === "Lease" || key.startsWith("/registry/leases/")) {
           const nodeLease = event.namespace === "kube-node-lease" || key.startsWith("/registry/leases/kube-node-lease/");
           return nodeLease ? "node-lease" : "leader-lease";

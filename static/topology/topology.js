@@ -42,6 +42,7 @@ const P = lazy(() => ({
     "node-lease": "Lease",
     "leader-lease": "Lease",
     "master-lease": gettext("master lease"),
+    "identity-lease": "Lease",
     heartbeat: gettext("status"),
     informer: gettext("re-watch"),
     resync: gettext("resync"),

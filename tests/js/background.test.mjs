@@ -41,6 +41,23 @@ test("what people ask and what controllers write is never background", () => {
   assert.equal(background.classify({ type: "reconcile", controller: "replicaset", revision: 7, requests: [] }), null);
 });
 
+test("the API server's identity Lease renewal is its own upkeep, counted on the API server", () => {
+  const background = new Background();
+  const key = "/registry/leases/kube-system/apiserver-zgyxt4bmc2xtuc3yr6y7hblhzq";
+  for (const ts of [0, 10, 20]) {
+    const txn = { type: "store.txn", seq: ts + 1, ts, from: "apiserver", to: "etcd", op: "txn", revision: 90 + ts, succeeded: true, writes: [{ type: "PUT", key }] };
+    assert.equal(background.classify(txn), "identity-lease");
+    const event = { type: "watch.event", seq: ts + 2, ts, id: "w", from: "apiserver", to: "controller-manager", watch: "w", event: "MODIFIED", revision: 90 + ts, kind: "Lease", namespace: "kube-system", name: key.split("/").pop() };
+    assert.equal(background.classify(event), "identity-lease");
+  }
+  const [activity] = background.activities("apiserver");
+  assert.equal(activity.kind, "identity-lease");
+  assert.equal(activity.words, "renews its identity Lease every 10 s");
+  // a leader's Lease in the same namespace stays a leader's
+  const leader = { type: "watch.event", seq: 99, ts: 30, id: "w", from: "apiserver", to: "controller-manager", watch: "w", event: "MODIFIED", revision: 200, kind: "Lease", namespace: "kube-system", name: "kube-scheduler" };
+  assert.equal(background.classify(leader), "leader-lease");
+});
+
 test("durations read as people say them", () => {
   assert.equal(duration(2), "2 s");
   assert.equal(duration(0.5), "500 ms");
