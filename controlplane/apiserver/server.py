@@ -56,7 +56,7 @@ from controlplane.apiserver.filters import (
 from controlplane.apiserver.filters.bootstraptoken import BootstrapTokenAuthenticator, secret_getter
 from controlplane.apiserver.filters.x509 import X509Authenticator
 from controlplane.apiserver.flowcontrol.flowcontrolmetrics import FlowControlMetrics
-from controlplane.apiserver.handlers import discovery, finalize, openapi, reviews
+from controlplane.apiserver.handlers import discovery, finalize, openapi, openapi_v2, reviews
 from controlplane.apiserver.handlers.resources import Backends, Context
 from controlplane.apiserver.http import (
     Accept,
@@ -729,6 +729,17 @@ class APIServer:
             if reply is None:
                 reply = openapi.serve(self.types, parts[2:], request)  # cached bytes, ETag, immutable
             await respond(send, reply.status, reply.body, headers=reply.headers, audit_id=request.audit_id)
+            return reply.status
+        elif parts == ["openapi", "v2"]:  # what kubectl falls back to (a List, a kind v3 lacks)
+            reply = openapi_v2.serve(self.types, self.custom_resources, request)
+            await respond(
+                send,
+                reply.status,
+                reply.body,
+                content_type=reply.content_type,
+                headers=reply.headers,
+                audit_id=request.audit_id,
+            )
             return reply.status
         elif path in ("/healthz", "/livez", "/readyz"):
             return await self._public(request, send)

@@ -37,6 +37,7 @@ def is_leader_lease(key: str) -> bool:
     """Whether ``key`` is a leader-election Lease's (in kube-system, not an API server's identity)."""
     return key.startswith(LEADER_LEASES_PREFIX) and not key.startswith(IDENTITY_LEASES_PREFIX)
 
+
 Facts = dict[str, Any]
 
 

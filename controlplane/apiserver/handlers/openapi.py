@@ -21,7 +21,8 @@ Two clients matter here:
   document for the PATCH operation of the object's kind (``x-kubernetes-group-version-kind``) and its
   ``fieldValidation`` query parameter (cli-runtime ``pkg/resource/query_param_verifier_v3.go``). If
   it is there, kubectl sends ``?fieldValidation=Strict`` and leaves unknown fields to the server;
-  if not, it fails with "failed to download openapi" unless ``--validate=false``.
+  if not (or for a ``kind: List``), it falls back to the single ``/openapi/v2`` document
+  (:mod:`.openapi_v2`) and validates on its side.
 * ``kubectl explain`` (kubectl ``pkg/explain/v2``) finds the GET operation of the resource, takes
   its kind, finds the schema with that ``x-kubernetes-group-version-kind`` in
   ``components.schemas`` and prints the descriptions, following ``$ref`` and ``allOf``.
@@ -632,11 +633,12 @@ class _Built:
 
 @dataclass(frozen=True)
 class Reply:
-    """What the server sends back: status, body and headers."""
+    """What the server sends back: status, body, headers and the body's media type."""
 
     status: int
     body: bytes
     headers: dict[str, str]
+    content_type: str = "application/json"
 
 
 class _Documents:
@@ -682,6 +684,23 @@ def _fingerprint(types: ResourceRegistry, group: str, version: str) -> tuple[Any
         (t.plural, t.kind, t.namespaced, t.verbs, tuple((s.name, s.verbs, s.kind) for s in t.subresources))
         for t in types.in_group_version(group, version)
     )
+
+
+def served_group_versions(types: ResourceRegistry) -> dict[str, tuple[str, str]]:
+    """Each served group-version's document path (``api/v1``, ``apis/apps/v1``): its group and version."""
+    return _served_group_versions(types)
+
+
+def fingerprint(types: ResourceRegistry, gv_path: str) -> tuple[Any, ...]:
+    """What a group-version's document is built from: another document's cache can key on it
+    (:mod:`.openapi_v2`)."""
+    group, version = _served_group_versions(types).get(gv_path, ("", ""))
+    return _fingerprint(types, group, version)
+
+
+def scalar_description(name: str) -> str:
+    """The description of IntOrString or Quantity, which kubernetes-validate strips."""
+    return str(_SCALAR_OVERRIDES[name]["description"])
 
 
 def index(types: ResourceRegistry) -> dict[str, Any]:
@@ -743,7 +762,10 @@ __all__ = [
     "compute_etag",
     "convert_schema",
     "document",
+    "fingerprint",
     "group_version_document",
     "index",
+    "scalar_description",
     "serve",
+    "served_group_versions",
 ]
