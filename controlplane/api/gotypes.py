@@ -30,12 +30,19 @@ Types with their own ``UnmarshalJSON`` are checked as theirs do:
   ``isoformat()``, what Kopf sends) is stored as ``2026-12-02T13:25:45Z`` in ``firstTimestamp``;
 * ``RawExtension``, ``FieldsV1``: any JSON.
 
+A strategic merge patch's result is not decoded from JSON but converted from its map by
+``runtime.DefaultUnstructuredConverter``, whose errors are worded otherwise
+(``unrecognized type: int32``, ``cannot restore struct from: string``): :func:`conversion_error`.
+Upstream quotes such a patch with ``fmt``'s ``%+v`` and a patched object as Go's JSON encoder writes
+it; :func:`go_sprint`, :func:`go_quote`, :func:`go_json` and :func:`go_format_float` are those text forms.
+
 One leniency: an integral float (``2.0``, what a YAML body's ``2.0`` or a careless client's float
 becomes) is taken for an integer field and stored as the integer (upstream refuses a JSON ``2.0``).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -378,4 +385,312 @@ def _integer(parent: Any, key: Any, value: Any, plan: _Plan) -> None:
         raise _mismatch(value, plan.go, literal=True)
 
 
-__all__ = ["go_type", "json_kind", "type_error"]
+# -- runtime.DefaultUnstructuredConverter.FromUnstructured: what a strategic merge patch goes through -----
+
+
+class _Refused(Exception):
+    """FromUnstructured's error: a bare text, no path (apimachinery ``pkg/runtime/converter.go``)."""
+
+
+def conversion_error(obj: Any, definition_name: str) -> str | None:
+    """``FromUnstructured``'s error for the first value of ``obj`` that cannot become its Go field.
+
+    A strategic merge patch is not decoded from JSON: apiserver's ``applyPatchToObject``
+    (``pkg/endpoints/handlers/patch.go``) merges maps and hands the result to
+    ``runtime.DefaultUnstructuredConverter``, which converts with reflection and words its errors its
+    own way (``pkg/runtime/converter.go``, ``fromUnstructured``), with no field path:
+
+    * into a string, bool, integer or float field, a value of another JSON type is
+      ``unrecognized type: int32`` (the field's Go kind), except an integer into a string field,
+      which Go can convert (to a rune) and so is ``cannot convert int64 to string``, and a fraction
+      into an integer field, ``cannot convert float64 to int32``;
+    * into a struct, map or slice, anything else is ``cannot restore struct from: string``,
+      ``cannot restore map from slice``, ``cannot restore slice from map`` (the value's Go kind:
+      ``string``, ``int64``, ``float64``, ``bool``, ``map``, ``slice``);
+    * types with an ``UnmarshalJSON`` get the value re-encoded as JSON and answer as theirs do
+      (``json: cannot unmarshal bool into Go value of type int32`` for an IntOrString).
+
+    Integers are converted as Go converts them, without a range check: ``2**32 + 2`` in an int32
+    field becomes ``2`` (``reflect.Value.Convert``), and so does it here, in place, as integral
+    floats become integers. Fields are visited in document order (Go visits its struct's fields in
+    declaration order, which the schema does not keep, and a map's keys in random order).
+    """
+    if not isinstance(obj, Mapping):
+        return f"cannot restore struct from: {_go_kind(obj)}"
+    try:
+        _convert(obj, None, obj, _plan(_reference(definition_name)))
+    except _Refused as refused:
+        return str(refused)
+    except _Mismatch as mismatch:  # from a type's own UnmarshalJSON
+        return mismatch.message()
+    return None
+
+
+def _go_kind(value: Any) -> str:
+    """The ``reflect.Kind`` of a value as Go's JSON decoder leaves it in an ``interface{}``
+    (``sigs.k8s.io/json`` with PreserveInts: integers that fit are int64, other numbers float64)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64" if _INT_RANGES["int64"][0] <= value <= _INT_RANGES["int64"][1] else "float64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "slice"
+    return "map"
+
+
+def _convert(parent: Any, key: Any, value: Any, plan: _Plan) -> None:
+    kind = plan.kind
+    if kind == _STRUCT:
+        if not isinstance(value, dict):
+            raise _Refused(f"cannot restore struct from: {_go_kind(value)}")
+        for name, child in value.items():
+            if child is not None:
+                inner = plan.plans.get(name) or _child(plan, name)
+                if inner is not None:
+                    _convert(value, name, child, inner)
+    elif kind == _ARRAY:
+        if not isinstance(value, list):
+            raise _Refused(f"cannot restore slice from {_go_kind(value)}")
+        inner = plan.plans.get("") or _child(plan, "")
+        if inner is not None:
+            for position, item in enumerate(value):
+                if item is not None:
+                    _convert(value, position, item, inner)
+    elif kind == _MAP:
+        if not isinstance(value, dict):
+            raise _Refused(f"cannot restore map from {_go_kind(value)}")
+        inner = plan.plans.get("") or _child(plan, "")
+        if inner is not None:
+            for name, item in value.items():
+                if item is not None:
+                    _convert(value, name, item, inner)
+    elif kind == _STRING:
+        if plan.node.get("format") == "byte":  # []byte: a base64 string, or a list of bytes
+            if not isinstance(value, str | list):
+                raise _Refused(f"cannot restore slice from {_go_kind(value)}")
+        elif not isinstance(value, str):
+            source = _go_kind(value)
+            # Go converts an integer to a string (a rune), so the converter gets further with it.
+            raise _Refused(
+                "cannot convert int64 to string" if source == "int64" else "unrecognized type: string"
+            )
+    elif kind == _INTEGER:
+        _convert_integer(parent, key, value, plan.go)
+    elif kind == _NUMBER:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _Refused("unrecognized type: float64")
+    elif kind == _BOOL:
+        if not isinstance(value, bool):
+            raise _Refused("unrecognized type: bool")
+    elif kind == _INTSTR:
+        # intstr.IntOrString.UnmarshalJSON: a string, else json.Unmarshal into its int32.
+        if not isinstance(value, str):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise _Mismatch(json_kind(value), "int32")
+            low, high = _INT_RANGES["int32"]
+            if (isinstance(value, float) and not value.is_integer()) or not low <= value <= high:
+                literal = go_json_number(value if _go_kind(value) == "int64" else float(value))
+                raise _Mismatch(f"number {literal}", "int32")
+            if isinstance(value, float):
+                parent[key] = int(value)
+    elif kind in (_QTY, _TIME):
+        _check(parent, key, value, plan)  # their UnmarshalJSON, as the JSON decoder calls it
+
+
+def _convert_integer(parent: Any, key: Any, value: Any, go: str) -> None:
+    """An integer field: ``reflect.Value.Convert`` from int64 or an integral float64, wrapping."""
+    source = _go_kind(value)
+    if source not in ("int64", "float64"):
+        raise _Refused(f"unrecognized type: {go}")
+    if source == "float64":
+        number = float(value)
+        if not math.isfinite(number) or number != math.trunc(number):
+            raise _Refused(f"cannot convert float64 to {go}")
+        # amd64's conversion of a float beyond int64 gives the "integer indefinite" value.
+        low = _INT_RANGES["int64"][0]
+        value = int(number) if low <= number < 2.0**63 else low
+    bits = 32 if go == "int32" else 64
+    wrapped = value & ((1 << bits) - 1)
+    if wrapped >= 1 << (bits - 1):
+        wrapped -= 1 << bits
+    if wrapped != parent[key] or type(parent[key]) is not int:
+        parent[key] = wrapped
+
+
+# -- Go's text forms of values ------------------------------------------------------------------------
+
+
+def go_format_float(value: float) -> str:
+    """``strconv.FormatFloat(f, 'g', -1, 64)``, which ``fmt``'s ``%v`` prints: the shortest digits
+    that read back as ``f``, in ``%e`` form (``1e+06``, ``1.5e-07``) when the exponent is below -4
+    or at least 6 (strconv ``ftoa.go``: ``eprec = 6`` for the shortest form), else plainly
+    (``123456``, ``0.0001``, ``2``)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    if value == 0:
+        return sign + "0"
+    digits, point = _shortest(abs(value))
+    exp = point - 1
+    if exp < -4 or exp >= 6:
+        fraction = "." + digits[1:] if len(digits) > 1 else ""
+        return f"{sign}{digits[0]}{fraction}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    return sign + _plain(digits, point)
+
+
+def go_json_number(value: int | float) -> str:
+    """A number as Go's ``encoding/json`` writes it (``encode.go``, ``floatEncoder``): integers as
+    they are, floats plainly between 1e-6 and 1e21 (``2``, ``0.5``), else ``1e+21``, ``1e-7``."""
+    if isinstance(value, int):
+        return str(value)
+    if not math.isfinite(value):
+        return "null"
+    magnitude = abs(value)
+    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
+        return re.sub(r"e-0(\d)$", r"e-\1", go_format_float(value))
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    return sign + ("0" if magnitude == 0 else _plain(*_shortest(magnitude)))
+
+
+def _shortest(magnitude: float) -> tuple[str, int]:
+    """The shortest digits that read back as a positive float (Python's ``repr`` finds the same ones
+    as Go's ``strconv``) and the decimal point's place: the value is ``0.<digits> * 10**point``
+    (``1.5e-07`` -> ``("15", -6)``, ``100.0`` -> ``("1", 3)``)."""
+    mantissa, _, exponent = repr(magnitude).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    significant = digits.lstrip("0")
+    point = len(whole) + int(exponent or 0) - (len(digits) - len(significant))
+    return significant.rstrip("0") or "0", point
+
+
+def _plain(digits: str, point: int) -> str:
+    """``%f`` of ``0.<digits> * 10**point`` with as many decimals as the digits need."""
+    if point <= 0:
+        return f"0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return digits + "0" * (point - len(digits))
+    return f"{digits[:point]}.{digits[point:]}"
+
+
+def go_sprint(value: Any) -> str:
+    """``fmt.Sprintf("%+v", v)`` of a value as Go's JSON decoder builds it (``map[string]interface{}``,
+    ``[]interface{}``, string, int64, float64, bool, nil): ``map[spec:map[replicas:x]]``.
+
+    Maps print their keys sorted (``fmt`` sorts them since Go 1.12), slices as ``[a b]``, strings
+    bare, nil as ``<nil>``, floats as ``%v`` does (:func:`go_format_float`).
+    """
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value) if _go_kind(value) == "int64" else go_format_float(float(value))
+    if isinstance(value, float):
+        return go_format_float(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "[" + " ".join(go_sprint(item) for item in value) + "]"
+    if isinstance(value, Mapping):
+        return "map[" + " ".join(f"{k}:{go_sprint(value[k])}" for k in sorted(value)) + "]"
+    return str(value)
+
+
+def go_quote(text: str) -> str:
+    r"""``strconv.Quote``: what ``%q`` makes of a string (a field error's value, ``Invalid value: "..."``).
+
+    Printable characters stay as they are, non-ASCII ones too (``json.dumps`` would escape them);
+    ``\a \b \f \n \r \t \v`` get their short escapes, other control characters ``\x1b``, other
+    unprintable ones ``\u200b`` or ``\U000e0001``.
+    """
+    out = ['"']
+    for char in text:
+        if char in ('"', "\\"):
+            out.append("\\" + char)
+        elif char.isprintable():
+            out.append(char)
+        elif char in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[char])
+        else:
+            code = ord(char)
+            if code < 0x20 or code == 0x7F:
+                out.append(f"\\x{code:02x}")
+            elif code < 0x10000:
+                out.append(f"\\u{code:04x}")
+            else:
+                out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+_SHORT_ESCAPES: Final = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+}
+
+
+def go_json_string(text: str) -> str:
+    """A string as Go's ``encoding/json`` writes it, HTML-safe: ``<``, ``>``, ``&``, U+2028 and U+2029
+    as ``\\u003c``..., control characters as ``\\n`` or ``\\u001b``, everything else as it is.
+
+    (``json.dumps`` already escapes what Go escapes below U+0020, ``\\b`` and ``\\f`` included.)
+    """
+    return _JSON_STRING.sub(_json_escape, json.dumps(text, ensure_ascii=False))
+
+
+_JSON_STRING: Final = re.compile("[<>&\u2028\u2029]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def go_json(value: Any, *, sort_keys: bool = False) -> str:
+    """Compact JSON as Go's ``json.Marshal`` writes it (HTML-safe strings, integers as they are),
+    objects' keys in their order, or sorted (a ``map[string]...``) with ``sort_keys``."""
+    if isinstance(value, str):
+        return go_json_string(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else "null"
+    if isinstance(value, list):
+        return "[" + ",".join(go_json(item, sort_keys=sort_keys) for item in value) + "]"
+    if isinstance(value, Mapping):
+        keys = sorted(value) if sort_keys else list(value)
+        return (
+            "{"
+            + ",".join(f"{go_json_string(k)}:{go_json(value[k], sort_keys=sort_keys)}" for k in keys)
+            + "}"
+        )
+    return go_json_string(str(value))
+
+
+__all__ = [
+    "conversion_error",
+    "go_format_float",
+    "go_json",
+    "go_json_number",
+    "go_json_string",
+    "go_quote",
+    "go_sprint",
+    "go_type",
+    "json_kind",
+    "type_error",
+]

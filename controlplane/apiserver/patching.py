@@ -17,6 +17,14 @@ fields in :mod:`controlplane.api.strict`. This module picks them per request, re
 the way upstream validates them (``fieldManager``, ``fieldValidation``, ``force``: 422 for bad values,
 apimachinery ``pkg/apis/meta/v1/validation``), and turns their errors into Statuses.
 
+A body that cannot be decoded is answered as upstream answers it: a create or update with 400
+``<Kind> in version "v1" cannot be handled as a <Kind>: <error>`` (built-in kinds and custom resources
+alike); a patch whose result cannot be decoded (a value of the wrong type or, under ``Strict``, a
+strict decoding error) with 422 ``patch: Invalid value: "<value>": <error>``, where the value is the
+patched object as Go's JSON patch library writes it (JSON and merge patches) or the patch as Go's
+``%+v`` prints its map (strategic merge patches), and a strategic merge patch's type errors are the
+unstructured converter's (``unrecognized type: int32``), not the JSON decoder's.
+
 Every create, update and patch is recorded in ``metadata.managedFields`` under a manager: the
 ``fieldManager`` query parameter, or the User-Agent's first word (``kubectl`` for ``kubectl scale``,
 ``kubectl-client-side-apply`` and ``kubectl-edit`` are sent by kubectl as ``fieldManager``).
@@ -25,10 +33,11 @@ Every create, update and patch is recorded in ``metadata.managedFields`` under a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from controlplane.api import gotypes, strict
+from controlplane.api import gotypes, requestbody, strict
 from controlplane.api import patch as patches
 from controlplane.api import schema as schemas
 from controlplane.api.apiextensions.customresources import CustomResourceStrategy
@@ -228,25 +237,38 @@ def decode_strictly(
     """
     directive = validation_directive(request, options)
     if isinstance(rtype.strategy, CustomResourceStrategy):
-        # A custom resource: the fields its schema does not name are pruned (structural.py).
-        unknown = [f'unknown field "{path}"' for path in rtype.strategy.unknown_fields(obj)]
-        if unknown and directive == strict.STRICT:
-            raise errors.bad_request(strict.strict_decoding_message(unknown))
-        return obj, (unknown if directive == strict.WARN else [])
+        # A custom resource (apiextensions-apiserver customresource_handler.go, schemaCoercingDecoder):
+        # the JSON decoder's duplicate fields, then the fields pruning drops (structural.py), as one
+        # strict decoding error that create.go and update.go pass through transformDecodeError like
+        # any other decoding error.
+        problems = strict.duplicate_fields(raw) if raw is not None and directive != strict.IGNORE else []
+        problems += [f'unknown field "{path}"' for path in rtype.strategy.unknown_fields(obj)]
+        if problems and directive == strict.STRICT:
+            raise _undecodable(rtype, strict.strict_decoding_message(problems))
+        return obj, (problems if directive == strict.WARN else [])
     node = _schema(rtype)
     if node is None:
         return obj, []
     problems = [] if directive == strict.IGNORE else strict.unknown_and_duplicate_fields(obj, node, raw=raw)
     if problems and directive == strict.STRICT:
-        raise errors.bad_request(
-            f'{rtype.kind} in version "{rtype.version}" cannot be handled as a {rtype.kind}: '
-            f"{strict.strict_decoding_message(problems)}"
-        )
+        raise _undecodable(rtype, strict.strict_decoding_message(problems))
     # With the body checked and nothing found, there is nothing to prune.
     pruned = strict.prune_unknown(obj, node) if problems or directive == strict.IGNORE else obj
     decoded = pruned if isinstance(pruned, dict) else obj
     _check_go_types(rtype, decoded)
     return decoded, (problems if directive == strict.WARN else [])
+
+
+def _undecodable(rtype: ResourceType, problem: str) -> errors.StatusError:
+    """400 ``CronTab in version "v1" cannot be handled as a CronTab: <decoder's error>``.
+
+    apiserver ``pkg/endpoints/handlers/create.go`` (update.go alike), ``transformDecodeError``:
+    ``"%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, objGVK.Kind, err``,
+    for built-in kinds and custom resources alike.
+    """
+    return errors.bad_request(
+        f'{rtype.kind} in version "{rtype.version}" cannot be handled as a {rtype.kind}: {problem}'
+    )
 
 
 def _check_go_types(rtype: ResourceType, obj: Object) -> None:
@@ -398,35 +420,103 @@ class Patcher:
             if clean:
                 return patched
             pruned = strict.prune_unknown(patched, self.node)
-            return self._typed(pruned if isinstance(pruned, dict) else patched)
-        # Duplicates are looked for in the patch (merge and strategic patches are JSON objects);
-        # unknown fields in the patched object, as upstream's decoder finds them.
-        duplicates = self.kind in ("merge", "strategic") and not self.unique_members
-        problems = strict.duplicate_fields(self.raw) if duplicates else []
+            return self._typed(pruned if isinstance(pruned, dict) else patched, patched)
+        # The patch's own strict errors first (duplicate fields of a merge or strategic patch, or of
+        # a JSON patch's operations, and their unknown fields), then the patched object's unknown
+        # fields, as upstream's decoder finds them (apiserver handlers/patch.go).
+        problems = self._patch_problems()
         if clean:
             if problems and self.directive == strict.STRICT:
-                raise errors.bad_request(strict.strict_decoding_message(problems))
+                raise self._invalid(patched, strict.strict_decoding_message(problems))
             self.warnings = problems
             return patched
         pruned, unknown = strict.without_unknown_fields(patched, self.node)
-        problems += unknown
+        problems += _upstream_order(self.kind, unknown)
+        # A value of the wrong type is reported before strict errors ("non-strict errors trump").
+        decoded = self._typed(pruned if isinstance(pruned, dict) else patched, patched)
         if problems and self.directive == strict.STRICT:
-            raise errors.bad_request(strict.strict_decoding_message(problems))
+            raise self._invalid(patched, strict.strict_decoding_message(problems))
         self.warnings = problems
-        return self._typed(pruned if isinstance(pruned, dict) else patched)
+        return decoded
 
-    def _typed(self, patched: Object) -> Object:
+    def _patch_problems(self) -> list[str]:
+        """The strict errors of the patch itself, in the order Go's strict decoder meets them.
+
+        Merge and strategic patches are decoded into a ``map[string]interface{}``: only duplicate
+        fields. A JSON patch is decoded into ``[]jsonPatchOp`` (``op``, ``path``, ``from``,
+        ``value``): any other member of an operation is unknown, and each error is prefixed
+        ``json patch`` (patch.go, ``applyJSPatch``).
+        """
+        if self.kind in ("merge", "strategic"):
+            return [] if self.unique_members else strict.duplicate_fields(self.raw)
+        if self.kind != "json":
+            return []
+        try:
+            operations = requestbody.loads_json(self.raw, object_pairs_hook=_Members)
+        except (ValueError, UnicodeDecodeError):
+            return []
+        if not isinstance(operations, list):
+            return []
+        problems: list[str] = []
+        for position, operation in enumerate(operations):
+            if not isinstance(operation, _Members):
+                continue
+            seen: set[str] = set()
+            for name, value in operation:
+                where = f"[{position}].{name}"
+                if name in seen:
+                    problems.append(f'json patch duplicate field "{where}"')
+                    continue
+                seen.add(name)
+                if name not in _JSON_PATCH_OP_FIELDS:
+                    problems.append(f'json patch unknown field "{where}"')
+                elif name == "value":
+                    problems += [f"json patch {p}" for p in _duplicates_in(value, where)]
+        return problems
+
+    def _typed(self, patched: Object, shown: Object) -> Object:
         """``patched``, if every value fits its Go field; else upstream's 422 for the patch.
 
-        (apiserver ``handlers/patch.go``: the patched object fails ``DecodeInto``, answered as
-        ``field.Invalid(field.NewPath("patch"), <patched object or patch>, err)`` of no kind.)
+        apiserver ``handlers/patch.go``: a JSON or merge patch's result is decoded from JSON
+        (``runtime.DecodeInto``: ``json: cannot unmarshal string into Go struct field ...``); a
+        strategic merge patch's result is converted from its map (``applyPatchToObject``,
+        ``runtime.DefaultUnstructuredConverter``: ``unrecognized type: int32``), which words its
+        errors otherwise (:func:`gotypes.conversion_error`). ``patched`` is checked (its unknown
+        fields dropped already); ``shown`` is the patched object the error shows, unknown fields and
+        all, as upstream's shows what it decoded.
         """
         definition = _definition(self.rtype)
-        problem = None if definition is None else gotypes.type_error(patched, definition)
+        if definition is None:
+            return patched
+        if self.kind == "strategic":
+            problem = gotypes.conversion_error(patched, definition)
+        else:
+            problem = gotypes.type_error(patched, definition)
         if problem is None:
             return patched
-        shown = patched if self.kind == "json" or self.kind == "merge" else self.document
-        raise errors.invalid("", "", "", [invalid("patch", json.dumps(shown), problem)])
+        raise self._invalid(shown, problem)
+
+    def _invalid(self, patched: Object, problem: str) -> errors.StatusError:
+        """422 ``The request is invalid: patch: Invalid value: "<value>": <problem>``.
+
+        ``errors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath(
+        "patch"), <value>, err.Error())})`` (apiserver ``handlers/patch.go``) for a value of the
+        wrong type or, under ``fieldValidation=Strict``, a strict decoding error. The value is, for
+        a JSON or merge patch, the patched object as the JSON patch library wrote it
+        (``string(patchedObjJS)``, :func:`patched_json`); for a strategic merge patch, the patch as
+        Go's ``fmt.Sprintf("%+v", patchMap)`` prints its map (:func:`gotypes.go_sprint`). The value is
+        a Go string, shown with ``%q`` (:func:`gotypes.go_quote`).
+        """
+        original = decode_body(self.raw, _PATCH_MEDIA_TYPES[self.kind])
+        if self.kind == "strategic":
+            shown = gotypes.go_sprint(original)
+        else:
+            custom = isinstance(self.rtype.strategy, CustomResourceStrategy)
+            shown = patched_json(self.kind, patched, original, sorted_current=custom)
+        error = FieldError(
+            "Invalid value", "FieldValueInvalid", "patch", f"{gotypes.go_quote(shown)}: {problem}"
+        )
+        return errors.invalid("", "", "", [error])
 
     def _is_clean(self, document: Any) -> bool:
         """Whether a merge or strategic patch is sure to leave the object as clean as it found it:
@@ -473,6 +563,149 @@ class Patcher:
         return result
 
 
+#: The media type of each patch kind's body (for decoding it again).
+_PATCH_MEDIA_TYPES: Final = {
+    "json": "application/json-patch+json",
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+}
+
+#: The members of a JSON patch operation (patch.go, ``jsonPatchOp``).
+_JSON_PATCH_OP_FIELDS: Final = frozenset({"op", "path", "from", "value"})
+
+
+class _Members(list[tuple[str, Any]]):
+    """A JSON object as the list of its members, repeated ones kept (an ``object_pairs_hook``)."""
+
+
+def _duplicates_in(value: Any, path: str) -> list[str]:
+    """``duplicate field "..."`` errors inside a value decoded with :class:`_Members`."""
+    problems: list[str] = []
+    if isinstance(value, _Members):
+        seen: set[str] = set()
+        for name, child in value:
+            where = f"{path}.{name}" if path else name
+            if name in seen:
+                problems.append(f'duplicate field "{where}"')
+                continue
+            seen.add(name)
+            problems += _duplicates_in(child, where)
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            problems += _duplicates_in(item, f"{path}[{position}]")
+    return problems
+
+
+_PATH_PART: Final = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
+
+
+def _upstream_order(kind: str, unknown: list[str]) -> list[str]:
+    """The patched object's unknown fields in upstream's order.
+
+    A strategic merge patch's come from ``FromUnstructuredWithValidation``, which sorts its errors
+    by their text (apimachinery ``pkg/runtime/converter.go``). A JSON or merge patch's come from the
+    JSON decoder in the order of the patched object's JSON, where every object the patch went into
+    has its keys sorted (evanphx/json-patch v4 marshals them as Go maps), and unknown fields can
+    only be where the patch went: sorted field by field, list items by position.
+    """
+    if kind == "strategic":
+        return sorted(unknown)
+
+    def key(error: str) -> list[tuple[int, str, int]]:
+        path = error.partition('"')[2].rpartition('"')[0]
+        return [(1, "", int(index)) if index else (0, name, 0) for index, name in _PATH_PART.findall(path)]
+
+    return sorted(unknown, key=key)
+
+
+def patched_json(kind: str, patched: Any, patch: Any, *, sorted_current: bool = False) -> str:
+    """The patched object as upstream's JSON and merge patches leave it: ``string(patchedObjJS)``.
+
+    apiserver ``handlers/patch.go`` encodes the current object to JSON and hands it to
+    ``gopkg.in/evanphx/json-patch.v4``, which decodes it lazily into Go maps and slices, applies the
+    patch and marshals the result with ``json.Marshal``: compact, HTML-safe, and with the keys of
+    every object it had to open (the root, each object on a merge patch's way or on a JSON patch
+    operation's path, each value a merge patch added) sorted, as Go writes a map. Whatever it did not
+    open is written back as it was encoded: a built-in object's fields in its Go struct's order (here:
+    in the order the lab keeps them, ``sorted_current=False``), a custom resource's keys sorted (an
+    ``Unstructured`` is a map, ``sorted_current=True``); a JSON patch's added values keep the
+    patch's order.
+    """
+    if kind == "merge" and isinstance(patched, dict) and isinstance(patch, dict):
+        return _merged_json(patched, patch, sorted_current)
+    if kind == "json" and isinstance(patch, list):
+        opened: set[tuple[str, ...]] = {()}
+        added: set[tuple[str, ...]] = set()
+        tested: set[tuple[str, ...]] = set()
+        for operation in patch:
+            if not isinstance(operation, dict):
+                continue
+            op = operation.get("op")
+            for pointer in (operation.get("path"), operation.get("from") if op in ("move", "copy") else None):
+                if isinstance(pointer, str):
+                    tokens = _pointer(pointer)
+                    opened.update(tokens[:end] for end in range(len(tokens)))
+            target = _pointer(operation["path"]) if isinstance(operation.get("path"), str) else None
+            if target is not None and op in ("add", "replace", "copy"):
+                added.add(target)
+            elif target is not None and op == "test":
+                tested.add(target)  # lazyNode.equal opens everything it compares
+        return _json_patched_json(patched, (), opened, added, tested, sorted_current)
+    return gotypes.go_json(patched, sort_keys=sorted_current)
+
+
+def _pointer(pointer: str) -> tuple[str, ...]:
+    """A JSON pointer's reference tokens (RFC 6901: ``~1`` is ``/``, ``~0`` is ``~``)."""
+    if not pointer:
+        return ()
+    return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:])
+
+
+def _merged_json(value: dict[str, Any], patch: dict[str, Any], sorted_current: bool) -> str:
+    """An object both the current object and a merge patch held objects at (merged: keys sorted)."""
+    parts = []
+    for key in sorted(value):
+        child = value[key]
+        if key in patch:
+            given = patch[key]
+            if isinstance(given, dict) and isinstance(child, dict):
+                rendered = _merged_json(child, given, sorted_current)
+            else:  # a value from the patch, nulls pruned and objects opened ("pruneNulls")
+                rendered = gotypes.go_json(child, sort_keys=True)
+        else:
+            rendered = gotypes.go_json(child, sort_keys=sorted_current)
+        parts.append(f"{gotypes.go_json_string(key)}:{rendered}")
+    return "{" + ",".join(parts) + "}"
+
+
+def _json_patched_json(
+    value: Any,
+    path: tuple[str, ...],
+    opened: set[tuple[str, ...]],
+    added: set[tuple[str, ...]],
+    tested: set[tuple[str, ...]],
+    sorted_current: bool,
+) -> str:
+    if path in added:
+        return gotypes.go_json(value)
+    if path in tested:
+        return gotypes.go_json(value, sort_keys=True)
+    if path in opened and isinstance(value, dict):
+        parts = (
+            f"{gotypes.go_json_string(k)}:"
+            f"{_json_patched_json(value[k], (*path, k), opened, added, tested, sorted_current)}"
+            for k in sorted(value)
+        )
+        return "{" + ",".join(parts) + "}"
+    if path in opened and isinstance(value, list):
+        items = (
+            _json_patched_json(item, (*path, str(i)), opened, added, tested, sorted_current)
+            for i, item in enumerate(value)
+        )
+        return "[" + ",".join(items) + "]"
+    return gotypes.go_json(value, sort_keys=sorted_current)
+
+
 __all__ = [
     "CREATE_OPTIONS",
     "PATCH_OPTIONS",
@@ -483,6 +716,7 @@ __all__ = [
     "decode_strictly",
     "field_manager",
     "manager_name",
+    "patched_json",
     "tracker",
     "validation_directive",
     "warning_headers",

@@ -19,7 +19,8 @@ field number is which field. :mod:`protobuf_schema` holds those tables.
 Every body starts with an **envelope** (apimachinery ``pkg/runtime/serializer/protobuf``): the magic
 bytes ``k8s\\x00``, then a ``runtime.Unknown`` message ``{1: typeMeta {1: apiVersion, 2: kind}, 2:
 raw, 3: contentEncoding, 4: contentType}``, where ``raw`` is the object's own message, e.g. a
-``core.ConfigMap``. :func:`decode` opens the envelope, looks the kind up in ``KINDS`` and turns the
+``core.ConfigMap``. :func:`decode` opens the envelope, looks the kind up in ``KINDS`` (another group
+version of it in ``OTHER_VERSIONS``: an autoscaling/v1 HorizontalPodAutoscaler) and turns the
 object into exactly its JSON form, camelCase names and all; the handlers then treat it like any JSON
 body, and the answer goes back as JSON (kubectl's ``Accept`` lists ``application/json`` too).
 
@@ -36,7 +37,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from controlplane.apiserver.protobuf_schema import KINDS, MESSAGES
+from controlplane.apiserver.protobuf_schema import KINDS, MESSAGES, OTHER_VERSIONS
 
 MEDIA_TYPE: Final = "application/vnd.kubernetes.protobuf"
 MAGIC: Final = b"k8s\x00"
@@ -78,9 +79,12 @@ def decode(body: bytes) -> tuple[str, str, dict[str, Any]]:
         raise ProtobufError(f"unsupported content type {envelope['contentType']!r} in the envelope")
     if not kind:
         raise ProtobufError("Object 'Kind' is missing in the protobuf envelope")
-    expected_version, message = KINDS.get(kind, (None, ""))
-    if not message or (expected_version is not None and api_version not in ("", expected_version)):
-        raise UnsupportedKind(api_version, kind)
+    message = OTHER_VERSIONS.get((api_version, kind), "")
+    expected_version: str | None = api_version
+    if not message:
+        expected_version, message = KINDS.get(kind, (None, ""))
+        if not message or (expected_version is not None and api_version not in ("", expected_version)):
+            raise UnsupportedKind(api_version, kind)
     api_version = api_version or expected_version or ""
     obj = _message(envelope.get("raw", b""), message, "", 0)
     head: dict[str, Any] = {"apiVersion": api_version, "kind": kind} if api_version else {"kind": kind}

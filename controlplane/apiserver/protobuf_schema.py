@@ -43,6 +43,18 @@ kubectl) and the deprecated in-tree volume plugins of ``VolumeSource`` (awsElast
 azureDisk, azureFile, cephfs, cinder, fc, flexVolume, flocker, gcePersistentDisk, gitRepo,
 glusterfs, iscsi, photonPersistentDisk, portworxVolume, quobyte, rbd, scaleIO, storageos,
 vsphereVolume).
+
+Kinds the lab serves that have no table yet, so that a protobuf body of one is answered 415 (where
+kube-apiserver, which has a protobuf schema for every built-in kind, would decode it): ComponentStatus,
+Endpoints, Event (``v1`` and ``events.k8s.io/v1``), LimitRange, Node, PersistentVolume,
+PersistentVolumeClaim, PodTemplate, ReplicationController (``v1``); ControllerRevision, DaemonSet,
+StatefulSet (``apps/v1``); MutatingWebhookConfiguration, ValidatingWebhookConfiguration
+(``admissionregistration.k8s.io/v1``); CustomResourceDefinition; EndpointSlice; FlowSchema,
+PriorityLevelConfiguration; IngressClass, NetworkPolicy; StorageClass. kubectl 1.37 sends none of them
+as protobuf: its typed commands (``create <kind>``, ``create token``, ``autoscale``, ``auth can-i``,
+``auth whoami``, ``auth reconcile``, ``certificate approve``, ``drain``, ``debug node/...``) send the
+kinds of :data:`KINDS`; ``run`` and ``expose`` send JSON, and ``scale``, ``label``, ``rollout``,
+``set``, ``cordon``, ``taint`` send patches, which are JSON (a protobuf patch is 415 upstream too).
 """
 
 from __future__ import annotations
@@ -205,6 +217,11 @@ MESSAGES: Final[Mapping[str, Message]] = {
         1: ("rawSelector", "string"),
         2: ("requirements", "[]meta.LabelSelectorRequirement"),
     },
+    "authorization.LocalSubjectAccessReview": {  # authorization/v1
+        1: ("metadata", "meta.ObjectMeta"),
+        2: ("spec", "authorization.SubjectAccessReviewSpec"),
+        3: ("status", "authorization.SubjectAccessReviewStatus"),
+    },
     "authorization.NonResourceAttributes": {1: ("path", "string"), 2: ("verb", "string")},  # authorization/v1
     "authorization.NonResourceRule": {  # authorization/v1
         1: ("verbs", "[]string"),
@@ -266,6 +283,31 @@ MESSAGES: Final[Mapping[str, Message]] = {
         2: ("nonResourceRules", "[]authorization.NonResourceRule"),
         3: ("incomplete", "*bool"),
         4: ("evaluationError", "string"),
+    },
+    # autoscaling/v1 HorizontalPodAutoscaler: what ``kubectl autoscale`` falls back to when its
+    # autoscaling/v2 create fails, for any reason, AlreadyExists included (kubectl pkg/cmd/autoscale).
+    "autoscaling.CrossVersionObjectReference": {  # autoscaling/v1
+        1: ("kind", "*string"),
+        2: ("name", "*string"),
+        3: ("apiVersion", "string"),
+    },
+    "autoscaling.HorizontalPodAutoscaler": {  # autoscaling/v1
+        1: ("metadata", "meta.ObjectMeta"),
+        2: ("spec", "autoscaling.HorizontalPodAutoscalerSpec"),
+        3: ("status", "autoscaling.HorizontalPodAutoscalerStatus"),
+    },
+    "autoscaling.HorizontalPodAutoscalerSpec": {  # autoscaling/v1
+        1: ("scaleTargetRef", "autoscaling.CrossVersionObjectReference"),
+        2: ("minReplicas", "*int"),
+        3: ("maxReplicas", "*int"),
+        4: ("targetCPUUtilizationPercentage", "*int"),
+    },
+    "autoscaling.HorizontalPodAutoscalerStatus": {  # autoscaling/v1
+        1: ("observedGeneration", "*int"),
+        2: ("lastScaleTime", "meta.Time"),
+        3: ("currentReplicas", "*int"),
+        4: ("desiredReplicas", "*int"),
+        5: ("currentCPUUtilizationPercentage", "*int"),
     },
     "autoscaling.Scale": {  # autoscaling/v1
         1: ("metadata", "meta.ObjectMeta"),
@@ -1339,6 +1381,7 @@ KINDS: Final[Mapping[str, tuple[str | None, str]]] = {
         "authorization.SelfSubjectRulesReview",
     ),
     "SubjectAccessReview": ("authorization.k8s.io/v1", "authorization.SubjectAccessReview"),
+    "LocalSubjectAccessReview": ("authorization.k8s.io/v1", "authorization.LocalSubjectAccessReview"),
     "SelfSubjectReview": (  # kubectl auth whoami
         "authentication.k8s.io/v1",
         "authentication.SelfSubjectReview",
@@ -1355,4 +1398,12 @@ KINDS: Final[Mapping[str, tuple[str | None, str]]] = {
     # Registered in every group version: any apiVersion (kubectl drain --disable-eviction).
     "DeleteOptions": (None, "meta.DeleteOptions"),
 }
-"""The top-level kinds that can be decoded, each with the apiVersion it must come with."""
+"""The top-level kinds that can be decoded, each with the apiVersion it must come with (or, in an
+envelope that names no apiVersion, is taken to have); :data:`OTHER_VERSIONS` adds further versions."""
+
+OTHER_VERSIONS: Final[Mapping[tuple[str, str], str]] = {
+    # (apiVersion, kind): message; kinds served in more than one version, the others than KINDS'.
+    # kubectl autoscale's fallback when its autoscaling/v2 create fails (AlreadyExists too).
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): "autoscaling.HorizontalPodAutoscaler",
+}
+"""Further group versions of :data:`KINDS`' kinds, decoded only when the envelope names them."""

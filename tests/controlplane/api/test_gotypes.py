@@ -6,7 +6,17 @@ from typing import Any
 
 import pytest
 
-from controlplane.api.gotypes import go_type, type_error
+from controlplane.api.gotypes import (
+    conversion_error,
+    go_format_float,
+    go_json,
+    go_json_number,
+    go_json_string,
+    go_quote,
+    go_sprint,
+    go_type,
+    type_error,
+)
 from controlplane.api.schema import definition
 
 DEPLOYMENT = "io.k8s.api.apps.v1.Deployment"
@@ -168,3 +178,165 @@ def test_times_are_stored_as_their_marshalers_write_them_in_utc() -> None:
     assert event["eventTime"] == "2026-12-02T13:25:45.634164Z"  # MicroTime: six digits
     assert event["series"]["lastObservedTime"] == "2026-12-02T13:25:46.000000Z"
     assert event["metadata"]["creationTimestamp"] == "2026-12-02T13:25:45Z"
+
+
+# -- FromUnstructured: what a strategic merge patch's result goes through ------------------------------
+
+DEPLOYMENT_SPEC_CONVERSIONS = [
+    # (spec, error) as apimachinery pkg/runtime/converter.go's fromUnstructured words it
+    ({"replicas": "x"}, "unrecognized type: int32"),  # string for int32: not convertible
+    ({"replicas": True}, "unrecognized type: int32"),
+    ({"replicas": {"a": 1}}, "unrecognized type: int32"),
+    ({"replicas": 1.5}, "cannot convert float64 to int32"),  # convertible, but not integral
+    ({"paused": 1}, "unrecognized type: bool"),  # number for bool
+    ({"paused": "yes"}, "unrecognized type: bool"),
+    ({"template": "x"}, "cannot restore struct from: string"),
+    ({"template": [1]}, "cannot restore struct from: slice"),
+    ({"template": 5}, "cannot restore struct from: int64"),
+    ({"template": 5.5}, "cannot restore struct from: float64"),
+    ({"selector": {"matchLabels": [1]}}, "cannot restore map from slice"),  # list for map
+    ({"selector": {"matchLabels": "a=b"}}, "cannot restore map from string"),
+    ({"selector": {"matchLabels": {"a": 1}}}, "cannot convert int64 to string"),  # Go converts ints to runes
+    ({"selector": {"matchLabels": {"a": 1.5}}}, "unrecognized type: string"),
+    ({"selector": {"matchLabels": {"a": {}}}}, "unrecognized type: string"),  # object for string
+    ({"selector": {"matchLabels": {"a": False}}}, "unrecognized type: string"),
+    ({"template": {"spec": {"containers": {"name": "c"}}}}, "cannot restore slice from map"),
+    ({"template": {"spec": {"containers": "c"}}}, "cannot restore slice from string"),
+    # types with their own UnmarshalJSON get the value as JSON, and answer as they do
+    (
+        {"strategy": {"rollingUpdate": {"maxSurge": True}}},
+        "json: cannot unmarshal bool into Go value of type int32",
+    ),
+    (
+        {"strategy": {"rollingUpdate": {"maxSurge": [1]}}},
+        "json: cannot unmarshal array into Go value of type int32",
+    ),
+    (
+        {"strategy": {"rollingUpdate": {"maxSurge": 1.5}}},
+        "json: cannot unmarshal number 1.5 into Go value of type int32",
+    ),
+    (
+        {"template": {"metadata": {"creationTimestamp": 5}}},
+        "json: cannot unmarshal number into Go value of type string",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "message"), DEPLOYMENT_SPEC_CONVERSIONS)
+def test_a_conversion_error_is_worded_as_the_unstructured_converter_words_it(
+    spec: dict[str, Any], message: str
+) -> None:
+    assert conversion_error({"spec": spec}, DEPLOYMENT) == message
+
+
+def test_a_conversion_accepts_what_json_would_and_converts_integers_as_go_does() -> None:
+    obj: dict[str, Any] = {
+        "spec": {
+            "replicas": 2**32 + 2,  # reflect.Value.Convert wraps: no range check
+            "revisionHistoryLimit": 3.0,
+            "strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1.0}},
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": 0.5}}}]}},
+        },
+        "unknownField": [1],
+    }
+    assert conversion_error(obj, DEPLOYMENT) is None
+    assert obj["spec"]["replicas"] == 2
+    assert type(obj["spec"]["revisionHistoryLimit"]) is int
+    assert obj["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 1
+    negative: dict[str, Any] = {"spec": {"replicas": -(2**31) - 1}}
+    assert conversion_error(negative, DEPLOYMENT) is None
+    assert negative["spec"]["replicas"] == 2**31 - 1
+
+
+def test_quantities_convert_as_their_unmarshaler_reads_them() -> None:
+    bad = pod(containers=[{"name": "c", "image": "i", "resources": {"limits": {"cpu": "lots"}}}])
+    assert (conversion_error(bad, POD) or "").startswith("quantities must match the regular expression")
+
+
+# -- Go's text forms ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "printed"),
+    [
+        # strconv.FormatFloat(f, 'g', -1, 64), as fmt's %v prints a float64 (strconv/ftoa_test.go's
+        # shortest %g cases)
+        (1.0, "1"),
+        (2.5, "2.5"),
+        (-1.5, "-1.5"),
+        (0.0, "0"),
+        (-0.0, "-0"),
+        (100000.0, "100000"),
+        (1e6, "1e+06"),
+        (123456789.0, "1.23456789e+08"),
+        (1e23, "1e+23"),
+        (0.0001, "0.0001"),
+        (0.00001, "1e-05"),
+        (1.5e-7, "1.5e-07"),
+        (3.14159, "3.14159"),
+        (float("inf"), "+Inf"),
+        (float("-inf"), "-Inf"),
+        (float("nan"), "NaN"),
+    ],
+)
+def test_floats_print_as_fmt_prints_them(value: float, printed: str) -> None:
+    assert go_format_float(value) == printed
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        (2.0, "2"),
+        (0.5, "0.5"),
+        (1e6, "1000000"),
+        (1e21, "1e+21"),
+        (1e-7, "1e-7"),
+        (1.5e-7, "1.5e-7"),
+        (7, "7"),
+    ],
+)
+def test_numbers_are_written_as_gos_json_encoder_writes_them(value: float, written: str) -> None:
+    assert go_json_number(value) == written
+
+
+def test_maps_print_as_fmt_plus_v_prints_them() -> None:
+    patch = {
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "router",
+                            "readinessProbe": {"timeoutSeconds": "abc"},
+                            "livenessProbe": {"timeoutSeconds": "abc"},
+                        }
+                    ]
+                }
+            }
+        }
+    }
+    # openshift/origin test/extended/router: the Invalid value of such a strategic merge patch
+    assert go_sprint(patch) == (
+        "map[spec:map[template:map[spec:map[containers:[map[livenessProbe:map[timeoutSeconds:abc] "
+        "name:router readinessProbe:map[timeoutSeconds:abc]]]]]]]"
+    )
+    assert go_sprint({"b": [1, 2.5, 1e6, None, True, "x y"], "a": {}, "c": []}) == (
+        "map[a:map[] b:[1 2.5 1e+06 <nil> true x y] c:[]]"
+    )
+    assert go_sprint({"big": 2**70}) == "map[big:1.1805916207174113e+21]"  # beyond int64: a float64
+
+
+def test_strings_are_quoted_as_strconv_quote_does() -> None:
+    assert go_quote('map[a:"b\\c"]') == '"map[a:\\"b\\\\c\\"]"'
+    assert go_quote("é\n\t\x01\x7f\u200b\U000e0001 <&>") == '"é\\n\\t\\x01\\x7f\\u200b\\U000e0001 <&>"'
+
+
+def test_json_strings_are_written_html_safe_as_go_writes_them() -> None:
+    assert go_json_string('<a href="x">&\u2028é\b\f\x01') == (
+        '"\\u003ca href=\\"x\\"\\u003e\\u0026\\u2028é\\b\\f\\u0001"'
+    )
+    assert go_json({"b": [1, 2.5, None, True], "a": {"y": "<", "x": 1}}) == (
+        '{"b":[1,2.5,null,true],"a":{"y":"\\u003c","x":1}}'
+    )
+    assert go_json({"b": 1, "a": {"y": 1, "x": 2}}, sort_keys=True) == '{"a":{"x":2,"y":1},"b":1}'

@@ -24,7 +24,8 @@ import pytest
 
 from config.settings import BASE_DIR
 from controlplane.api import schema
-from controlplane.apiserver import protobuf
+from controlplane.api.kinds import builtin_types
+from controlplane.apiserver import protobuf, protobuf_schema
 from controlplane.apiserver.protobuf import MEDIA_TYPE, ProtobufError, UnsupportedKind, decode
 from controlplane.apiserver.protobuf_schema import KINDS, MESSAGES
 from tests.controlplane.apiserver.conftest import API
@@ -103,6 +104,15 @@ KUBECTL_QUOTA = bytes.fromhex(
 #: ``kubectl drain --disable-eviction --grace-period=0``: the DeleteOptions body of its DELETE.
 KUBECTL_DELETE_OPTIONS = bytes.fromhex("6b3873000a130a027631120d44656c6574654f7074696f6e73120208001a002200")
 
+#: ``kubectl autoscale deploy web --cpu=80% --min=2 --max=5`` when the autoscaling/v2 create fails: its
+#: fallback, an autoscaling/v1 HorizontalPodAutoscaler (-v=8).
+KUBECTL_HPA_V1 = bytes.fromhex(
+    "6b3873000a290a0e6175746f7363616c696e672f763112174"
+    "86f72697a6f6e74616c506f644175746f7363616c6572123d0a130a0377656212001a0022002a0032003800420012200a1a"
+    "0a0a4465706c6f796d656e7412037765621a0761707073"
+    "2f7631100218051a04180020001a002200"
+)
+
 
 def test_kubectls_configmap_decodes_to_its_json_form() -> None:
     assert decode(KUBECTL_CONFIGMAP) == (
@@ -119,6 +129,42 @@ def test_kubectls_delete_options_keep_a_zero_grace_period() -> None:
         "kind": "DeleteOptions",
         "gracePeriodSeconds": 0,
     }
+
+
+def test_kubectls_autoscaling_v1_fallback_decodes_to_its_json_form() -> None:
+    """Go writes the v1 status' plain int32 fields even when zero, and JSON shows them (no omitempty)."""
+    assert decode(KUBECTL_HPA_V1) == (
+        "autoscaling/v1",
+        "HorizontalPodAutoscaler",
+        {
+            "apiVersion": "autoscaling/v1",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web"},
+            "spec": {
+                "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+                "minReplicas": 2,
+                "maxReplicas": 5,
+            },
+            "status": {"currentReplicas": 0, "desiredReplicas": 0},
+        },
+    )
+
+
+def test_a_kind_is_decoded_with_the_message_of_its_group_version() -> None:
+    v2 = m(f(1, meta("web")), f(2, m(f(1, m(f(1, "Deployment"), f(2, "web"))), f(3, 4))))
+    assert decode(envelope("autoscaling/v2", "HorizontalPodAutoscaler", v2))[2]["spec"] == {
+        "scaleTargetRef": {"kind": "Deployment", "name": "web"},
+        "maxReplicas": 4,
+    }
+    v1 = m(f(1, meta("web")), f(2, m(f(3, 4), f(4, 80))))
+    assert decode(envelope("autoscaling/v1", "HorizontalPodAutoscaler", v1))[2]["spec"] == {
+        "maxReplicas": 4,
+        "targetCPUUtilizationPercentage": 80,
+    }
+    # No apiVersion: KINDS' version; a version the tables do not know: unsupported.
+    assert decode(envelope("", "HorizontalPodAutoscaler", v2))[0] == "autoscaling/v2"
+    with pytest.raises(UnsupportedKind):
+        decode(envelope("autoscaling/v2beta2", "HorizontalPodAutoscaler", v2))
 
 
 def test_kubectls_resource_quota_decodes_to_its_json_form() -> None:
@@ -451,6 +497,8 @@ def test_every_referenced_message_is_in_the_tables() -> None:
             assert not type_.startswith("*") or type_[1:] in SCALAR_JSON_TYPES, f"{name}.{json_name}"
     for _, message in KINDS.values():
         assert message in MESSAGES
+    for message in protobuf_schema.OTHER_VERSIONS.values():
+        assert message in MESSAGES
     assert set(MESSAGES) >= OWN_FORMS
 
 
@@ -505,6 +553,134 @@ def test_the_tables_match_upstreams_1_37_schemas(message: str) -> None:
         if name not in fields and name not in ("apiVersion", "kind") and (message, name) not in NOT_DECODED
     }
     assert not missing, f"{message} lacks {sorted(missing)}"
+
+
+# -- round trips: JSON -> protobuf by the tables -> JSON --------------------------------------------------
+
+
+def encode_message(obj: Mapping[str, Any], name: str) -> bytes:
+    """``obj`` (a message's JSON form) written by the tables, every field in number order, as Go does."""
+    out = b""
+    for number, (json_name, type_) in sorted(MESSAGES[name].items()):
+        if not json_name:  # inlined: the fields are obj's own
+            inner = encode_message(obj, type_)
+            out += f(number, inner) if inner else b""
+        elif json_name in obj:
+            value = obj[json_name]
+            if type_.startswith("[]"):
+                out += b"".join(encode_field(number, item, type_[2:]) for item in value)
+            elif type_.startswith("map[string]"):
+                elem = type_[len("map[string]") :]
+                out += b"".join(f(number, f(1, k) + encode_field(2, v, elem)) for k, v in value.items())
+            else:
+                out += encode_field(number, value, type_)
+    return out
+
+
+def encode_field(number: int, value: Any, type_: str) -> bytes:
+    base = type_.removeprefix("*")
+    if base in ("int", "bool", "string"):
+        return f(number, value)
+    if base == "bytes":
+        return f(number, base64.b64decode(value))
+    if base in ("meta.Time", "meta.MicroTime"):
+        return f(number, time(value))
+    if base == "resource.Quantity":
+        return f(number, quantity(value))
+    if base == "intstr.IntOrString":
+        return f(number, int_or_string(value))
+    if base.endswith("ExtraValue") or base.endswith("AttestationValue"):
+        return f(number, m(*(f(1, item) for item in value)))
+    if base in ("runtime.RawExtension", "meta.FieldsV1"):
+        return f(number, f(1, json.dumps(value).encode()))
+    return f(number, encode_message(value, base))
+
+
+ROUND_TRIPS: list[tuple[str, str, dict[str, Any]]] = [
+    (
+        "autoscaling/v1",
+        "HorizontalPodAutoscaler",
+        {
+            "metadata": {
+                "name": "web",
+                "namespace": "team",
+                "creationTimestamp": "2026-11-30T08:00:00Z",
+                "labels": {"app": "web"},
+            },
+            "spec": {
+                "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+                "minReplicas": 1,
+                "maxReplicas": 0,  # a plain int32 without omitempty: a zero is a value
+                "targetCPUUtilizationPercentage": 80,
+            },
+            "status": {
+                "observedGeneration": 3,
+                "lastScaleTime": "2026-11-30T08:05:00Z",
+                "currentReplicas": 0,
+                "desiredReplicas": 2,
+                "currentCPUUtilizationPercentage": 45,
+            },
+        },
+    ),
+    (
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+        {
+            "metadata": {"name": "web"},
+            "spec": {
+                "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+                "minReplicas": 2,
+                "maxReplicas": 5,
+                "metrics": [
+                    {
+                        "type": "Resource",
+                        "resource": {
+                            "name": "cpu",
+                            "target": {"type": "Utilization", "averageUtilization": 80},
+                        },
+                    }
+                ],
+            },
+        },
+    ),
+    (
+        "authorization.k8s.io/v1",
+        "LocalSubjectAccessReview",
+        {
+            "metadata": {"namespace": "team"},
+            "spec": {
+                "resourceAttributes": {"namespace": "team", "verb": "list", "resource": "pods"},
+                "user": "bob",
+                "groups": ["devs"],
+                "extra": {"scopes": ["a", "b"]},
+                "uid": "1",
+            },
+            "status": {"allowed": True, "reason": "RBAC: allowed"},
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("api_version", "kind", "obj"), ROUND_TRIPS, ids=lambda v: str(v)[:40])
+def test_the_new_tables_round_trip(api_version: str, kind: str, obj: dict[str, Any]) -> None:
+    name = protobuf_schema.OTHER_VERSIONS.get((api_version, kind)) or KINDS[kind][1]
+    body = envelope(api_version, kind, encode_message(obj, name))
+    assert decode(body) == (api_version, kind, {"apiVersion": api_version, "kind": kind, **obj})
+
+
+def test_every_kind_the_lab_serves_has_a_table_or_is_listed_as_missing() -> None:
+    """The kinds without a table are named in protobuf_schema's docstring; none of them is one that
+    kubectl sends as protobuf."""
+    served = set()
+    for rtype in builtin_types()._types:
+        served.add((f"{rtype.group}/{rtype.version}" if rtype.group else rtype.version, rtype.kind))
+    decodable = set(protobuf_schema.OTHER_VERSIONS) | {
+        (version, kind) for kind, (version, _) in KINDS.items() if version is not None
+    }
+    missing = {kind for _, kind in served - decodable}
+    documented = protobuf_schema.__doc__ or ""
+    assert all(kind in documented for kind in missing), missing - {k for k in missing if k in documented}
+    assert "HorizontalPodAutoscaler" not in missing and "LocalSubjectAccessReview" not in missing
 
 
 # -- in the API server --------------------------------------------------------------------------------
@@ -576,6 +752,31 @@ async def test_a_delete_with_protobuf_delete_options(api: API) -> None:
     )
     assert response.status_code == 200, response.text
     assert (await api.client.get(f"{CMS}/x")).status_code == 404
+
+
+async def test_a_second_protobuf_autoscaling_v1_create_is_already_exists(api: API) -> None:
+    """kubectl autoscale's fallback after its v2 create met AlreadyExists: the same answer, not 415."""
+    url = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+    created = await api.client.post(url, content=KUBECTL_HPA_V1, headers=PROTOBUF)
+    assert created.status_code == 201, created.text
+    assert created.json()["spec"]["maxReplicas"] == 5
+    again = await api.client.post(url, content=KUBECTL_HPA_V1, headers=PROTOBUF)
+    assert again.status_code == 409, again.text
+    assert again.json()["reason"] == "AlreadyExists"
+    assert again.json()["message"] == 'horizontalpodautoscalers.autoscaling "web" already exists'
+
+
+async def test_a_protobuf_local_subject_access_review(api: API) -> None:
+    attributes = m(f(1, "default"), f(2, "get"), f(3, ""), f(4, ""), f(5, "pods"), f(6, ""), f(7, ""))
+    spec = m(f(1, attributes), f(3, "admin"), f(4, "system:masters"))
+    body = envelope("authorization.k8s.io/v1", "LocalSubjectAccessReview", m(f(1, meta("")), f(2, spec)))
+    response = await api.client.post(
+        "/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews",
+        content=body,
+        headers=PROTOBUF,
+    )
+    assert response.status_code == 201, response.text
+    assert response.json()["status"]["allowed"] is True
 
 
 async def test_a_protobuf_patch_is_still_415(api: API) -> None:
@@ -793,3 +994,17 @@ def test_kubectl_drain_deletes_with_protobuf_delete_options(lab: Lab) -> None:
     )
     assert "pod/pb-on-node deleted" in done.stdout, done.stderr
     assert lab.kubectl("get", "pod", "pb-on-node", check=False).returncode != 0
+
+
+@pytest.mark.slow
+def test_kubectl_autoscale_twice_says_already_exists(lab: Lab) -> None:
+    """The second ``autoscale`` meets AlreadyExists in autoscaling/v2 and falls back to autoscaling/v1,
+    also sent as protobuf (kubectl pkg/cmd/autoscale): upstream's AlreadyExists, not a 415."""
+    lab.kubectl("create", "deployment", "pb-hpa", "--image=nginx")
+    args = ("autoscale", "deployment", "pb-hpa", "--cpu=80%", "--min=2", "--max=5")
+    assert lab.kubectl(*args).stdout == "horizontalpodautoscaler.autoscaling/pb-hpa autoscaled\n"
+    again = lab.kubectl(*args, check=False)
+    assert again.returncode == 1
+    assert again.stderr == (
+        'Error from server (AlreadyExists): horizontalpodautoscalers.autoscaling "pb-hpa" already exists\n'
+    )

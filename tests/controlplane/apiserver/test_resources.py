@@ -394,10 +394,15 @@ async def test_an_update_or_patch_of_the_wrong_type_changes_nothing(api: API) ->
     update = await api.client.put(f"{DEPLOYMENTS}/web", json=replaced)
     assert update.status_code == 400, update.text
     assert "DeploymentSpec.spec.replicas of type int32" in update.json()["message"]
-    for content_type, patch in [
-        ("application/merge-patch+json", {"spec": {"replicas": "three"}}),
-        ("application/strategic-merge-patch+json", {"spec": {"template": 5}}),
-        ("application/json-patch+json", [{"op": "replace", "path": "/spec/replicas", "value": [3]}]),
+    for content_type, patch, problem in [
+        ("application/merge-patch+json", {"spec": {"replicas": "three"}}, "json: cannot unmarshal"),
+        # a strategic merge patch's result is converted, not decoded: runtime/converter.go's wording
+        ("application/strategic-merge-patch+json", {"spec": {"template": 5}}, "cannot restore struct from"),
+        (
+            "application/json-patch+json",
+            [{"op": "replace", "path": "/spec/replicas", "value": [3]}],
+            "json: cannot unmarshal",
+        ),
     ]:
         patched = await api.client.patch(
             f"{DEPLOYMENTS}/web", content=json.dumps(patch), headers={"Content-Type": content_type}
@@ -407,7 +412,7 @@ async def test_an_update_or_patch_of_the_wrong_type_changes_nothing(api: API) ->
         status = patched.json()
         assert status["reason"] == "Invalid"
         assert status["message"].startswith(' "" is invalid: patch: Invalid value: ')
-        assert "json: cannot unmarshal" in status["message"]
+        assert problem in status["message"]
         assert status["details"]["causes"][0]["field"] == "patch"
     after = await api.client.get(f"{DEPLOYMENTS}/web")
     assert after.json()["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
