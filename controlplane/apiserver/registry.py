@@ -54,6 +54,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from controlplane.api import serializer
 from controlplane.api.deepcopy import deep_copy
+from controlplane.api.fieldmanager.managedfields import ignore_managed_fields_timestamps
 from controlplane.api.meta import Object
 from controlplane.api.resources import ResourceType
 from controlplane.api.validation import FieldError
@@ -510,6 +511,9 @@ class Registry:
                 scope.stage("validation", "deny", error.message)
                 raise error
             scope.stage("validation", "pass")
+            # After the strategy, as upstream's store does: a change only to managed fields'
+            # timestamps is none (a Secret's stringData became data only now).
+            desired = ignore_managed_fields_timestamps(desired, current)
             await scope.validate("UPDATE", desired, current)
             if self._unchanged(desired, current) and not (
                 self.transformer is not None and self.transformer.stale(kv.value)

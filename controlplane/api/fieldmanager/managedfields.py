@@ -404,25 +404,7 @@ class FieldManager:
         return out
 
     def _keep_timestamps_if_unchanged(self, live: Mapping[str, Any] | None, new: Object) -> Object:
-        """``IgnoreManagedFieldsTimestampsTransformer``: a no-op write does not move timestamps."""
-        if live is None:
-            return new
-        if _without_managed_fields(live) != _without_managed_fields(new):
-            return new
-        old_entries = (live.get("metadata") or {}).get("managedFields") or []
-        new_entries = (new.get("metadata") or {}).get("managedFields") or []
-
-        def untimed(entries: list[Any]) -> list[Any]:
-            return [{k: v for k, v in e.items() if k != "time"} for e in entries if isinstance(e, Mapping)]
-
-        if untimed(old_entries) == untimed(new_entries):
-            meta = dict(new["metadata"])
-            if old_entries:
-                meta["managedFields"] = deep_copy(old_entries)
-            else:
-                meta.pop("managedFields", None)
-            new["metadata"] = meta
-        return new
+        return ignore_managed_fields_timestamps(new, live)
 
     # -- Apply -----------------------------------------------------------------------------------
 
@@ -581,6 +563,36 @@ def _with_last_applied(obj: Object, applied: Mapping[str, Any]) -> Object:
     return out
 
 
+def ignore_managed_fields_timestamps(new: Object, live: Mapping[str, Any] | None) -> Object:
+    """``IgnoreManagedFieldsTimestampsTransformer`` (apiserver ``fieldmanager/equality.go``): when
+    ``new`` differs from ``live`` only in its managed fields' timestamps, it keeps ``live``'s, so a
+    write that changes nothing bumps no resourceVersion.
+
+    Upstream's store runs it after the strategy prepared the update (``store.go`` ``Update``:
+    "FieldManager can't know about changes like normalized fields, defaulted fields and other
+    mutations"), so a Secret applied again with ``stringData`` (turned into ``data`` by the
+    strategy) is unchanged even a second later.
+    """
+    if live is None:
+        return new
+    if _without_managed_fields(live) != _without_managed_fields(new):
+        return new
+    old_entries = (live.get("metadata") or {}).get("managedFields") or []
+    new_entries = (new.get("metadata") or {}).get("managedFields") or []
+
+    def untimed(entries: list[Any]) -> list[Any]:
+        return [{k: v for k, v in e.items() if k != "time"} for e in entries if isinstance(e, Mapping)]
+
+    if untimed(old_entries) == untimed(new_entries):
+        meta = dict(new["metadata"])
+        if old_entries:
+            meta["managedFields"] = deep_copy(old_entries)
+        else:
+            meta.pop("managedFields", None)
+        new["metadata"] = meta
+    return new
+
+
 __all__ = [
     "ANCIENT_CHANGES",
     "APPLY",
@@ -596,6 +608,7 @@ __all__ = [
     "ManagedFieldsError",
     "decode",
     "encode",
+    "ignore_managed_fields_timestamps",
     "is_reset",
     "manager_from_user_agent",
     "manager_identifier",
