@@ -143,3 +143,62 @@ def test_strict_validation_rejects_unknown_fields(lab: LiveLab) -> None:
     server_side = lab.kubectl("apply", "--server-side", "-f", "-", input=bad, check=False)
     assert server_side.returncode == 1
     assert ".spec.replicaz: field not declared in schema" in server_side.stderr
+
+
+def settled(lab: LiveLab, name: str) -> dict[str, Any]:
+    """The Deployment once its rollout is over and the controller has nothing more to write."""
+    lab.kubectl("rollout", "status", f"deployment/{name}", "--timeout=60s", timeout=90)
+
+    def done() -> dict[str, Any] | None:
+        obj = deployment(lab, name)
+        conditions = {c["type"]: c.get("reason") for c in obj.get("status", {}).get("conditions", [])}
+        return obj if conditions.get("Progressing") == "NewReplicaSetAvailable" else None
+
+    obj: dict[str, Any] = lab.eventually(done, f"deployment {name} to settle")
+    return obj
+
+
+def version(obj: dict[str, Any]) -> tuple[str, int]:
+    return obj["metadata"]["resourceVersion"], obj["metadata"]["generation"]
+
+
+def test_reapplying_a_rolling_update_strategy_is_unchanged(lab: LiveLab) -> None:
+    rolling = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": "25%"}}
+    config = manifest("rolling", strategy=rolling)
+    assert lab.kubectl("apply", "-f", "-", input=config).stdout.strip() == "deployment.apps/rolling created"
+    before = settled(lab, "rolling")
+    assert before["spec"]["strategy"] == rolling
+    # kubectl's three-way patch is {}: it sends nothing and says so.
+    again = lab.kubectl("apply", "-f", "-", input=config)
+    assert again.stdout.strip() == "deployment.apps/rolling unchanged"
+    assert version(deployment(lab, "rolling")) == version(before)
+
+    # Switching to Recreate sends {"$retainKeys": ["type"], "rollingUpdate": null, "type": "Recreate"}.
+    recreate = manifest("rolling", strategy={"type": "Recreate"})
+    switched = lab.kubectl("apply", "-f", "-", input=recreate)
+    assert switched.stdout.strip() == "deployment.apps/rolling configured"
+    after = settled(lab, "rolling")
+    assert after["spec"]["strategy"] == {"type": "Recreate"}
+    assert after["metadata"]["generation"] == before["metadata"]["generation"] + 1
+    unchanged = lab.kubectl("apply", "-f", "-", input=recreate)
+    assert unchanged.stdout.strip() == "deployment.apps/rolling unchanged"
+    assert version(deployment(lab, "rolling")) == version(after)
+
+
+def test_reapplying_a_strategy_without_type_writes_nothing(lab: LiveLab) -> None:
+    # The server defaults `type: RollingUpdate`, which the file does not set, so kubectl's diffMaps puts
+    # {"spec":{"strategy":{"$retainKeys":["rollingUpdate"]}}} in the three-way patch (apimachinery
+    # strategicpatch: hasAdditionalNewField) and says "configured", against kube-apiserver as here.
+    # Applied and defaulted again, the object is what it was: no new resourceVersion or generation.
+    config = manifest("rolling-untyped", strategy={"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}})
+    lab.kubectl("apply", "-f", "-", input=config)
+    before = settled(lab, "rolling-untyped")
+    assert before["spec"]["strategy"]["type"] == "RollingUpdate"
+    again = lab.kubectl("apply", "-f", "-", "-v=8", input=config)
+    assert again.stdout.strip() == "deployment.apps/rolling-untyped configured"
+    assert r'"Request Body" body="{\"spec\":{\"strategy\":{\"$retainKeys\":[\"rollingUpdate\"]}}}"' in (
+        again.stderr
+    )
+    after = deployment(lab, "rolling-untyped")
+    assert version(after) == version(before)
+    assert after["metadata"]["managedFields"] == before["metadata"]["managedFields"]

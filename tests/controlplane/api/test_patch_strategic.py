@@ -31,6 +31,7 @@ from controlplane.api.patch import (
     apply_strategic_merge_patch,
 )
 from controlplane.api.patch.strategic import apply_with_definition
+from controlplane.api.strategies.workloads import DeploymentStrategy
 
 # -- upstream's MergeItem test type ---------------------------------------------------------------
 
@@ -130,6 +131,10 @@ CUSTOM_CASES = cases("""
   original: {retainKeysMap: {name: foo}}
   twoWay: {retainKeysMap: {value: bar}}
   modified: {retainKeysMap: {name: foo, value: bar}}
+- description: retainKeys map can change a field when no retainKeys directive present
+  original: {retainKeysMap: {name: foo, value: a}}
+  twoWay: {retainKeysMap: {value: b}}
+  modified: {retainKeysMap: {name: foo, value: b}}
 - description: retainKeys map can delete a field when no retainKeys directive present
   original: {retainKeysMap: {name: foo, value: a}}
   twoWay: {retainKeysMap: {value: null}}
@@ -138,10 +143,18 @@ CUSTOM_CASES = cases("""
   original: {retainKeysMap: {name: foo, value: a}}
   twoWay: {retainKeysMap: {}}
   modified: {retainKeysMap: {name: foo, value: a}}
+- description: retainKeys list can add a field when no retainKeys directive present
+  original: {retainKeysMergingList: [{name: bar}, {name: foo}]}
+  twoWay: {retainKeysMergingList: [{name: foo, value: a}]}
+  modified: {retainKeysMergingList: [{name: bar}, {name: foo, value: a}]}
 - description: retainKeys list can change a field when no retainKeys directive present
   original: {retainKeysMergingList: [{name: bar}, {name: foo, value: a}]}
   twoWay: {retainKeysMergingList: [{name: foo, value: b}]}
   modified: {retainKeysMergingList: [{name: bar}, {name: foo, value: b}]}
+- description: retainKeys list can delete a field when no retainKeys directive present
+  original: {retainKeysMergingList: [{name: bar}, {name: foo, value: a}]}
+  twoWay: {retainKeysMergingList: [{name: foo, value: null}]}
+  modified: {retainKeysMergingList: [{name: bar}, {name: foo}]}
 - description: preserve the order from the patch in a merging list
   original: {mergingList: [{name: 1}, {name: 2, value: b}, {name: 3}]}
   twoWay: {mergingList: [{name: 3, value: c}, {name: 1, value: a}, {name: 2, other: x}]}
@@ -280,6 +293,13 @@ RAW_CASES = cases("""
   current: {name: a, value: b, retainKeysMap: {name: foo}}
   threeWay: {}
   result: {name: a, value: b, retainKeysMap: {name: foo}}
+- description: retainKeys map with no change should not be present
+  original: {name: a, retainKeysMap: {name: foo}}
+  current: {name: a, other: c, retainKeysMap: {name: foo}}
+  modified: {name: a, value: b, retainKeysMap: {name: foo}}
+  twoWay: {value: b}
+  threeWay: {value: b}
+  result: {name: a, value: b, other: c, retainKeysMap: {name: foo}}
 - description: nested patch merge with empty list
   original: {name: hi}
   twoWay: {mergingList: [{name: hello}, {$patch: delete, name: doesntexist}]}
@@ -515,13 +535,347 @@ RAW_CASES = cases("""
 """)
 
 
-@pytest.mark.parametrize("case", RAW_CASES)
+# patch_test.go's retainKeys cases (strategicMergePatchRawTestCases). A retainKeys map or list
+# element lists, in ``$retainKeys``, every field the client's new config sets; the server clears the
+# others. kubectl builds the directive (diffMaps) when the patch for that map is not empty, *or* when
+# the live map has a field the new config does not ("retainKeys map should clear defaulted field",
+# "retainKeys map clears a field"): then the three-way patch is not ``{}`` even though the config did
+# not change, and ``kubectl apply`` says ``configured``. That is why re-applying a Deployment whose
+# ``strategy`` omits ``type`` (defaulted to RollingUpdate on the server) is "configured" every time,
+# upstream as here; the server's result is the live object again, so nothing is written.
+
+RETAIN_KEYS_CASES = cases("""
+- description: retainKeys map should clear defaulted field
+  original: {}
+  current: {retainKeysMap: {value: foo}}
+  modified: {retainKeysMap: {other: bar}}
+  twoWay: {retainKeysMap: {other: bar}}
+  threeWay: {retainKeysMap: {$retainKeys: [other], other: bar}}
+  result: {retainKeysMap: {other: bar}}
+- description: retainKeys map should clear defaulted field with conflict (discriminated union)
+  original: {}
+  current: {retainKeysMap: {name: type1, value: foo}}
+  modified: {retainKeysMap: {name: type2, other: bar}}
+  twoWay: {retainKeysMap: {name: type2, other: bar}}
+  threeWay: {retainKeysMap: {$retainKeys: [name, other], name: type2, other: bar}}
+  result: {retainKeysMap: {name: type2, other: bar}}
+- description: retainKeys map adds a field
+  original: {retainKeysMap: {name: foo}}
+  current: {retainKeysMap: {name: foo}}
+  modified: {retainKeysMap: {name: foo, value: bar}}
+  twoWay: {retainKeysMap: {$retainKeys: [name, value], value: bar}}
+  threeWay: {retainKeysMap: {$retainKeys: [name, value], value: bar}}
+  result: {retainKeysMap: {name: foo, value: bar}}
+- description: retainKeys map adds a field and clear a field
+  original: {retainKeysMap: {name: foo}}
+  current: {retainKeysMap: {name: foo, other: a}}
+  modified: {retainKeysMap: {name: foo, value: bar}}
+  twoWay: {retainKeysMap: {$retainKeys: [name, value], value: bar}}
+  threeWay: {retainKeysMap: {$retainKeys: [name, value], value: bar}}
+  result: {retainKeysMap: {name: foo, value: bar}}
+- description: retainKeys map deletes a field
+  original: {retainKeysMap: {name: foo, value: bar}}
+  current: {retainKeysMap: {name: foo, value: bar}}
+  modified: {retainKeysMap: {name: foo}}
+  twoWay: {retainKeysMap: {$retainKeys: [name], value: null}}
+  threeWay: {retainKeysMap: {$retainKeys: [name], value: null}}
+  result: {retainKeysMap: {name: foo}}
+- description: retainKeys map deletes a field and clears a field
+  original: {retainKeysMap: {name: foo, value: bar}}
+  current: {retainKeysMap: {name: foo, value: bar, other: a}}
+  modified: {retainKeysMap: {name: foo}}
+  twoWay: {retainKeysMap: {$retainKeys: [name], value: null}}
+  threeWay: {retainKeysMap: {$retainKeys: [name], value: null}}
+  result: {retainKeysMap: {name: foo}}
+- description: retainKeys map clears a field
+  original: {retainKeysMap: {name: foo, value: bar}}
+  current: {retainKeysMap: {name: foo, value: bar, other: a}}
+  modified: {retainKeysMap: {name: foo, value: bar}}
+  twoWay: {}
+  threeWay: {retainKeysMap: {$retainKeys: [name, value]}}
+  result: {retainKeysMap: {name: foo, value: bar}}
+- description: retainKeys map nested map with no change
+  original: {retainKeysMap: {name: foo, simpleMap: {key1: a}}}
+  current: {retainKeysMap: {name: foo, simpleMap: {key1: a}}}
+  modified: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: a}}}
+  twoWay: {retainKeysMap: {$retainKeys: [name, simpleMap, value], value: bar}}
+  threeWay: {retainKeysMap: {$retainKeys: [name, simpleMap, value], value: bar}}
+  result: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: a}}}
+- description: retainKeys map adds a field in a nested map
+  original: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: a}}}
+  current: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: a, key3: c}}}
+  modified: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: a, key2: b}}}
+  twoWay: {retainKeysMap: {$retainKeys: [name, simpleMap, value], simpleMap: {key2: b}}}
+  threeWay: {retainKeysMap: {$retainKeys: [name, simpleMap, value], simpleMap: {key2: b}}}
+  result: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: a, key2: b, key3: c}}}
+- description: retainKeys map deletes a field in a nested map
+  original: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: a, key2: b}}}
+  current: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: a, key2: b, key3: c}}}
+  modified: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: a}}}
+  twoWay: {retainKeysMap: {$retainKeys: [name, simpleMap, value], simpleMap: {key2: null}}}
+  threeWay: {retainKeysMap: {$retainKeys: [name, simpleMap, value], simpleMap: {key2: null}}}
+  result: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: a, key3: c}}}
+- description: retainKeys map changes a field in a nested map
+  original: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: a, key2: b}}}
+  current: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: a, key2: b, key3: c}}}
+  modified: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: x, key2: b}}}
+  twoWay: {retainKeysMap: {$retainKeys: [name, simpleMap, value], simpleMap: {key1: x}}}
+  threeWay: {retainKeysMap: {$retainKeys: [name, simpleMap, value], simpleMap: {key1: x}}}
+  result: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: x, key2: b, key3: c}}}
+- description: retainKeys map changes a field in a nested map with conflict
+  original: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: old, key2: b}}}
+  current: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: new, key2: b, key3: c}}}
+  modified: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: modified, key2: b}}}
+  twoWay: {retainKeysMap: {$retainKeys: [name, simpleMap, value], simpleMap: {key1: modified}}}
+  threeWay: {retainKeysMap: {$retainKeys: [name, simpleMap, value], simpleMap: {key1: modified}}}
+  result: {retainKeysMap: {name: foo, value: bar, simpleMap: {key1: modified, key2: b, key3: c}}}
+- description: retainKeys map replaces non-merging list
+  original: {retainKeysMap: {name: foo, value: bar, nonMergingList: [{name: a}, {name: b}]}}
+  current: {retainKeysMap: {name: foo, value: bar, nonMergingList: [{name: a}, {name: b}]}}
+  modified: {retainKeysMap: {name: foo, value: bar, nonMergingList: [{name: a}, {name: c}, {name: b}]}}
+  twoWay:
+    retainKeysMap:
+      $retainKeys: [name, nonMergingList, value]
+      nonMergingList: [{name: a}, {name: c}, {name: b}]
+  threeWay:
+    retainKeysMap:
+      $retainKeys: [name, nonMergingList, value]
+      nonMergingList: [{name: a}, {name: c}, {name: b}]
+  result: {retainKeysMap: {name: foo, value: bar, nonMergingList: [{name: a}, {name: c}, {name: b}]}}
+- description: retainKeys map nested non-merging list with no change
+  original: {retainKeysMap: {name: foo, nonMergingList: [{name: a}, {name: b}]}}
+  current: {retainKeysMap: {name: foo, nonMergingList: [{name: a}, {name: b}]}}
+  modified: {retainKeysMap: {name: foo, value: bar, nonMergingList: [{name: a}, {name: b}]}}
+  twoWay: {retainKeysMap: {$retainKeys: [name, nonMergingList, value], value: bar}}
+  threeWay: {retainKeysMap: {$retainKeys: [name, nonMergingList, value], value: bar}}
+  result: {retainKeysMap: {name: foo, value: bar, nonMergingList: [{name: a}, {name: b}]}}
+- description: retainKeys map nested non-merging list with no change with conflict
+  original: {retainKeysMap: {name: foo, nonMergingList: [{name: a}, {name: b}]}}
+  current: {retainKeysMap: {name: foo, nonMergingList: [{name: a}, {name: b}, {name: c}]}}
+  modified: {retainKeysMap: {name: foo, value: bar, nonMergingList: [{name: a}, {name: b}]}}
+  twoWay: {retainKeysMap: {$retainKeys: [name, nonMergingList, value], value: bar}}
+  threeWay:
+    retainKeysMap:
+      $retainKeys: [name, nonMergingList, value]
+      value: bar
+      nonMergingList: [{name: a}, {name: b}]
+  result: {retainKeysMap: {name: foo, value: bar, nonMergingList: [{name: a}, {name: b}]}}
+- description: retainKeys map deletes nested non-merging list
+  original: {retainKeysMap: {name: foo, nonMergingList: [{name: a}, {name: b}]}}
+  current: {retainKeysMap: {name: foo, nonMergingList: [{name: a}, {name: b}]}}
+  modified: {retainKeysMap: {name: foo, value: bar}}
+  twoWay: {retainKeysMap: {$retainKeys: [name, value], value: bar, nonMergingList: null}}
+  threeWay: {retainKeysMap: {$retainKeys: [name, value], value: bar, nonMergingList: null}}
+  result: {retainKeysMap: {name: foo, value: bar}}
+- description: retainKeys map delete nested non-merging list with conflict
+  original: {retainKeysMap: {name: foo, nonMergingList: [{name: a}, {name: b}]}}
+  current: {retainKeysMap: {name: foo, nonMergingList: [{name: a}, {name: b}, {name: c}]}}
+  modified: {retainKeysMap: {name: foo, value: bar}}
+  twoWay: {retainKeysMap: {$retainKeys: [name, value], value: bar, nonMergingList: null}}
+  threeWay: {retainKeysMap: {$retainKeys: [name, value], value: bar, nonMergingList: null}}
+  result: {retainKeysMap: {name: foo, value: bar}}
+- description: retainKeys map nested merging int list with no change
+  original: {retainKeysMap: {name: foo, mergingIntList: [1, 2]}}
+  current: {retainKeysMap: {name: foo, mergingIntList: [1, 2, 3]}}
+  modified: {retainKeysMap: {name: foo, value: bar, mergingIntList: [1, 2]}}
+  twoWay: {retainKeysMap: {$retainKeys: [mergingIntList, name, value], value: bar}}
+  threeWay:
+    retainKeysMap:
+      $retainKeys: [mergingIntList, name, value]
+      $setElementOrder/mergingIntList: [1, 2]
+      value: bar
+  result: {retainKeysMap: {name: foo, value: bar, mergingIntList: [1, 2, 3]}}
+- description: retainKeys map adds an item in nested merging int list
+  original: {retainKeysMap: {name: foo, mergingIntList: [1, 2]}}
+  current: {retainKeysMap: {name: foo, mergingIntList: [1, 2, 3]}}
+  modified: {retainKeysMap: {name: foo, mergingIntList: [1, 2, 4]}}
+  twoWay:
+    retainKeysMap:
+      $setElementOrder/mergingIntList: [1, 2, 4]
+      $retainKeys: [mergingIntList, name]
+      mergingIntList: [4]
+  threeWay:
+    retainKeysMap:
+      $setElementOrder/mergingIntList: [1, 2, 4]
+      $retainKeys: [mergingIntList, name]
+      mergingIntList: [4]
+  result: {retainKeysMap: {name: foo, mergingIntList: [1, 2, 4, 3]}}
+- description: retainKeys map deletes an item in nested merging int list
+  original: {retainKeysMap: {name: foo, mergingIntList: [1, 2, 3]}}
+  current: {retainKeysMap: {name: foo, mergingIntList: [1, 2, 3, 4]}}
+  modified: {retainKeysMap: {name: foo, mergingIntList: [1, 3]}}
+  twoWay:
+    retainKeysMap:
+      $retainKeys: [mergingIntList, name]
+      $deleteFromPrimitiveList/mergingIntList: [2]
+      $setElementOrder/mergingIntList: [1, 3]
+  threeWay:
+    retainKeysMap:
+      $retainKeys: [mergingIntList, name]
+      $deleteFromPrimitiveList/mergingIntList: [2]
+      $setElementOrder/mergingIntList: [1, 3]
+  result: {retainKeysMap: {name: foo, mergingIntList: [1, 3, 4]}}
+- description: retainKeys map adds an item and deletes an item in nested merging int list
+  original: {retainKeysMap: {name: foo, mergingIntList: [1, 2, 3]}}
+  current: {retainKeysMap: {name: foo, mergingIntList: [1, 2, 3, 4]}}
+  modified: {retainKeysMap: {name: foo, mergingIntList: [1, 3, 5]}}
+  twoWay:
+    retainKeysMap:
+      $retainKeys: [mergingIntList, name]
+      mergingIntList: [5]
+      $deleteFromPrimitiveList/mergingIntList: [2]
+      $setElementOrder/mergingIntList: [1, 3, 5]
+  threeWay:
+    retainKeysMap:
+      $retainKeys: [mergingIntList, name]
+      mergingIntList: [5]
+      $deleteFromPrimitiveList/mergingIntList: [2]
+      $setElementOrder/mergingIntList: [1, 3, 5]
+  result: {retainKeysMap: {name: foo, mergingIntList: [1, 3, 5, 4]}}
+- description: retainKeys map deletes nested merging int list
+  original: {retainKeysMap: {name: foo, mergingIntList: [1, 2, 3]}}
+  current: {retainKeysMap: {name: foo, mergingIntList: [1, 2, 3]}}
+  modified: {retainKeysMap: {name: foo}}
+  twoWay: {retainKeysMap: {$retainKeys: [name], mergingIntList: null}}
+  threeWay: {retainKeysMap: {$retainKeys: [name], mergingIntList: null}}
+  result: {retainKeysMap: {name: foo}}
+- description: retainKeys map nested merging list with no change
+  original: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b}]}}
+  current: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b}, {name: c}]}}
+  modified: {retainKeysMap: {name: foo, value: bar, mergingList: [{name: a}, {name: b}]}}
+  twoWay: {retainKeysMap: {$retainKeys: [mergingList, name, value], value: bar}}
+  threeWay:
+    retainKeysMap:
+      $retainKeys: [mergingList, name, value]
+      $setElementOrder/mergingList: [{name: a}, {name: b}]
+      value: bar
+  result: {retainKeysMap: {name: foo, value: bar, mergingList: [{name: a}, {name: b}, {name: c}]}}
+- description: retainKeys map adds an item in nested merging list
+  original: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b}]}}
+  current: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b}, {name: x}]}}
+  modified: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b}, {name: c}]}}
+  twoWay:
+    retainKeysMap:
+      $retainKeys: [mergingList, name]
+      $setElementOrder/mergingList: [{name: a}, {name: b}, {name: c}]
+      mergingList: [{name: c}]
+  threeWay:
+    retainKeysMap:
+      $retainKeys: [mergingList, name]
+      $setElementOrder/mergingList: [{name: a}, {name: b}, {name: c}]
+      mergingList: [{name: c}]
+  result: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b}, {name: c}, {name: x}]}}
+- description: retainKeys map changes an item in nested merging list
+  original: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b, value: foo}]}}
+  current: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b, value: foo}, {name: x}]}}
+  modified: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b, value: bar}]}}
+  twoWay:
+    retainKeysMap:
+      $retainKeys: [mergingList, name]
+      $setElementOrder/mergingList: [{name: a}, {name: b}]
+      mergingList: [{name: b, value: bar}]
+  threeWay:
+    retainKeysMap:
+      $retainKeys: [mergingList, name]
+      $setElementOrder/mergingList: [{name: a}, {name: b}]
+      mergingList: [{name: b, value: bar}]
+  result: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b, value: bar}, {name: x}]}}
+- description: retainKeys map deletes nested merging list
+  original: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b}]}}
+  current: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b}]}}
+  modified: {retainKeysMap: {name: foo, value: bar}}
+  twoWay: {retainKeysMap: {$retainKeys: [name, value], value: bar, mergingList: null}}
+  threeWay: {retainKeysMap: {$retainKeys: [name, value], value: bar, mergingList: null}}
+  result: {retainKeysMap: {name: foo, value: bar}}
+- description: retainKeys map deletes an item in nested merging list
+  original: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b}]}}
+  current: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: b}, {name: x}]}}
+  modified: {retainKeysMap: {name: foo, mergingList: [{name: a}]}}
+  twoWay:
+    retainKeysMap:
+      $retainKeys: [mergingList, name]
+      $setElementOrder/mergingList: [{name: a}]
+      mergingList: [{name: b, $patch: delete}]
+  threeWay:
+    retainKeysMap:
+      $retainKeys: [mergingList, name]
+      $setElementOrder/mergingList: [{name: a}]
+      mergingList: [{name: b, $patch: delete}]
+  result: {retainKeysMap: {name: foo, mergingList: [{name: a}, {name: x}]}}
+- description: retainKeys list of maps clears a field
+  original: {retainKeysMergingList: [{name: bar}, {name: foo, value: a}]}
+  current: {retainKeysMergingList: [{name: bar}, {name: foo, value: a, other: x}]}
+  modified: {retainKeysMergingList: [{name: bar}, {name: foo, value: a}]}
+  twoWay: {}
+  threeWay:
+    $setElementOrder/retainKeysMergingList: [{name: bar}, {name: foo}]
+    retainKeysMergingList: [{$retainKeys: [name, value], name: foo}]
+  result: {retainKeysMergingList: [{name: bar}, {name: foo, value: a}]}
+- description: retainKeys list of maps clears a field with conflict
+  original: {retainKeysMergingList: [{name: bar}, {name: foo, value: old}]}
+  current: {retainKeysMergingList: [{name: bar}, {name: foo, value: new, other: x}]}
+  modified: {retainKeysMergingList: [{name: bar}, {name: foo, value: modified}]}
+  twoWay:
+    $setElementOrder/retainKeysMergingList: [{name: bar}, {name: foo}]
+    retainKeysMergingList: [{$retainKeys: [name, value], name: foo, value: modified}]
+  threeWay:
+    $setElementOrder/retainKeysMergingList: [{name: bar}, {name: foo}]
+    retainKeysMergingList: [{$retainKeys: [name, value], name: foo, value: modified}]
+  result: {retainKeysMergingList: [{name: bar}, {name: foo, value: modified}]}
+- description: retainKeys list of maps changes a field and clear a field
+  original: {retainKeysMergingList: [{name: bar}, {name: foo, value: old}]}
+  current: {retainKeysMergingList: [{name: bar}, {name: foo, value: old, other: x}]}
+  modified: {retainKeysMergingList: [{name: bar}, {name: foo, value: new}]}
+  twoWay:
+    $setElementOrder/retainKeysMergingList: [{name: bar}, {name: foo}]
+    retainKeysMergingList: [{$retainKeys: [name, value], name: foo, value: new}]
+  threeWay:
+    $setElementOrder/retainKeysMergingList: [{name: bar}, {name: foo}]
+    retainKeysMergingList: [{$retainKeys: [name, value], name: foo, value: new}]
+  result: {retainKeysMergingList: [{name: bar}, {name: foo, value: new}]}
+- description: retainKeys list of maps adds a field
+  original: {retainKeysMergingList: [{name: bar}, {name: foo}]}
+  current: {retainKeysMergingList: [{name: bar}, {name: foo}]}
+  modified: {retainKeysMergingList: [{name: bar}, {name: foo, value: a}]}
+  twoWay:
+    $setElementOrder/retainKeysMergingList: [{name: bar}, {name: foo}]
+    retainKeysMergingList: [{$retainKeys: [name, value], name: foo, value: a}]
+  threeWay:
+    $setElementOrder/retainKeysMergingList: [{name: bar}, {name: foo}]
+    retainKeysMergingList: [{$retainKeys: [name, value], name: foo, value: a}]
+  result: {retainKeysMergingList: [{name: bar}, {name: foo, value: a}]}
+- description: retainKeys list of maps adds a field and clear a field
+  original: {retainKeysMergingList: [{name: bar}, {name: foo}]}
+  current: {retainKeysMergingList: [{name: bar}, {name: foo, other: x}]}
+  modified: {retainKeysMergingList: [{name: bar}, {name: foo, value: a}]}
+  twoWay:
+    $setElementOrder/retainKeysMergingList: [{name: bar}, {name: foo}]
+    retainKeysMergingList: [{$retainKeys: [name, value], name: foo, value: a}]
+  threeWay:
+    $setElementOrder/retainKeysMergingList: [{name: bar}, {name: foo}]
+    retainKeysMergingList: [{$retainKeys: [name, value], name: foo, value: a}]
+  result: {retainKeysMergingList: [{name: bar}, {name: foo, value: a}]}
+- description: retainKeys list of maps deletes a field
+  original: {retainKeysMergingList: [{name: bar}, {name: foo, value: a}]}
+  current: {retainKeysMergingList: [{name: bar}, {name: foo, value: a}]}
+  modified: {retainKeysMergingList: [{name: bar}, {name: foo}]}
+  twoWay:
+    $setElementOrder/retainKeysMergingList: [{name: bar}, {name: foo}]
+    retainKeysMergingList: [{$retainKeys: [name], name: foo, value: null}]
+  threeWay:
+    $setElementOrder/retainKeysMergingList: [{name: bar}, {name: foo}]
+    retainKeysMergingList: [{$retainKeys: [name], name: foo, value: null}]
+  result: {retainKeysMergingList: [{name: bar}, {name: foo}]}
+""")
+
+
+@pytest.mark.parametrize("case", RAW_CASES + RETAIN_KEYS_CASES)
 def test_upstream_cases_two_way(case: dict[str, Any]) -> None:
     expected = case.get("twoWayResult", case.get("modified"))
     assert merge_item_patch(case.get("original"), case["twoWay"]) == expected
 
 
-@pytest.mark.parametrize("case", RAW_CASES)
+@pytest.mark.parametrize("case", RAW_CASES + RETAIN_KEYS_CASES)
 def test_upstream_cases_three_way(case: dict[str, Any]) -> None:
     current = case["current"]
     kept = copy.deepcopy(current)
@@ -1086,3 +1440,32 @@ def test_kubectl_apply_adding_an_env_var_places_it_by_set_element_order() -> Non
     result = apply_strategic_merge_patch(live, patch, group="apps", version="v1", kind="Deployment")
     env = result["spec"]["template"]["spec"]["containers"][0]["env"]
     assert [e["name"] for e in env] == ["GREETING", "LANG", "DEBUG", "POD_IP"]
+
+
+# What kubectl 1.37 PATCHes when re-applying, unchanged, a Deployment whose ``strategy`` leaves out
+# ``type`` (or ``rollingUpdate``): the live object has the server's default there, so diffMaps finds a
+# field to clear and the three-way patch is ``$retainKeys`` alone (upstream's "retainKeys map clears a
+# field"). Upstream's kubectl sends it too and says "configured". Applied, it drops the defaulted
+# field, and SetDefaults_Deployment puts it back: the result is the live object again, so the store
+# writes nothing (no new resourceVersion, no new generation).
+@pytest.mark.parametrize(
+    ("applied", "retain"),
+    [
+        ({"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}, ["rollingUpdate"]),
+        ({"type": "RollingUpdate"}, ["type"]),
+        ({"rollingUpdate": {"maxSurge": 2}}, ["rollingUpdate"]),
+    ],
+    ids=["rollingUpdate without type", "type without rollingUpdate", "maxSurge alone"],
+)
+def test_kubectl_reapplying_a_strategy_with_defaults(applied: dict[str, Any], retain: list[str]) -> None:
+    defaults = DeploymentStrategy()
+    live = yaml.safe_load(LIVE_DEPLOYMENT)
+    live["spec"]["strategy"] = copy.deepcopy(applied)
+    defaults.default(live)
+    assert sorted(live["spec"]["strategy"]) == ["rollingUpdate", "type"]
+
+    patch = {"spec": {"strategy": {"$retainKeys": retain}}}
+    result = apply_strategic_merge_patch(live, patch, group="apps", version="v1", kind="Deployment")
+    assert result["spec"]["strategy"] == {key: live["spec"]["strategy"][key] for key in retain}
+    defaults.default(result)
+    assert result == live
