@@ -169,3 +169,16 @@ def test_cordon_and_uncordon_are_events_of_the_node(lab: LiveLab) -> None:
     )
     assert listed["items"][0]["message"] == f"Node {node} status is now: NodeSchedulable"
     assert listed["items"][0]["source"]["component"] == "kubelet"
+
+
+def test_pods_say_which_generation_their_status_saw(lab: LiveLab, namespace: str) -> None:
+    ns = ("-n", namespace)
+    lab.kubectl("run", "observed", "--image=nginx", *ns)
+    lab.kubectl("wait", "--for=condition=Ready", "pod/observed", "--timeout=60s", *ns, timeout=90)
+    pod = lab.kubectl_json("get", "pod", "observed", *ns)
+    generation = pod["metadata"]["generation"]
+    assert pod["status"]["observedGeneration"] == generation
+    conditions = {c["type"]: c.get("observedGeneration") for c in pod["status"]["conditions"]}
+    assert conditions == dict.fromkeys(
+        ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"), generation
+    )

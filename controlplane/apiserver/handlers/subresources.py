@@ -183,14 +183,16 @@ async def bind(ctx: Context) -> Reply:
             for c in (current.setdefault("status", {}).get("conditions") or [])
             if c.get("type") != "PodScheduled"
         ]
-        conditions.append(
-            {
-                "type": "PodScheduled",
-                "status": "True",
-                "lastProbeTime": None,
-                "lastTransitionTime": current["metadata"].get("creationTimestamp"),
-            }
-        )
+        scheduled: dict[str, Any] = {"type": "PodScheduled"}
+        generation = current["metadata"].get("generation")
+        if isinstance(generation, int) and generation:  # PodObservedGenerationTracking (storage.go)
+            scheduled["observedGeneration"] = generation
+        scheduled |= {
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": current["metadata"].get("creationTimestamp"),
+        }
+        conditions.append(scheduled)
         current["status"]["conditions"] = conditions
         return current
 

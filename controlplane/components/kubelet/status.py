@@ -183,6 +183,10 @@ def generate_pod_status(
     """The pod's new ``status``; conditions keep their lastTransitionTime unless their status changed."""
     spec: Mapping[str, Any] = pod.get("spec") or {}
     old: Mapping[str, Any] = pod.get("status") or {}
+    # PodObservedGenerationTracking (GA in 1.35): the status and each condition the kubelet sets say
+    # which metadata.generation they were computed for (``CalculatePodStatusObservedGeneration``).
+    generation = (pod.get("metadata") or {}).get("generation")
+    observed = {"observedGeneration": generation} if isinstance(generation, int) and generation else {}
     phase = get_phase(spec, snapshot)
     old_conditions = {c.get("type"): c for c in old.get("conditions") or [] if isinstance(c, Mapping)}
     conditions: list[dict[str, Any]] = []
@@ -190,12 +194,14 @@ def generate_pod_status(
         previous = old_conditions.get(condition["type"])
         same = previous is not None and previous.get("status") == condition["status"]
         transition = previous.get("lastTransitionTime") if same and previous else None
+        typed = {"type": condition["type"], **observed, **condition}
         conditions.append(
-            {**condition, "lastProbeTime": None, "lastTransitionTime": transition or format_time(now)}
+            {**typed, "lastProbeTime": None, "lastTransitionTime": transition or format_time(now)}
         )
     # Conditions the kubelet does not own (PodScheduled, readiness gates...) are kept as they are.
     conditions += [dict(c) for t, c in old_conditions.items() if t not in KUBELET_CONDITIONS]
     status: dict[str, Any] = {
+        **observed,
         "phase": phase,
         "conditions": conditions,
         "hostIP": host_ip,

@@ -407,8 +407,11 @@ class ScheduleOne:
             if old is not None and old.get("status") == "False"
             else format_time(self.clock.now())
         )
-        condition = {
-            "type": POD_SCHEDULED,
+        condition: dict[str, Any] = {"type": POD_SCHEDULED}
+        generation = object_meta(current).get("generation")
+        if isinstance(generation, int) and generation:  # CalculatePodConditionObservedGeneration
+            condition["observedGeneration"] = generation
+        condition |= {
             "status": "False",
             "lastProbeTime": None,
             "lastTransitionTime": transition,

@@ -103,3 +103,22 @@ def test_init_container_pending_and_failed_with_never() -> None:
     assert s["containerStatuses"][0]["state"] == {"waiting": {"reason": "PodInitializing"}}
     s = status_at(pod, lc, T0 + 2)
     assert s["phase"] == "Failed"
+
+
+def test_the_status_and_the_kubelets_conditions_observe_the_pods_generation() -> None:
+    pod = make_pod({"name": "web", "image": "nginx:1.25"})
+    lc = PodLifecycle(pod, now=T0, timing=PullTiming(default=5))
+    unversioned = status_at(pod, lc, T0)
+    assert "observedGeneration" not in unversioned, "a pod without a generation has none to observe"
+    pod["metadata"]["generation"] = 3
+    s = status_at(pod, lc, T0 + 1)
+    assert s["observedGeneration"] == 3
+    observed = {c["type"]: c.get("observedGeneration") for c in s["conditions"]}
+    # the kubelet's own conditions; PodScheduled is the scheduler's and stays as it was
+    assert observed == {
+        "PodReadyToStartContainers": 3,
+        "Initialized": 3,
+        "Ready": 3,
+        "ContainersReady": 3,
+        "PodScheduled": None,
+    }
