@@ -94,6 +94,7 @@ from controlplane.apiserver.encryption.clusterfile import DEFAULT_PROVIDER, Encr
 from controlplane.apiserver.filters.audit import Auditor
 from controlplane.apiserver.filters.priority_and_fairness import FlowControlOptions
 from controlplane.apiserver.filters.x509 import X509Authenticator
+from controlplane.apiserver.kubeadmconfig import KubeadmInit
 from controlplane.apiserver.kubernetesservice import KubernetesServiceOptions
 from controlplane.apiserver.server import APIServer
 from controlplane.client.clientmetrics import reporting_workqueues
@@ -550,6 +551,7 @@ class Cluster:
             encryption=encryption_config.build(encryption),
             admission_options=self.admission_options(),
             kubernetes_service=self.kubernetes_service_options(),
+            kubeadm=self.kubeadm_init(),
         )
         self.metrics.register(auditor)  # apiserver_audit_*
         apiserver.webhook_client.network = self.webhook_network
@@ -651,6 +653,18 @@ class Cluster:
             port,
             interval=self.timing.endpoint_reconciler_interval,
             lease_ttl=self.timing.endpoint_reconciler_ttl,
+        )
+
+    def kubeadm_init(self) -> KubeadmInit:
+        """What kubeadm init uploads for this cluster (``kubeadmconfig.py``): ``cluster-info`` names the
+        advertised address with the cluster's path and the CA that verifies it; the kubelets' timers."""
+        service = self.kubernetes_service_options()
+        return KubeadmInit.for_cluster(
+            self.name,
+            public_ip=service.public_ip,
+            secure_port=service.secure_port,
+            ca_pem=self.root_ca,
+            timing=self.timing,
         )
 
     def admission_options(self) -> AdmissionOptions:

@@ -19,10 +19,17 @@ of CoreDNS answer nothing: they stand where users expect them. Those of kube-pro
 in-process kube-proxy of their node (``components/proxy``): their kubelet reports them Ready only while
 that kube-proxy runs (``Kubelet.host_processes``, wired in ``runtime.py``).
 
-kubeadm creates its addons once and never looks at them again: an addon a student deleted stays
-deleted (``kubeadm upgrade`` or ``kubeadm init phase addon`` would bring it back). So an object that
-already exists is left as it is, and one that does not is created only on the cluster's first start:
-the ``kube-proxy`` ConfigMap is the mark that the phase ran.
+Before them kubeadm has uploaded its configuration and the kubelets' and published ``cluster-info``
+(``kubeadmconfig.py``); given what that needs (``KubeadmInit``: the cluster's server URL and CA, its
+timing profile), ``ensure_kube_system_addons`` runs those phases first, in kubeadm's order.
+
+kubeadm creates all this once and never looks at it again: an object a student deleted stays
+deleted (``kubeadm upgrade`` or ``kubeadm init phase ...`` would bring it back). So an object that
+already exists is left as it is, and one that does not is created only when its phase has not run:
+the ``kube-proxy`` ConfigMap is the mark that the addon phase ran; a phase of ``kubeadmconfig.py``
+ran if any of its three objects exists (delete ``cluster-info`` and it stays deleted while its Role
+or RoleBinding is there; delete all three and the next start makes them again). A cluster made
+before a phase existed gets its objects at its next start.
 
 Like the system namespaces, these are the server's own writes to storage: no request, no admission.
 """
@@ -34,6 +41,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from controlplane.apiserver import errors
+from controlplane.apiserver.kubeadmconfig import (
+    CLUSTER_CIDR,
+    CLUSTER_DOMAIN,
+    DNS_SERVICE_IP,
+    KubeadmInit,
+    kubeadm_init_phases,
+)
 from controlplane.apiserver.requestscope import RequestScope
 
 if TYPE_CHECKING:
@@ -43,12 +57,8 @@ ADDON_SCOPE: Final = RequestScope.unadmitted(reason="kubeadm's addon phase (kube
 NAMESPACE: Final = "kube-system"
 KUBE_PROXY_IMAGE: Final = "registry.k8s.io/kube-proxy:v1.37.0"
 COREDNS_IMAGE: Final = "registry.k8s.io/coredns/coredns:v1.12.1"
-#: The cluster's DNS Service address: the tenth of the service CIDR 10.96.0.0/12
-#: (``strategies/services.py`` ``SERVICE_CIDR``), kubeadm's ``GetDNSIP`` and the kubelets' ``clusterDNS``.
-DNS_SERVICE_IP: Final = "10.96.0.10"
-CLUSTER_DOMAIN: Final = "cluster.local"
-#: The pod CIDR kube-proxy is told (``clusterCIDR``), as the kubelets' pod CIDRs are cut from it.
-CLUSTER_CIDR: Final = "10.244.0.0/14"
+#: ``DNS_SERVICE_IP`` (10.96.0.10), ``CLUSTER_DOMAIN`` and ``CLUSTER_CIDR`` (kube-proxy's ``clusterCIDR``)
+#: come from kubeadm's ClusterConfiguration (``kubeadmconfig.py``).
 #: The label both kube-proxy's objects and its pods carry; what the kubelet recognises its pods by.
 KUBE_PROXY_LABEL: Final = "k8s-app"
 KUBE_PROXY_APP: Final = "kube-proxy"
@@ -361,9 +371,59 @@ def coredns_objects() -> list[tuple[tuple[str, str, str], dict[str, Any]]]:
     ]
 
 
-async def ensure_kube_system_addons(registries: Mapping[tuple[str, str, str], Registry]) -> bool:
-    """Run kubeadm's addon phase once: create kube-proxy's and CoreDNS's objects unless the phase ran
-    (the ``kube-proxy`` ConfigMap exists). Whether it ran now."""
+async def _phase_ran(
+    registries: Mapping[tuple[str, str, str], Registry],
+    entries: list[tuple[tuple[str, str, str], dict[str, Any]]],
+) -> bool:
+    """Whether any object of a phase exists (its registry missing: as if it did, nothing to make)."""
+    for key, obj in entries:
+        registry = registries.get(key)
+        if registry is None:
+            return True
+        try:
+            await registry.read(str(obj["metadata"].get("namespace", "")), obj["metadata"]["name"])
+        except errors.StatusError:
+            continue
+        return True
+    return False
+
+
+async def _create(
+    registries: Mapping[tuple[str, str, str], Registry],
+    entries: list[tuple[tuple[str, str, str], dict[str, Any]]],
+    scope: RequestScope,
+) -> None:
+    for key, obj in entries:
+        registry = registries.get(key)
+        if registry is None:
+            continue
+        namespace = str(obj["metadata"].get("namespace", ""))
+        with contextlib.suppress(errors.StatusError):  # already there (a student's, or a half-run phase)
+            await registry.create(obj, namespace, scope=scope)
+
+
+async def ensure_kubeadm_init(
+    registries: Mapping[tuple[str, str, str], Registry], init: KubeadmInit
+) -> list[str]:
+    """Run kubeadm init's upload-config and cluster-info phases that have not run (none of their
+    objects exists); the names of those that ran now."""
+    ran = []
+    for phase, entries in kubeadm_init_phases(init):
+        if await _phase_ran(registries, entries):
+            continue
+        await _create(registries, entries, RequestScope.unadmitted(reason=f"kubeadm init phase {phase}"))
+        ran.append(phase)
+    return ran
+
+
+async def ensure_kube_system_addons(
+    registries: Mapping[tuple[str, str, str], Registry], kubeadm: KubeadmInit | None = None
+) -> bool:
+    """Run kubeadm's phases: with ``kubeadm``, those before the addons that have not run
+    (``ensure_kubeadm_init``); then the addon phase once: create kube-proxy's and CoreDNS's objects
+    unless it ran (the ``kube-proxy`` ConfigMap exists). Whether the addon phase ran now."""
+    if kubeadm is not None:
+        await ensure_kubeadm_init(registries, kubeadm)
     configmaps = registries.get(("", "v1", "configmaps"))
     if configmaps is None:
         return False
@@ -373,22 +433,20 @@ async def ensure_kube_system_addons(registries: Mapping[tuple[str, str, str], Re
         pass  # not there: the phase has not run
     else:
         return False
-    for key, obj in [*coredns_objects(), *kube_proxy_objects()]:  # the mark, kube-proxy's ConfigMap, last
-        registry = registries.get(key)
-        if registry is None:
-            continue
-        namespace = str(obj["metadata"].get("namespace", ""))
-        with contextlib.suppress(errors.StatusError):  # already there (a student's, or a half-run phase)
-            await registry.create(obj, namespace, scope=ADDON_SCOPE)
+    # The mark, kube-proxy's ConfigMap, last.
+    await _create(registries, [*coredns_objects(), *kube_proxy_objects()], ADDON_SCOPE)
     return True
 
 
 __all__ = [
+    "CLUSTER_CIDR",
+    "CLUSTER_DOMAIN",
     "COREDNS_IMAGE",
     "DNS_SERVICE_IP",
     "KUBE_PROXY_APP",
     "KUBE_PROXY_IMAGE",
     "coredns_objects",
     "ensure_kube_system_addons",
+    "ensure_kubeadm_init",
     "kube_proxy_objects",
 ]

@@ -45,6 +45,7 @@ from controlplane.apiserver.apiextensions import CustomResourceDefinitions
 from controlplane.apiserver.apiservermetrics import APIServerMetrics
 from controlplane.apiserver.authz.authorizer import Attributes
 from controlplane.apiserver.authz.policy import Authorization
+from controlplane.apiserver.clusterauthenticationtrust import ClusterAuthenticationTrustController
 from controlplane.apiserver.encryption.config import ResourceTransformers
 from controlplane.apiserver.filters import (
     audit,
@@ -70,6 +71,7 @@ from controlplane.apiserver.http import (
     respond_error,
 )
 from controlplane.apiserver.identitylease import IdentityLeaseController
+from controlplane.apiserver.kubeadmconfig import KubeadmInit
 from controlplane.apiserver.kubeletclient import KubeletConnections
 from controlplane.apiserver.kubernetesservice import KubernetesServiceController, KubernetesServiceOptions
 from controlplane.apiserver.kubesystemaddons import ensure_kube_system_addons
@@ -92,6 +94,7 @@ from controlplane.apiserver.watchcache import WatchCache
 from controlplane.clock import SYSTEM_CLOCK, Clock
 from controlplane.identity import SYSTEM_MASTERS, UserInfo
 from controlplane.metrics import MetricsRegistry
+from controlplane.pki import certificate_pem
 from controlplane.serviceaccounttokens import TokenIssuer
 from controlplane.store import Store
 from controlplane.store.conditions import StoreUnreachable
@@ -187,6 +190,7 @@ class APIServer:
         encryption: ResourceTransformers | None = None,
         admission_options: AdmissionOptions | None = None,
         kubernetes_service: KubernetesServiceOptions | None = None,
+        kubeadm: KubeadmInit | None = None,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -260,6 +264,10 @@ class APIServer:
         self.backends = Backends(self.registries, self.kubelets, service_account_issuer, trace)
         #: Keeps the ``kubernetes`` Service and its endpoints (None: this server serves no Services).
         self.kubernetes_service = self._kubernetes_service(kubernetes_service or KubernetesServiceOptions())
+        #: What kubeadm init uploaded besides its addons (None: only the addons, ``kubesystemaddons.py``).
+        self.kubeadm = kubeadm
+        #: Publishes the client CA in kube-system/extension-apiserver-authentication (None: no client CA).
+        self.authentication_trust = self._authentication_trust(client_certificates)
         #: Keeps this server's identity Lease in kube-system (None: this server serves no Leases).
         leases = self.registries.get(("coordination.k8s.io", "v1", "leases"))
         self.identity_lease = None if leases is None else IdentityLeaseController(leases, clock)
@@ -286,6 +294,21 @@ class APIServer:
             cache_for=lambda registry: self.caches.get(
                 registry.rtype.cache_key or registry.rtype.storage_prefix or ""
             ),
+        )
+
+    def _authentication_trust(
+        self, client_certificates: X509Authenticator | None
+    ) -> ClusterAuthenticationTrustController | None:
+        configmaps = self.registries.get(("", "v1", "configmaps"))
+        if configmaps is None or client_certificates is None:
+            return None
+        return ClusterAuthenticationTrustController(
+            configmaps=configmaps,
+            cache_for=lambda registry: self.caches.get(
+                registry.rtype.cache_key or registry.rtype.storage_prefix or ""
+            ),
+            client_ca=certificate_pem(client_certificates.ca),
+            clock=self.clock,
         )
 
     def set_encryption(self, encryption: ResourceTransformers) -> None:
@@ -338,11 +361,13 @@ class APIServer:
         await ensure_default_storage_class(self.registries)  # what a cluster installer adds
         await ensure_system_priority_classes(self.registries)
         self.start_steps.add(SYSTEM_PRIORITY_CLASSES_HOOK)
-        await ensure_kube_system_addons(self.registries)  # kubeadm's addon phase: kube-proxy, CoreDNS
+        await ensure_kube_system_addons(self.registries, self.kubeadm)  # kubeadm's uploads and addons
         if self.kubernetes_service is not None:
             # Its first reconciliation before the server is ready: nothing else can take 10.96.0.1.
             await self.kubernetes_service.start()
         self.start_steps.add(BOOTSTRAP_CONTROLLER_HOOK)
+        if self.authentication_trust is not None:  # start-cluster-authentication-info-controller
+            await self.authentication_trust.start()
         if self.identity_lease is not None:
             await self.identity_lease.start()
         self.started = True
@@ -374,6 +399,8 @@ class APIServer:
             await self.identity_lease.stop()
         if self.kubernetes_service is not None:  # upstream's stop-kubernetes-service-controller hook
             await self.kubernetes_service.stop()
+        if self.authentication_trust is not None:
+            await self.authentication_trust.stop()
         await self.flow_control.stop()
         if self.store.observer is self.metrics:
             self.store.observer = None

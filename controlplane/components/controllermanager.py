@@ -27,6 +27,7 @@ from controlplane.client.manager import Manager
 from controlplane.client.rest import ClientLease, ClientOrFactory, RESTClient
 from controlplane.clock import Clock
 from controlplane.components.controllers import (
+    bootstrapsigner,
     cronjob,
     csrapproving,
     csrcleaner,
@@ -110,6 +111,8 @@ CONTROLLERS: dict[str, Adder] = {
     "root-ca-certificate-publisher-controller": lambda m, c: rootcacertpublisher.add_to_manager(
         m, root_ca=c.root_ca.decode()
     ),
+    # Off upstream unless named (kubeadm's --controllers=*,bootstrapsigner,tokencleaner): cluster-info's JWS.
+    "bootstrap-signer-controller": lambda m, c: bootstrapsigner.add_to_manager(m),
     # The CertificateSigningRequest controllers (controllers/csr*.py).
     "certificatesigningrequest-signing-controller": lambda m, c: (
         csrsigning.add_to_manager(m, ca=c.signing_ca) if c.signing_ca is not None else None

@@ -1,9 +1,15 @@
 """kubectl 1.37 and kube-system as kubeadm leaves it: kube-proxy on every node, two CoreDNS pods behind
 ``kube-dns``, the control plane's mirror pods on the ``control-plane`` node, and the deprecated
-componentstatuses, on the demo cluster of the session's lab."""
+componentstatuses, on the demo cluster of the session's lab; the ConfigMaps kubeadm init uploads
+(kubeadm-config, kubelet-config, cluster-info signed by the bootstrap signer) and the API server's
+extension-apiserver-authentication, and who may read them."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
 import re
 
 from tests.support.lab import LiveLab
@@ -131,3 +137,134 @@ def test_endpoints_are_served_deprecated(lab: LiveLab) -> None:
     )
     assert result.stdout.splitlines()[0].split() == ["NAME", "ENDPOINTS", "AGE"]
     assert lab.kubectl("get", "endpointslices").stderr == ""
+
+
+# -- what kubeadm init uploads, and the ConfigMaps its control plane keeps ---------------------------
+
+
+def test_get_cm_lists_kubeadms_uploads_and_the_control_planes_configmaps(lab: LiveLab) -> None:
+    def listed() -> dict[tuple[str, str], str] | None:
+        rows = [line.split() for line in lab.kubectl("get", "cm", "-A").stdout.splitlines()]
+        found = {(r[0], r[1]): r[2] for r in rows[1:]}
+        # cluster-info: its kubeconfig and a signature per bootstrap token (the joined nodes' one).
+        return found if int(found.get(("kube-public", "cluster-info"), "0")) >= 2 else None
+
+    found = lab.eventually(listed, "kube-public/cluster-info signed by the bootstrap signer")
+    assert lab.kubectl("get", "cm", "-A").stdout.splitlines()[0].split() == [
+        "NAMESPACE",
+        "NAME",
+        "DATA",
+        "AGE",
+    ]
+    for key in [
+        ("kube-system", "kubeadm-config"),
+        ("kube-system", "kubelet-config"),
+        ("kube-system", "extension-apiserver-authentication"),
+    ]:
+        assert found[key] == "1", (key, found)
+    cluster_configuration = lab.kubectl(
+        "get", "cm", "kubeadm-config", *KS, "-o", "jsonpath={.data.ClusterConfiguration}"
+    ).stdout
+    assert "apiVersion: kubeadm.k8s.io/v1beta4\n" in cluster_configuration
+    assert "kubernetesVersion: v1.37.0\n" in cluster_configuration
+    assert "  podSubnet: 10.244.0.0/14\n  serviceSubnet: 10.96.0.0/12\n" in cluster_configuration
+    kubelet = lab.kubectl("get", "cm", "kubelet-config", *KS, "-o", "jsonpath={.data.kubelet}").stdout
+    assert "clusterDNS:\n- 10.96.0.10\n" in kubelet
+    # The lab's classroom timers, as its kubelets run them.
+    assert "nodeStatusUpdateFrequency: 2s\n" in kubelet and "nodeLeaseDurationSeconds: 8\n" in kubelet
+    client_ca = lab.kubectl(
+        "get", "cm", "extension-apiserver-authentication", *KS, "-o", "jsonpath={.data.client-ca-file}"
+    ).stdout
+    assert client_ca == (lab.data_dir / "clusters" / "demo" / "pki" / "ca.crt").read_text()
+
+
+def test_cluster_info_is_what_a_joining_node_verifies_with_its_token(lab: LiveLab) -> None:
+    def signed() -> dict[str, str] | None:
+        data: dict[str, str] = lab.kubectl_json("get", "cm", "cluster-info", "-n", "kube-public")["data"]
+        return data if any(key.startswith("jws-kubeconfig-") for key in data) else None
+
+    data = lab.eventually(signed, "cluster-info signed")
+    kubeconfig = data["kubeconfig"]
+    serving_ca = (lab.data_dir / "pki" / "serving-ca.crt").read_bytes()
+    assert kubeconfig == (
+        "apiVersion: v1\n"
+        "clusters:\n"
+        "- cluster:\n"
+        f"    certificate-authority-data: {base64.b64encode(serving_ca).decode()}\n"
+        f"    server: https://172.18.0.1:{lab.api}/clusters/demo\n"
+        '  name: ""\n'
+        "contexts: null\n"
+        'current-context: ""\n'
+        "kind: Config\n"
+        "users: null\n"
+    )
+    # kubectl reads it as a kubeconfig, and writes it back the same (client-go's clientcmd.Write).
+    path = lab.data_dir / "cluster-info.kubeconfig"
+    path.write_text(kubeconfig)
+    assert lab.kubectl("config", "view", "--raw", "--kubeconfig", str(path)).stdout == kubeconfig
+
+    # Each signature is the token's detached JWS of the kubeconfig: check it as kubeadm join does.
+    tokens = lab.kubectl_json(
+        "get", "secrets", *KS, "--field-selector", "type=bootstrap.kubernetes.io/token"
+    )["items"]
+    secrets = {
+        base64.b64decode(s["data"]["token-id"]).decode(): base64.b64decode(s["data"]["token-secret"]).decode()
+        for s in tokens
+        if base64.b64decode(s["data"].get("usage-bootstrap-signing", "")) == b"true"
+    }
+    signatures = {k.removeprefix("jws-kubeconfig-"): v for k, v in data.items() if k != "kubeconfig"}
+    assert signatures and set(signatures) <= set(secrets), (signatures, secrets)
+    for token_id, signature in signatures.items():
+        header, empty, mac = signature.split(".")
+        assert empty == "" and json.loads(base64.urlsafe_b64decode(header + "==")) == {
+            "alg": "HS256",
+            "kid": token_id,
+        }
+        payload = base64.urlsafe_b64encode(kubeconfig.encode()).rstrip(b"=")
+        expected = hmac.new(secrets[token_id].encode(), header.encode() + b"." + payload, hashlib.sha256)
+        assert mac == base64.urlsafe_b64encode(expected.digest()).rstrip(b"=").decode()
+
+
+def test_cluster_info_is_for_anonymous_readers_and_nothing_else_is(lab: LiveLab) -> None:
+    # The GETs kubeadm join makes (client-go, no discovery: system:anonymous may not discover the API).
+    public = "/api/v1/namespaces/kube-public/configmaps"
+    anonymous = ("--as", "system:anonymous", "--as-group", "system:unauthenticated")
+    got = json.loads(lab.kubectl("get", "--raw", f"{public}/cluster-info", *anonymous).stdout)
+    assert got["metadata"]["name"] == "cluster-info" and "kubeconfig" in got["data"]
+    refused = lab.kubectl("get", "--raw", public, *anonymous, check=False)
+    assert refused.returncode != 0
+    assert (
+        'configmaps is forbidden: User "system:anonymous" cannot list resource "configmaps" in API group "" '
+        'in the namespace "kube-public"' in refused.stderr
+    ), refused.stderr
+    joining = (
+        "--as",
+        "system:bootstrap:abcdef",
+        "--as-group",
+        "system:bootstrappers:kubeadm:default-node-token",
+    )
+    system = "/api/v1/namespaces/kube-system/configmaps"
+    for name in ("kubeadm-config", "kubelet-config"):
+        assert json.loads(lab.kubectl("get", "--raw", f"{system}/{name}", *joining).stdout)["data"]
+    assert lab.kubectl("get", "--raw", f"{system}/coredns", *joining, check=False).returncode != 0
+    # The lab's API server refuses requests without credentials (kube-apiserver's --anonymous-auth=false):
+    # a client with none, as a joining node is, gets 401 rather than cluster-info. It does trust the server
+    # with the CA cluster-info gave it: the TLS handshake succeeds, the request is refused.
+    ca = base64.b64decode(
+        lab.kubectl("get", "cm", "cluster-info", "-n", "kube-public", "-o", "jsonpath={.data.kubeconfig}")
+        .stdout.split("certificate-authority-data: ")[1]
+        .split()[0]
+    )
+    (lab.data_dir / "cluster-info-ca.crt").write_bytes(ca)
+    empty = lab.data_dir / "no-credentials.kubeconfig"
+    empty.write_text("apiVersion: v1\nkind: Config\n")
+    # (Over TLS kubectl asks a user with no credential for a name and password on the terminal; a Basic
+    # one is no credential to kube-apiserver, which dropped basic authentication in 1.19.)
+    nobody = lab.kubectl(
+        "--kubeconfig", str(empty), "--server", lab.server,
+        "--certificate-authority", str(lab.data_dir / "cluster-info-ca.crt"),
+        "--username", "joining-node", "--password", "none",
+        "get", "--raw", "/api/v1/namespaces/kube-public/configmaps/cluster-info", check=False,
+    )  # fmt: skip
+    assert nobody.returncode != 0
+    assert "error: You must be logged in to the server (Unauthorized)" in nobody.stderr, nobody.stderr

@@ -719,6 +719,9 @@ KCM_CONTROLLER_ROLES: Final[Mapping[str, str]] = {
     "resourcequota-controller": "resourcequota-controller",
     "serviceaccount-controller": "service-account-controller",
     "root-ca-certificate-publisher-controller": "root-ca-cert-publisher",
+    # Upstream's bootstrap-signer rights are namespaced Roles (namespace_policy.go), not bootstrapped
+    # here: its one write, an update of kube-public/cluster-info, is the publisher's ConfigMap update.
+    "bootstrap-signer-controller": "root-ca-cert-publisher",
     # The three CSR controllers share upstream's certificate-controller ServiceAccount.
     "certificatesigningrequest-signing-controller": "certificate-controller",
     "certificatesigningrequest-approving-controller": "certificate-controller",
