@@ -26,20 +26,46 @@ function articles() {
   return [...root.querySelectorAll("article[data-step]")];
 }
 
-// The editor's text when a step put it there: a later step replaces it only if the student left it so.
-let startingManifest = steps.get(current)?.editor ?? null;
+// Each step that brings a starting manifest has its own draft in the form: the step's manifest, or
+// what the student made of it when they last left the step. Another step's edits never carry over
+// (its text says "the form holds ..."). Drafts last the browser tab's session, across a reload or a
+// change of language. A step without a manifest of its own leaves the form as it is.
+let editorStep = steps.get(current)?.editor ? current : null; // whose manifest the form holds
+
+function draftKey(id) {
+  return `kubelab:draft:${location.pathname}:${id}`;
+}
+
+function draftOf(id) {
+  try {
+    return sessionStorage.getItem(draftKey(id));
+  } catch {
+    return null; // storage refused (private mode): the step's own manifest
+  }
+}
+
+function saveDraft() {
+  const editor = window.kubelabEditor;
+  const manifest = editorStep && steps.get(editorStep)?.editor;
+  if (!editor || !manifest) return;
+  const text = editor.getValue();
+  try {
+    if (text === manifest) sessionStorage.removeItem(draftKey(editorStep));
+    else sessionStorage.setItem(draftKey(editorStep), text);
+  } catch {
+    // storage refused: the draft lives as long as the page
+  }
+}
 
 function showStep(id, { push = true } = {}) {
   if (!steps.has(id)) return;
   current = id;
   const manifest = steps.get(id).editor;
   const editor = window.kubelabEditor;
-  if (manifest && editor) {
-    const text = editor.getValue();
-    if (!text.trim() || text === startingManifest) {
-      editor.setValue(manifest);
-      startingManifest = manifest;
-    }
+  if (manifest && editor && editorStep !== id) {
+    saveDraft();
+    editor.setValue(draftOf(id) ?? manifest);
+    editorStep = id;
   }
   const list = articles();
   const index = list.findIndex((a) => a.dataset.step === id);
@@ -302,3 +328,11 @@ document.addEventListener("keydown", (event) => {
 addRunButtons();
 if (config.signedIn) connect();
 else mountDemo();
+
+// The form's editor is mounted by its own module, after this one: restore the open step's draft then,
+// and keep it when the page goes (a reload, a change of language).
+document.addEventListener("DOMContentLoaded", () => {
+  const draft = editorStep && draftOf(editorStep);
+  if (draft) window.kubelabEditor?.setValue(draft);
+});
+window.addEventListener("pagehide", saveDraft);

@@ -213,3 +213,30 @@ def _artifacts() -> Path:
     )
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def test_each_step_keeps_its_own_manifest_in_the_form(lab: LiveLab, browser: Any) -> None:
+    base = f"http://127.0.0.1:{lab.web}"
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    _sign_up(page, base, "grace")
+    page.goto(f"{base}/learn/control-plane/core-components/?step=deployment-controllers")
+    page.wait_for_function("() => window.kubelabEditor !== undefined")
+    text = "() => window.kubelabEditor.getValue()"
+    starting = page.evaluate(text)
+    assert "kind: Deployment" in starting and "replicas: 3" in starting
+    edited = starting.replace("replicas: 3", "replicas: 5")
+    page.evaluate("value => window.kubelabEditor.setValue(value)", edited)
+
+    # The next step brings its own manifest, whatever the student did with this one ...
+    page.click("[data-nav=next]")
+    assert "name: needs-ssd" in page.evaluate(text)
+    # ... and coming back finds the student's version, also after a reload.
+    page.click("[data-nav=previous]")
+    assert page.evaluate(text) == edited
+    page.reload()
+    page.wait_for_function("() => window.kubelabEditor?.getValue().includes('replicas: 5')")
+    context.close()
+    assert not errors, errors
