@@ -323,3 +323,19 @@ def test_the_api_port_serves_https_with_the_serving_ca_and_the_web_port_http(
     with httpx.Client(timeout=10) as client:
         assert client.get(f"http://127.0.0.1:{runlab.web}/").status_code == 200
     assert runlab.stop() == 0
+
+
+def test_catalogs_without_a_current_mo_are_stale(tmp_path: Path) -> None:
+    from controlplane.management.commands.runlab import stale_catalogs
+
+    messages = tmp_path / "zh_Hans" / "LC_MESSAGES"
+    messages.mkdir(parents=True)
+    django_po, js_po = messages / "django.po", messages / "djangojs.po"
+    for po in (django_po, js_po):
+        po.write_text('msgid ""\nmsgstr ""\n')
+    assert stale_catalogs([tmp_path]) == [django_po, js_po], "no .mo yet"
+    (messages / "django.mo").write_bytes(b"compiled")
+    os.utime(messages / "django.mo", (django_po.stat().st_mtime + 10,) * 2)
+    assert stale_catalogs([tmp_path]) == [js_po]
+    os.utime(messages / "django.mo", (django_po.stat().st_mtime - 10,) * 2)
+    assert stale_catalogs([tmp_path]) == [django_po, js_po], "a .po edited after its .mo was built"

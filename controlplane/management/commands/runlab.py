@@ -42,8 +42,10 @@ import asyncio
 import gc
 import logging
 import os
+import shutil
 import signal
 import socket
+import subprocess
 import sys
 import threading
 from argparse import ArgumentTypeError
@@ -337,6 +339,17 @@ def _redact(url: str) -> str:
     return url
 
 
+def stale_catalogs(locale_paths: list[Path]) -> list[Path]:
+    """The ``.po`` catalogs under ``locale_paths`` whose ``.mo`` is missing or older than them."""
+    stale = []
+    for root in locale_paths:
+        for po in sorted(root.glob("*/LC_MESSAGES/*.po")):
+            mo = po.with_suffix(".mo")
+            if not mo.exists() or mo.stat().st_mtime < po.stat().st_mtime:
+                stale.append(po)
+    return stale
+
+
 class Command(BaseCommand):
     help = "Start the lab: the web UI, the Kubernetes API and every cluster, in one daphne process."
 
@@ -384,6 +397,7 @@ class Command(BaseCommand):
                 f"--web {web} and --api {api} must differ: the web port is HTTP, the API port HTTPS"
             )
         self._allow_hosts(web, api)
+        self._compile_translations()
         if not options["no_migrate"]:
             self._migrate()
         try:
@@ -432,6 +446,31 @@ class Command(BaseCommand):
         for address in addresses:
             if address.host not in ("0.0.0.0", "::") and address.host not in settings.ALLOWED_HOSTS:
                 settings.ALLOWED_HOSTS.append(address.host)
+
+    def _compile_translations(self) -> None:
+        """Compile the catalogs whose ``.mo`` is missing or older than its ``.po`` (the ``.mo`` files
+        are built, not kept in git), as ``make messages`` does; without gettext's ``msgfmt``, say that
+        the pages will be in English only, rather than leave a Chinese page half translated."""
+        stale = stale_catalogs([Path(p) for p in settings.LOCALE_PATHS])
+        if not stale:
+            return
+        msgfmt = shutil.which("msgfmt")
+        if msgfmt is None:
+            self.stderr.write(
+                "The translations are not compiled, so every page stays in English: install gettext "
+                "(msgfmt) and run `make messages`."
+            )
+            return
+        for po in stale:
+            result = subprocess.run(
+                [msgfmt, "--check-format", "-o", str(po.with_suffix(".mo")), str(po)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if result.returncode != 0:
+                self.stderr.write(f"Could not compile {po}: {result.stderr.strip()}")
+        self.stdout.write(f"Compiled {len(stale)} translation catalog(s).")
 
     def _migrate(self) -> None:
         """Apply pending migrations, so that ``runlab --data-dir NEW`` works on an empty directory."""
