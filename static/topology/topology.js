@@ -43,6 +43,7 @@ const P = lazy(() => ({
     "leader-lease": "Lease",
     "master-lease": gettext("master lease"),
     "identity-lease": "Lease",
+    check: gettext("check"),
     heartbeat: gettext("status"),
     informer: gettext("re-watch"),
     resync: gettext("resync"),

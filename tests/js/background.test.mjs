@@ -58,6 +58,16 @@ test("the API server's identity Lease renewal is its own upkeep, counted on the 
   assert.equal(background.classify(leader), "leader-lease");
 });
 
+test("the chapter checker's reads are folded like the cluster's own traffic, a person's are not", () => {
+  const background = new Background();
+  const read = { type: "request.received", id: "c1", ts: 1, from: "user:kubelab:checker", to: "apiserver", verb: "list", resource: "pods" };
+  assert.equal(background.classify(read), "check");
+  assert.equal(background.classify({ type: "request.completed", id: "c1", ts: 1, from: "user:kubelab:checker", code: 200 }), "check");
+  assert.equal(requestActivity({ from: "user:kubelab:checker", verb: "create", resource: "pods" }), null, "it never writes, and a write would be news");
+  assert.equal(requestActivity({ from: "user:student:ada", verb: "list", resource: "pods" }), null);
+  assert.equal(background.activities("user:kubelab:checker")[0].words, "reads the cluster for the step's check");
+});
+
 test("durations read as people say them", () => {
   assert.equal(duration(2), "2 s");
   assert.equal(duration(0.5), "500 ms");
