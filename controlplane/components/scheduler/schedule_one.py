@@ -394,11 +394,17 @@ class ScheduleOne:
         nomination_changes = nominated_node is not None and nominated_node != (
             status.get("nominatedNodeName") or ""
         )
+        generation = object_meta(current).get("generation")
+        observed = generation if isinstance(generation, int) and generation else None
+        # UpdatePodCondition compares the observedGeneration too: after a spec change (generation 2)
+        # the same verdict is written again, so that `kubectl wait --for=condition=PodScheduled=false`,
+        # which waits while a condition's observedGeneration is behind the pod's generation, ends.
         if (
             old is not None
             and old.get("status") == "False"
             and old.get("reason") == POD_REASON_UNSCHEDULABLE
             and old.get("message") == message
+            and old.get("observedGeneration") == observed
             and not nomination_changes
         ):
             return
@@ -408,9 +414,8 @@ class ScheduleOne:
             else format_time(self.clock.now())
         )
         condition: dict[str, Any] = {"type": POD_SCHEDULED}
-        generation = object_meta(current).get("generation")
-        if isinstance(generation, int) and generation:  # CalculatePodConditionObservedGeneration
-            condition["observedGeneration"] = generation
+        if observed is not None:  # CalculatePodConditionObservedGeneration
+            condition["observedGeneration"] = observed
         condition |= {
             "status": "False",
             "lastProbeTime": None,

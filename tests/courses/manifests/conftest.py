@@ -49,8 +49,9 @@ def stranger(lab: Lab) -> SandboxAccess:
 
 
 async def snapshot(access: SandboxAccess, path: str = "/api/v1/configmaps") -> dict[str, str]:
-    """Every object of a list (all namespaces but kube-system, whose addons the cluster made), by
-    namespace/name, with its resourceVersion."""
+    """Every object of a list (all namespaces but kube-system and kube-public, whose objects the
+    cluster made and keeps: its addons, cluster-info and its signatures), by namespace/name, with its
+    resourceVersion."""
     async with gateway.api_client(cluster=access.cluster, token=access.token) as client:
         response = await client.get(path)
     assert response.status_code == 200, response.text
@@ -59,7 +60,7 @@ async def snapshot(access: SandboxAccess, path: str = "/api/v1/configmaps") -> d
             "resourceVersion"
         ]
         for item in response.json()["items"]
-        if item["metadata"].get("namespace") != "kube-system"
+        if item["metadata"].get("namespace") not in ("kube-system", "kube-public")
     }
 
 
