@@ -324,6 +324,37 @@ async def test_a_failure_repeated_on_an_unchanged_pod_becomes_a_series_not_new_e
     )
 
 
+async def test_the_same_failure_after_a_spec_change_is_written_for_the_new_generation(
+    client: RESTClient, start_scheduler: StartScheduler, clock: ManualClock, trace: DecisionSink
+) -> None:
+    """``UpdatePodCondition`` compares the observedGeneration: a pod changed in a way that fits no
+    better (a toleration of the wrong effect) gets its PodScheduled=False again, for its new
+    generation, so that a client waiting for the condition of this generation sees it."""
+    await nodes(client).create(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "node-a"},
+            "spec": {"taints": [{"key": "dedicated", "value": "lab", "effect": "NoSchedule"}]},
+        }
+    )
+    await start_scheduler()
+    await add_pod(client, "pinned")
+    (pod,) = await wait_for(pods(client), lambda items: condition(items[0], "PodScheduled") is not None)
+    first = condition(pod, "PodScheduled")
+    assert first is not None and first["observedGeneration"] == pod["metadata"]["generation"] == 1
+    wrong = {"key": "dedicated", "operator": "Equal", "value": "lab", "effect": "NoExecute"}
+    await pods(client).patch("pinned", {"spec": {"tolerations": [wrong]}})
+    await clock.advance(60)  # past the pod's backoff
+    (pod,) = await wait_for(
+        pods(client),
+        lambda items: (condition(items[0], "PodScheduled") or {}).get("observedGeneration") == 2,
+    )
+    again = condition(pod, "PodScheduled")
+    assert again is not None and (again["status"], again["message"]) == ("False", first["message"])
+    assert again["lastTransitionTime"] == first["lastTransitionTime"], "no transition: still False"
+
+
 async def test_a_long_failure_message_is_cut_to_fit_an_events_note_but_not_the_condition(
     client: RESTClient, start_scheduler: StartScheduler
 ) -> None:
