@@ -32,12 +32,12 @@ Everything here is pure: strings and dicts in, selectors and booleans out.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from controlplane.api.gotypes import go_json, go_quote
 from controlplane.api.validation import is_dns1123_subdomain
 
 # -- errors ----------------------------------------------------------------------------------------
@@ -77,51 +77,9 @@ def bad_request_status(error: SelectorError) -> dict[str, Any]:
 # -- Go formatting helpers: upstream's messages embed %q-quoted strings and json.Marshal'ed values --
 
 
-def _go_quote(text: str) -> str:
-    """Go's ``strconv.Quote`` (what ``%q`` prints)."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif code < 0x80 or ch.isprintable():
-            out.append(ch)
-        elif code <= 0xFFFF:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-_GO_ESCAPES: Final = {
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
-}
-
-
-def _go_json(value: Any) -> str:
-    """Go's ``json.Marshal``: compact, HTML-escaped, ``null`` for a nil slice."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
-        text = text.replace(raw, escaped)
-    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-
-
 def _invalid(path: str, value: str | list[str] | None, detail: str) -> str:
     """``field.Invalid(path, value, detail).Error()`` (apimachinery ``pkg/util/validation/field``)."""
-    rendered = _go_quote(value) if isinstance(value, str) else _go_json(value)
+    rendered = go_quote(value) if isinstance(value, str) else go_json(value)
     return f"{path}: Invalid value: {rendered}: {detail}"
 
 
@@ -669,7 +627,7 @@ def label_selector_from_object(selector: Mapping[str, Any] | None) -> LabelSelec
     for expression in match_expressions:
         operator = str(expression.get("operator") or "")
         if operator not in _LABEL_SELECTOR_OPERATORS:
-            raise SelectorError(f"{_go_quote(operator)} is not a valid pod selector operator")
+            raise SelectorError(f"{go_quote(operator)} is not a valid pod selector operator")
         values = [str(value) for value in expression.get("values") or []]
         requirements.append(
             _new_requirement(str(expression.get("key") or ""), _LABEL_SELECTOR_OPERATORS[operator], values)
@@ -952,7 +910,7 @@ def _convert_field_label(resource_key: str, label: str) -> str:
         if resource_key in _CUSTOM_CONVERSION:
             raise SelectorError(f"field label not supported: {label}")
         raise SelectorError(
-            f'{_go_quote(label)} is not a known field selector: only "metadata.name", "metadata.namespace"'
+            f'{go_quote(label)} is not a known field selector: only "metadata.name", "metadata.namespace"'
         )
     return _RENAMES.get(resource_key, {}).get(label, label)
 

@@ -15,9 +15,9 @@ integer and ``float64`` otherwise (kube-apiserver decodes patches with
 from __future__ import annotations
 
 import json
-import math
-from decimal import Decimal
 from typing import Any
+
+from controlplane.api.gotypes import go_format_float
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -64,7 +64,7 @@ def go_format(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return _go_float(value)
+        return go_format_float(value)
     if isinstance(value, str):
         return value
     if isinstance(value, list):
@@ -77,30 +77,3 @@ def go_format(value: Any) -> str:
 def go_quote(text: str) -> str:
     """``%q`` of a string: double-quoted with Go escapes (JSON's escapes agree for common text)."""
     return json.dumps(text, ensure_ascii=False)
-
-
-def _go_float(value: float) -> str:
-    """``strconv.FormatFloat(f, 'g', -1, 64)``, which ``%v`` prints: ``0.5``, ``123456``, ``1e+06``."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "-0" if math.copysign(1, value) < 0 else "0"
-    sign, digit_tuple, exponent = Decimal(repr(value)).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    digits = "".join(map(str, digit_tuple))
-    point = len(digits) + exponent  # the decimal point sits after this many digits
-    prefix = "-" if sign else ""
-    # %v of a float64 is strconv's 'g' with the shortest digits, which switches to the exponent
-    # form when the exponent is < -4 or >= 6 (strconv/ftoa.go formatDigits: "if precision was
-    # the shortest possible, use precision 6 for this decision"): 1e+06, 123456, 1e-05.
-    if point - 1 < -4 or point - 1 >= 6:
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        exp = point - 1
-        return f"{prefix}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if point <= 0:
-        return f"{prefix}0.{'0' * -point}{digits}"
-    if point >= len(digits):
-        return f"{prefix}{digits}{'0' * (point - len(digits))}"
-    return f"{prefix}{digits[:point]}.{digits[point:]}"
