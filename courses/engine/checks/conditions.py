@@ -117,7 +117,8 @@ def failure(leaf_id: str | None, condition: Condition, seen: Any, what: Param) -
     if op == "matches":
         params["pattern"] = operand
         return Failure(leaf_id, "state.matches", params)
-    if op in ("equals", "at_least", "at_most") and is_count_field(path, operand):
+    if op in ("equals", "at_least", "at_most") and is_count_field(path, operand) and _is_number(seen):
+        # "saw 1" reads as a count; "saw nothing" does not ("expected 3 replicas ..., saw nothing").
         params["field"] = count_label(path)
         return Failure(leaf_id, f"state.{op}_count", params)
     return Failure(leaf_id, f"state.{op}", params)

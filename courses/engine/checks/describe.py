@@ -15,7 +15,6 @@ the message templates put one where their language wants it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,31 +22,42 @@ from courses.engine.checks.failures import Param, Phrase, gettext_noop, show
 from courses.engine.checks.paths import FieldPath
 from courses.engine.checks.spec import Condition, Count, EventMatcher, Target
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
-
 
 def field_label(path: FieldPath) -> str:
     """How a message names a field: its path as written (``status.phase``), the exact API name."""
     return path.text
 
 
+#: The count fields a message says in words ("3 available replicas"), by the last key of their path,
+#: each marked for translation so that a Chinese page says them in Chinese. A number at any other
+#: path is named by the path itself ("spec.minReadySeconds"), which reads the same in every language.
+_COUNT_WORDS: Mapping[str, str] = {
+    "replicas": gettext_noop("replicas"),
+    "availableReplicas": gettext_noop("available replicas"),
+    "readyReplicas": gettext_noop("ready replicas"),
+    "updatedReplicas": gettext_noop("updated replicas"),
+    "unavailableReplicas": gettext_noop("unavailable replicas"),
+    "fullyLabeledReplicas": gettext_noop("fully labeled replicas"),
+    "currentReplicas": gettext_noop("current replicas"),
+}
+
+
 def is_count_field(path: FieldPath, operand: Any) -> bool:
     """Whether a number compared at ``path`` reads as a count of things ("3 available replicas"): a
-    path of plain keys whose last is a plural (``status.availableReplicas``, ``spec.replicas``)."""
-    last = path.last_name
+    path of plain keys whose last is a count the messages have words for (``status.availableReplicas``,
+    ``spec.replicas``)."""
     return (
         path.plain
         and isinstance(operand, int)
         and not isinstance(operand, bool)
-        and len(last) > 1
-        and last.endswith("s")
-        and not last.endswith("ss")
+        and path.last_name in _COUNT_WORDS
     )
 
 
-def count_label(path: FieldPath) -> str:
-    """``availableReplicas`` -> ``available replicas``: the last key of a count field in words."""
-    return _CAMEL.sub(r" \1", path.last_name).lower()
+def count_label(path: FieldPath) -> Phrase:
+    """``availableReplicas`` -> "available replicas", in the active language when rendered: the last
+    key of a count field (``is_count_field``) in words."""
+    return Phrase(_COUNT_WORDS[path.last_name])
 
 
 def object_phrase(target: Target, name: str | None = None, namespace: str | None = None) -> Phrase:

@@ -220,6 +220,8 @@ class Evaluator:
                     self._listen(matcher)
                 if leaf.id is not None:
                     trace_by_id[leaf.id] = i
+        #: The trace leaves with an id, by id (a ``since`` names one).
+        self._trace_by_id = trace_by_id
         #: The seq and clock of the newest event offered (for telling which matches ran out of time).
         self._last: tuple[int, float] = (since_seq, 0.0)
         self._value: Value = None
@@ -404,9 +406,12 @@ class Evaluator:
             return Verdict(Status.SETTLING, unknowns=unknowns, recheck_at=seen.until)
         if self._value is None:
             return Verdict(Status.UNKNOWN, unknowns=unknowns, failing_ids=self._failing_ids())
+        # A leaf that has not begun is left out while the leaf it waits for says what is missing; if
+        # that leaf cannot say it (it is under a ``not``), the waiting leaf does after all.
+        failures = self._failures(self.check.root) or self._failures(self.check.root, waiting=True)
         return Verdict(
             Status.FAILING,
-            failures=tuple(self._failures(self.check.root)),
+            failures=_unique(failures),
             unknowns=unknowns,
             failing_ids=self._failing_ids(),
         )
@@ -426,9 +431,21 @@ class Evaluator:
     def _failing_ids(self) -> frozenset[str]:
         ids = set()
         for node in self.check.nodes():
-            if node.id is not None and self._value_of(node) is False:
+            if node.id is not None and self._value_of(node) is False and not self._waiting(node):
                 ids.add(node.id)
         return frozenset(ids)
+
+    def _waiting(self, node: Node) -> bool:
+        """Whether ``node`` is a trace leaf that counts ``since`` another one which has not completed
+        and fails: it has not begun, so it is not yet what is wrong. Its failure ("no ... since the
+        <event of the other leaf>") and a hint tied to it would speak of events the student has not
+        caused; the leaf it waits for says what to do first."""
+        if not isinstance(node, TraceLeaf) or node.since is None:
+            return False
+        run = self._traces[self._index[id(node)]]
+        if run.matcher.after is not None:
+            return False
+        return self._leaf_value(self._trace_by_id[node.since]) is False
 
     def _unknowns(self) -> list[Unknown]:
         found: list[Unknown] = []
@@ -452,13 +469,16 @@ class Evaluator:
                 )
         return found
 
-    def _failures(self, node: Node) -> list[Failure]:
+    def _failures(self, node: Node, *, waiting: bool = False) -> list[Failure]:
+        """The failures under ``node``; ``waiting``: with those of the leaves that have not begun."""
         value = self._value_of(node)
         if value is not False:
             return []
         if isinstance(node, StateLeaf):
             return list(self._states[self._index[id(node)]].failures)
         if isinstance(node, TraceLeaf):
+            if self._waiting(node) and not waiting:
+                return []
             return [self._trace_failure(self._index[id(node)])]
         if isinstance(node, Not):
             inner = node.child
@@ -468,7 +488,7 @@ class Evaluator:
             return [Failure(leaf_id, "not.held", {"what": self._node_phrase(inner)})]
         found: list[Failure] = []
         for child in node.children:
-            found.extend(self._failures(child))
+            found.extend(self._failures(child, waiting=waiting))
         return found
 
     # -- words ---------------------------------------------------------------------------------------
@@ -565,6 +585,16 @@ class Evaluator:
         if isinstance(node, AllOf):
             return Phrase(gettext_noop("all of: %(items)s"), {"items": items})
         return Phrase(gettext_noop("any of: %(items)s"), {"items": items})
+
+
+def _unique(failures: Iterable[Failure]) -> tuple[Failure, ...]:
+    """``failures`` without repeats: two leaves that wait for the same first event, or read the same
+    object, fail with the same words, and the student reads them once (the first leaf's)."""
+    found: list[Failure] = []
+    for failure in failures:
+        if not any(failure.code == seen.code and failure.params == seen.params for seen in found):
+            found.append(failure)
+    return tuple(found)
 
 
 def _target_phrase(target: Target) -> Param:

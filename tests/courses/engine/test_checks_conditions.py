@@ -162,7 +162,8 @@ DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
         (
             {"path": "spec.minReadySeconds", "at_least": 5},
             {"spec": {"minReadySeconds": 1}},
-            "expected at least 5 min ready seconds of deployment web, saw 1",
+            # A number the messages have no words for (no translation of them) is named by its path.
+            "expected spec.minReadySeconds of deployment web to be at least 5, saw 1",
         ),
         (
             {"path": "status.observedGeneration", "at_least": 2},
