@@ -304,6 +304,7 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
                 await self._progress(gettext("Resetting your cluster…"), "working")
                 self.access = await sandboxes.reset_sandbox(user=self.user)
                 checker = await sandboxes.checker_token(cluster=self.access.cluster)
+                prose = self.chapter.prose_for(self.language)
                 for step in self.chapter.steps[: ids.index(step_id)]:
                     await solutions.build_step(
                         access=self.access,
@@ -312,6 +313,7 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
                         say=self._progress,
                         user=self.user,
                         impersonate=self.chapter.impersonate,
+                        title=prose.steps[step.id].title,
                     )
             self.step = None
             await self._send({"type": "jumped", "step": step_id})

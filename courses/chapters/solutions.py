@@ -271,8 +271,11 @@ async def build_step(
     say: Say,
     user: Any = None,
     impersonate: Sequence[str] = (),
+    title: str | None = None,
 ) -> None:
-    """Run ``step``'s solution with its check running, and return once the check passes."""
+    """Run ``step``'s solution with its check running, and return once the check passes. ``title``:
+    the step's title in the student's language, which the progress messages name it by (its id
+    otherwise)."""
     from courses.chapters.runner import StepRunner, Verdict
 
     passed = asyncio.Event()
@@ -292,7 +295,8 @@ async def build_step(
     )
     await runner.start()
     try:
-        await say(gettext("Building step %(step)s…") % {"step": step.id}, "working")
+        name = title or step.id
+        await say(gettext("Building step “%(step)s”…") % {"step": name}, "working")
         await run_solution(access=access, step=step, say=say, user=user, impersonate=impersonate)
         try:
             async with asyncio.timeout(BUILD_SECONDS):
@@ -303,9 +307,11 @@ async def build_step(
                             await passed.wait()
         except TimeoutError:
             why = "; ".join(message for _, message in last[0].failures) if last else ""
+            if not why:  # the check could not look, or had not settled: say that, not nothing
+                why = gettext("the check gave no verdict in %(seconds)d s") % {"seconds": BUILD_SECONDS}
             raise SolutionFailed(
-                gettext("Step %(step)s's solution did not reach its check: %(why)s")
-                % {"step": step.id, "why": why}
+                gettext("The solution of step “%(step)s” did not reach its check: %(why)s")
+                % {"step": name, "why": why}
             ) from None
     finally:
         await runner.close()

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from django.utils import translation
 
+from courses.chapters import runner as step_runner
+from courses.chapters import solutions
 from courses.chapters.solutions import SolutionFailed, run_solution
 from courses.console import runner
 from courses.console.runner import ExitReason, RunResult
@@ -270,3 +272,48 @@ async def test_an_ordinary_manifest_that_is_refused_fails_the_solution(
     assert str(failed.value).startswith(
         'The solution\'s manifest was refused: ConfigMap "Not_A_Name" is invalid'
     )
+
+
+# -- building a step (jump to step N) ------------------------------------------------------------------
+
+
+class _SilentRunner:
+    """A ``StepRunner`` whose check never passes and, like one that cannot read the cluster, names no
+    failure."""
+
+    def __init__(self, *, on_verdict: Any, **_: Any) -> None:
+        self.on_verdict = on_verdict
+
+    async def start(self) -> None:
+        await self.on_verdict("s", step_runner.Verdict("unknown"))
+
+    async def check_now(self) -> None:
+        await self.on_verdict("s", step_runner.Verdict("unknown"))
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_a_step_that_never_passes_is_named_by_its_title_and_the_reason_is_never_empty(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def solved(**_: Any) -> None:
+        pass
+
+    monkeypatch.setattr(step_runner, "StepRunner", _SilentRunner)
+    monkeypatch.setattr(solutions, "run_solution", solved)
+    monkeypatch.setattr(solutions, "BUILD_SECONDS", 0.05)
+    said = Said()
+    with translation.override("en"), pytest.raises(SolutionFailed) as failed:
+        await solutions.build_step(
+            access=ACCESS,
+            checker_token="checker",
+            step=Step("configmap-to-etcd", Solution()),
+            say=said,
+            title="Follow a ConfigMap to etcd",
+        )
+    assert said.lines[0] == ("Building step “Follow a ConfigMap to etcd”…", "working")
+    message = str(failed.value)
+    assert "configmap-to-etcd" not in message, f"the step's id, not its title: {message}"
+    assert not message.rstrip().endswith(":"), f"the reason is missing: {message!r}"
+    assert "gave no verdict" in message
