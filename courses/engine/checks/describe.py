@@ -110,7 +110,7 @@ def objects_phrase(target: Target) -> Param:
 
 
 def bound_phrase(count: Count) -> Phrase:
-    """How many: "at least 3", "exactly 0", "between 1 and 3"."""
+    """How many: "at least 3", "one or more", "exactly 0", "between 1 and 3"."""
     if count.equals is not None:
         return Phrase(gettext_noop("exactly %(n)s"), {"n": count.equals})
     if count.at_least is not None and count.at_most is not None:
@@ -119,6 +119,8 @@ def bound_phrase(count: Count) -> Phrase:
         )
     if count.at_most is not None:
         return Phrase(gettext_noop("at most %(n)s"), {"n": count.at_most})
+    if count.at_least == 1:  # "at least 1 pods" is not English; the plural follows "one or more"
+        return Phrase(gettext_noop("one or more"))
     return Phrase(gettext_noop("at least %(n)s"), {"n": count.at_least or 0})
 
 

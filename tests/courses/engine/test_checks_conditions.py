@@ -266,9 +266,9 @@ def test_list_phrases_name_namespaces_and_field_selectors() -> None:
     assert leaf.count == Count(at_least=1)
     (failure,) = check_list(leaf, leaf.target, leaf.conditions, leaf.count, [])
     assert (
-        failure.render() == "expected at least 1 pods with fields spec.nodeName=n in every namespace, saw 0"
+        failure.render() == "expected one or more pods with fields spec.nodeName=n in every namespace, saw 0"
     )
     leaf = leaf_of({"state": {"list": {"apiVersion": "v1", "kind": "Pod", "namespace": "shop"}}})
     assert leaf.count is not None
     (failure,) = check_list(leaf, leaf.target, leaf.conditions, leaf.count, [])
-    assert failure.render() == "expected at least 1 pods in namespace shop, saw 0"
+    assert failure.render() == "expected one or more pods in namespace shop, saw 0"
