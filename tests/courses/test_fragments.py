@@ -9,12 +9,14 @@ from unittest import mock
 
 import pytest
 from django.template import Context, Template
+from django.template.loader import render_to_string
 from django.utils import translation
 from pytest_django import Settings
 
 from courses.templatetags import fragments
 
 LABELS = "courses/manifests/_fieldform_labels.html"
+RENDER = "courses.templatetags.fragments.render_to_string"
 PAGE = Template('{% load fragments %}<div>{% per_language "' + LABELS + '" %}</div>')
 
 
@@ -34,8 +36,7 @@ def _labels(page: str) -> dict[str, str]:
 
 def test_each_language_gets_its_own_rendering_and_each_is_made_once(settings: Settings) -> None:
     settings.DEBUG = False
-    real = fragments.render_to_string
-    with mock.patch.object(fragments, "render_to_string", side_effect=real) as render:
+    with mock.patch(RENDER, side_effect=render_to_string) as render:
         with translation.override("en"):
             english = [PAGE.render(Context()) for _ in range(3)]
         with translation.override("zh-hans"):
@@ -48,9 +49,8 @@ def test_each_language_gets_its_own_rendering_and_each_is_made_once(settings: Se
 
 def test_with_debug_every_page_renders_the_template_again(settings: Settings) -> None:
     settings.DEBUG = True
-    real = fragments.render_to_string
     with (
-        mock.patch.object(fragments, "render_to_string", side_effect=real) as render,
+        mock.patch(RENDER, side_effect=render_to_string) as render,
         translation.override("en"),
     ):
         PAGE.render(Context())
