@@ -296,13 +296,17 @@ def _event_head(type_name: str, fields: dict[str, Any]) -> Phrase:
     return Phrase(_HEADS.get(type_name, type_name))
 
 
-def _detail(name: str, value: Any) -> str:
+def _detail(name: str, value: Any) -> list[str]:
+    """``name=value``; a map is spelled out one leaf at a time (``nodes.node-1.filters.TaintToleration
+    .code=UnschedulableAndUnresolvable``), since its JSON would be cut short where the detail is."""
+    if isinstance(value, Mapping) and value:
+        return [detail for key, inner in value.items() for detail in _detail(f"{name}.{key}", inner)]
     shown = show(value)
-    return f"{name}={shown}" if isinstance(shown, str) else name
+    return [f"{name}={shown}" if isinstance(shown, str) else name]
 
 
 def _details(fields: Mapping[str, Any]) -> tuple[Param, ...]:
-    return tuple(_detail(name, value) for name, value in fields.items())
+    return tuple(detail for name, value in fields.items() for detail in _detail(name, value))
 
 
 def matcher_phrase(matcher: EventMatcher) -> Phrase:

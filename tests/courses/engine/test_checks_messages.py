@@ -224,3 +224,24 @@ def test_a_watch_hint_waits_for_a_change_that_was_made() -> None:
     # "Your change reached etcd, but no watch of yours was open" comes last while no change was made.
     assert hint_order(step.hints, failing=verdict.failing_ids)[-1] == "watch-was-not-open"
     assert hint_order(step.hints, failing={"delivered"})[0] == "watch-was-not-open"
+
+
+def test_a_map_an_event_must_carry_is_spelled_out_leaf_by_leaf_not_cut_short() -> None:
+    nodes = {
+        f"node-{i}": {
+            "filters": {"NodeResourcesFit": {"code": "Unschedulable", "reasons": "Insufficient cpu"}}
+        }
+        for i in (1, 2, 3)
+    }
+    evaluator = build(
+        {
+            "id": "refused",
+            "trace": {"sequence": [{"type": "scheduler.decision", "name": "big", "nodes": nodes}]},
+        }
+    )
+    with translation.override("en"):
+        (said,) = [f.render() for f in evaluator.verdict(0.0).failures]
+    assert "..." not in said, f"the detail was cut short: {said}"
+    for i in (1, 2, 3):
+        assert f"nodes.node-{i}.filters.NodeResourcesFit.code=Unschedulable" in said, said
+        assert f"nodes.node-{i}.filters.NodeResourcesFit.reasons=Insufficient cpu" in said, said
