@@ -240,6 +240,14 @@ class GarbageCollector:
         except NotFound:
             return None
 
+    def recheck(self, resource: APIResource) -> None:
+        """Look again at every node of a resource no longer monitored: its informer's last events
+        (the deletions of a definition's objects) may never reach the graph, which would then keep
+        their owners present and their dependents for ever. Each attempt GETs the object (through
+        the last mapping known): a 404 deletes the node virtually and hands its dependents on."""
+        for node in self.graph.of_kind(resource.group, resource.kind):
+            self.attempt_to_delete.enqueue(self._request(node.uid))
+
     def _virtual_delete(self, identity: ObjectReference) -> None:
         self.dispatch(self.graph.virtual_delete(identity))
 
@@ -378,6 +386,8 @@ class GraphBuilder(Controller):
         self._monitors: list[tuple[SharedIndexInformer, HandlerRegistration]] = []
         #: The monitor of each resource, by (group, version, plural).
         self._monitored: dict[tuple[str, str, str], tuple[SharedIndexInformer, HandlerRegistration]] = {}
+        #: The resource each monitor watches, by the same key.
+        self._resources: dict[tuple[str, str, str], APIResource] = {}
         #: Rediscovery when CustomResourceDefinitions change (see ``_follow_definitions``).
         self._definitions: tuple[SharedIndexInformer, HandlerRegistration] | None = None
         self._resync_task: asyncio.Task[None] | None = None
@@ -400,6 +410,7 @@ class GraphBuilder(Controller):
             registration = informer.add_event_handler(collector.handler_for(resource))
             self._monitors.append((informer, registration))
             self._monitored[(resource.group, resource.version, resource.plural)] = (informer, registration)
+            self._resources[(resource.group, resource.version, resource.plural)] = resource
         # Like upstream (``dependencyGraphBuilder.IsSynced``), work starts once the graph holds every
         # object of the first lists: an orphaning must not miss a dependent that is merely late.
         await asyncio.gather(*(registration.wait_for_sync() for _, registration in self._monitors))
@@ -442,6 +453,12 @@ class GraphBuilder(Controller):
                 informer, registration = self._monitored.pop(key)
                 self._monitors.remove((informer, registration))
                 await informer.remove_event_handler(registration)
+                # Upstream resyncs its monitors only every 30 s, long after a definition's objects
+                # were deleted; this resync follows the definition at once, so a deletion event
+                # still in the informer's queue may be lost with the handler: look at them again.
+                gone = self._resources.pop(key, None)
+                if gone is not None:
+                    collector.recheck(gone)
             added = [(r, self._informer(r)) for key, r in found.items() if key not in self._monitored]
             if not added:
                 continue
@@ -453,6 +470,7 @@ class GraphBuilder(Controller):
                 registration = informer.add_event_handler(collector.handler_for(resource))
                 self._monitors.append((informer, registration))
                 self._monitored[resource.group, resource.version, resource.plural] = (informer, registration)
+                self._resources[resource.group, resource.version, resource.plural] = resource
             logger.info("garbage collector: monitoring %d resources", len(self._monitors))
 
     def _informer(self, resource: APIResource) -> SharedIndexInformer:
@@ -467,6 +485,7 @@ class GraphBuilder(Controller):
             self._definitions = None
             await informer.remove_event_handler(registration)
         self._monitored.clear()
+        self._resources.clear()
         monitors, self._monitors = self._monitors, []
         for informer, registration in monitors:
             await informer.remove_event_handler(registration)

@@ -262,6 +262,14 @@ class DependencyGraph:
     def __len__(self) -> int:
         return len(self.nodes)
 
+    def of_kind(self, group: str, kind: str) -> list[Node]:
+        """The nodes of objects of ``kind`` in API group ``group`` (any version)."""
+        return [
+            node
+            for node in self.nodes.values()
+            if node.identity.kind == kind and node.identity.api_version.rpartition("/")[0] == group
+        ]
+
     def dependents(self, node: Node) -> list[Node]:
         return [self.nodes[uid] for uid in sorted(node.dependents) if uid in self.nodes]
 

@@ -22,7 +22,7 @@ from controlplane.api.meta import Object
 from controlplane.client.errors import NotFound
 from controlplane.client.manager import Manager
 from controlplane.clock import Clock
-from controlplane.components.controllers import garbagecollector
+from controlplane.components.controllers import garbagecollector, gcgraph
 from controlplane.components.controllers.discovery import APIResource, Discovery
 from controlplane.components.controllers.garbagecollector import GraphBuilder
 from controlplane.identity import UserInfo
@@ -314,3 +314,33 @@ def test_a_kind_no_longer_served_keeps_its_last_mapping_so_its_dependents_are_co
     assert resolve(collector, "example.com/v1", "Widget") is widgets
     with pytest.raises(garbagecollector.UnknownKind):
         resolve(collector, "example.com/v1", "Gadget")  # never served: retried, as upstream
+
+
+def test_the_nodes_of_a_resource_no_longer_monitored_are_looked_at_again() -> None:
+    # The definition went with its objects; their deletion events may be lost with the monitor's
+    # handler, leaving the owners present in the graph and their dependents for ever. Each node of
+    # that resource is attempted again: its GET answers 404, and the virtual delete collects the rest.
+    widgets = APIResource("example.com", "v1", "widgets", "Widget", True, frozenset({"get", "delete"}))
+    graph = gcgraph.DependencyGraph()
+    widget = gcgraph.ObjectReference("example.com/v1", "Widget", "again", "uid-widget", "default")
+    gadget = gcgraph.ObjectReference("other.example.com/v1", "Widget", "other", "uid-other", "default")
+    dependent = gcgraph.ObjectReference("v1", "ConfigMap", "again-greeting", "uid-cm", "default")
+    graph.observe(gcgraph.ObservedObject(widget))
+    graph.observe(gcgraph.ObservedObject(gadget))
+    graph.observe(gcgraph.ObservedObject(dependent, (gcgraph.OwnerReference.from_dict(_ref(widget)),)))
+    enqueued: list[str] = []
+    collector: Any = SimpleNamespace(
+        graph=graph, attempt_to_delete=SimpleNamespace(enqueue=lambda request: enqueued.append(request.name))
+    )
+    collector._request = lambda uid: garbagecollector.GarbageCollector._request(collector, uid)
+    garbagecollector.GarbageCollector.recheck(collector, widgets)
+    assert enqueued == ["uid-widget"], "only the widgets of example.com are looked at again"
+
+
+def _ref(identity: gcgraph.ObjectReference) -> dict[str, Any]:
+    return {
+        "apiVersion": identity.api_version,
+        "kind": identity.kind,
+        "name": identity.name,
+        "uid": identity.uid,
+    }
