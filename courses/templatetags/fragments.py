@@ -5,7 +5,9 @@ JavaScript, the same bytes for every student who reads the page in the same lang
 third of what rendering the page costs. ``{% per_language "template.html" %}`` renders such a template
 (without context) the first time it is asked for in each language and keeps the result for the life of
 the process, as the translation catalogs themselves are read once per process. With ``DEBUG`` on it
-renders every time, so that an edited template shows at once.
+renders every time, so that an edited template shows at once. Django's ``{% cache %}`` would keep it
+in the configured cache instead: with Redis (``KUBELAB_CACHE``), a round trip per page, and labels
+that outlive a restart with new catalogs.
 """
 
 from __future__ import annotations

@@ -385,9 +385,9 @@ class GraphBuilder(Controller):
         self.collector = collector
         self._monitors: list[tuple[SharedIndexInformer, HandlerRegistration]] = []
         #: The monitor of each resource, by (group, version, plural).
-        self._monitored: dict[tuple[str, str, str], tuple[SharedIndexInformer, HandlerRegistration]] = {}
-        #: The resource each monitor watches, by the same key.
-        self._resources: dict[tuple[str, str, str], APIResource] = {}
+        self._monitored: dict[
+            tuple[str, str, str], tuple[APIResource, SharedIndexInformer, HandlerRegistration]
+        ] = {}
         #: Rediscovery when CustomResourceDefinitions change (see ``_follow_definitions``).
         self._definitions: tuple[SharedIndexInformer, HandlerRegistration] | None = None
         self._resync_task: asyncio.Task[None] | None = None
@@ -409,8 +409,8 @@ class GraphBuilder(Controller):
         for resource, informer in informers:
             registration = informer.add_event_handler(collector.handler_for(resource))
             self._monitors.append((informer, registration))
-            self._monitored[(resource.group, resource.version, resource.plural)] = (informer, registration)
-            self._resources[(resource.group, resource.version, resource.plural)] = resource
+            key = (resource.group, resource.version, resource.plural)
+            self._monitored[key] = (resource, informer, registration)
         # Like upstream (``dependencyGraphBuilder.IsSynced``), work starts once the graph holds every
         # object of the first lists: an orphaning must not miss a dependent that is merely late.
         await asyncio.gather(*(registration.wait_for_sync() for _, registration in self._monitors))
@@ -450,15 +450,13 @@ class GraphBuilder(Controller):
                 logger.exception("garbage collector: rediscovery failed")
                 return
             for key in [k for k in self._monitored if k not in found]:
-                informer, registration = self._monitored.pop(key)
+                gone, informer, registration = self._monitored.pop(key)
                 self._monitors.remove((informer, registration))
                 await informer.remove_event_handler(registration)
                 # Upstream resyncs its monitors only every 30 s, long after a definition's objects
                 # were deleted; this resync follows the definition at once, so a deletion event
                 # still in the informer's queue may be lost with the handler: look at them again.
-                gone = self._resources.pop(key, None)
-                if gone is not None:
-                    collector.recheck(gone)
+                collector.recheck(gone)
             added = [(r, self._informer(r)) for key, r in found.items() if key not in self._monitored]
             if not added:
                 continue
@@ -469,8 +467,8 @@ class GraphBuilder(Controller):
                         await informer.wait_for_sync()
                 registration = informer.add_event_handler(collector.handler_for(resource))
                 self._monitors.append((informer, registration))
-                self._monitored[resource.group, resource.version, resource.plural] = (informer, registration)
-                self._resources[resource.group, resource.version, resource.plural] = resource
+                key = (resource.group, resource.version, resource.plural)
+                self._monitored[key] = (resource, informer, registration)
             logger.info("garbage collector: monitoring %d resources", len(self._monitors))
 
     def _informer(self, resource: APIResource) -> SharedIndexInformer:
@@ -485,7 +483,6 @@ class GraphBuilder(Controller):
             self._definitions = None
             await informer.remove_event_handler(registration)
         self._monitored.clear()
-        self._resources.clear()
         monitors, self._monitors = self._monitors, []
         for informer, registration in monitors:
             await informer.remove_event_handler(registration)
