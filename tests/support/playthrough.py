@@ -2,6 +2,11 @@
 ``tests/courses/chapters/test_play_chapters*.py`` (split in two modules so that two test workers
 play them side by side).
 
+Each chapter is played by a student of its own on a sandbox of its own, so the chapters of a module
+are played at the same time (``play_chapters``): most of a playthrough is waiting for the cluster's
+timers (a node going NotReady, a Deployment rolling out), which overlaps. Each chapter's test then
+reports its own chapter's outcome.
+
 For each step, on the student's own sandbox: its check must fail before the work is done (a check
 that passes before is a defect), then the step's common mistake (its ``mistake``, run like a solution)
 must leave the check failing at the leaf it names, with words for it, and then the step's solution
@@ -9,6 +14,8 @@ runs as the student and the check must pass within its time budget.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from courses.engine.content import load_course
 from tests.support.lab import LiveLab
@@ -22,6 +29,22 @@ BUDGET_SECONDS = 45
 def chapters(*, first: int, last: int) -> list[str]:
     """The slugs of the course's chapters ``first`` to ``last`` (numbered from 1)."""
     return [chapter.slug for chapter in load_course(COURSE).chapters[first - 1 : last]]
+
+
+def play_chapters(lab: LiveLab, slugs: list[str]) -> dict[str, Exception | None]:
+    """Play every chapter of ``slugs`` at the same time in ``lab``; what each raised (None: it passed)."""
+
+    async def one(chapter: str) -> Exception | None:
+        try:
+            await play_chapter(lab, chapter)
+        except Exception as error:  # the chapter's own test raises it again
+            return error
+        return None
+
+    async def every() -> list[Exception | None]:
+        return await asyncio.gather(*(one(chapter) for chapter in slugs))
+
+    return dict(zip(slugs, asyncio.run(every()), strict=True))
 
 
 async def play_chapter(lab: LiveLab, chapter: str) -> None:

@@ -15,15 +15,28 @@ import pytest
 
 from courses.engine.content import load_course
 from tests.support.lab import LiveLab
-from tests.support.playthrough import BUDGET_SECONDS, COURSE, chapters, play_chapter
+from tests.support.playthrough import BUDGET_SECONDS, COURSE, chapters, play_chapters
 from tests.support.student import chapter_socket, sign_up
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
-@pytest.mark.parametrize("chapter", chapters(first=1, last=5))
-async def test_every_step_fails_first_then_its_solution_passes(course_lab: LiveLab, chapter: str) -> None:
-    await play_chapter(course_lab, chapter)
+CHAPTERS = chapters(first=1, last=5)
+
+
+@pytest.fixture(scope="module")
+def played(course_lab: LiveLab) -> dict[str, Exception | None]:
+    """Every chapter of the module, played at the same time by students of their own."""
+    return play_chapters(course_lab, CHAPTERS)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_step_fails_first_then_its_solution_passes(
+    played: dict[str, Exception | None], chapter: str
+) -> None:
+    error = played[chapter]
+    if error is not None:
+        raise error
 
 
 async def test_start_here_builds_the_step_and_its_solution_passes(course_lab: LiveLab) -> None:

@@ -7,11 +7,24 @@ from __future__ import annotations
 import pytest
 
 from tests.support.lab import LiveLab
-from tests.support.playthrough import chapters, play_chapter
+from tests.support.playthrough import chapters, play_chapters
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
-@pytest.mark.parametrize("chapter", chapters(first=6, last=10))
-async def test_every_step_fails_first_then_its_solution_passes(course_lab: LiveLab, chapter: str) -> None:
-    await play_chapter(course_lab, chapter)
+CHAPTERS = chapters(first=6, last=10)
+
+
+@pytest.fixture(scope="module")
+def played(course_lab: LiveLab) -> dict[str, Exception | None]:
+    """Every chapter of the module, played at the same time by students of their own."""
+    return play_chapters(course_lab, CHAPTERS)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_step_fails_first_then_its_solution_passes(
+    played: dict[str, Exception | None], chapter: str
+) -> None:
+    error = played[chapter]
+    if error is not None:
+        raise error
