@@ -20,6 +20,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 RUNLAB_ARGS ?=
+# Python keeps each module's compiled bytecode in __pycache__/ (ignored by git) and later processes
+# read it. With PYTHONDONTWRITEBYTECODE set in the environment, every process compiles the lab's six
+# hundred modules again: about a second and a half at each start of runlab, of a manage.py command,
+# of a benchmark, and the test suite starts such processes by the hundred.
+unexport PYTHONDONTWRITEBYTECODE
 MYPY_TARGETS := controlplane config courses manage.py $(wildcard bench) tests
 
 .PHONY: run test lint js-test bench clean venv debian-packages messages gettext

@@ -6,6 +6,7 @@ talk HTTPS to the API port, exactly as a student's would.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -16,6 +17,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+
+from django.core.management import call_command
+from django.test import override_settings
 
 from controlplane.runtime import Lab, LabConfig, activate
 from tests.support.services import free_port
@@ -46,19 +50,16 @@ class LiveLab:
         with self.log.open("w") as out:
             self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
         self._wait_for("Lab running.")
-        kubeconfig_command = [
-            sys.executable, "manage.py", "kubeconfig", "--cluster", "demo", "--user", "admin",
-            "--server", f"https://127.0.0.1:{self.api}", "--data-dir", str(data_dir),
-        ]  # fmt: skip
-        made = subprocess.run(
-            kubeconfig_command,
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        self.kubeconfig.write_text(made.stdout)
+        # The command itself, in this process (Django is set up for the tests): a second process
+        # would spend seconds importing what this one has imported already. It touches no database,
+        # only the lab's files, so pointing the settings at the lab's directory is all it needs.
+        made = io.StringIO()
+        with override_settings(KUBELAB_DATA_DIR=data_dir.resolve()):
+            call_command(
+                "kubeconfig", "--cluster", "demo", "--user", "admin",
+                "--server", f"https://127.0.0.1:{self.api}", stdout=made,
+            )  # fmt: skip
+        self.kubeconfig.write_text(made.getvalue())
 
     @property
     def server(self) -> str:
