@@ -15,6 +15,7 @@ the message templates put one where their language wants it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -89,7 +90,10 @@ def item_phrase(target: Target, item: Any) -> Phrase:
 def objects_phrase(target: Target) -> Param:
     """A list: "pods labelled app=web", "pods in every namespace with fields spec.nodeName=node-1"."""
     what: Param = target.resource
-    if target.label_selector:
+    absent = _absent_labels(target.label_selector)
+    if absent:
+        what = Phrase(gettext_noop("%(what)s without the label %(keys)s"), {"what": what, "keys": absent})
+    elif target.label_selector:
         what = Phrase(
             gettext_noop("%(what)s labelled %(selector)s"), {"what": what, "selector": target.label_selector}
         )
@@ -107,6 +111,19 @@ def objects_phrase(target: Target) -> Param:
                 {"what": what, "namespace": target.namespace},
             )
     return what
+
+
+#: A label key: an optional DNS-subdomain prefix and a name (apimachinery's ``IsQualifiedName``).
+_LABEL_KEY = re.compile(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+
+
+def _absent_labels(selector: str) -> str:
+    """The keys of a selector made only of ``!key`` terms ("!a,!b" -> "a, b"), else "": "nodes labelled
+    !node-role..." reads as if the label were there."""
+    terms = [term.strip() for term in selector.split(",")] if selector else []
+    if not terms or not all(t.startswith("!") and _LABEL_KEY.fullmatch(t[1:].strip()) for t in terms):
+        return ""
+    return ", ".join(t[1:].strip() for t in terms)
 
 
 def bound_phrase(count: Count) -> Phrase:

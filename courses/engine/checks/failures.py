@@ -25,6 +25,7 @@ for the course's author, and never as the student's failure.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -74,6 +75,22 @@ class Phrase:
         if not self.params:
             return text
         return text % {name: _render_param(value) for name, value in self.params.items()}
+
+
+#: Chinese, Japanese and Korean characters and their punctuation (full-width forms included).
+_CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
+#: Spaces between two of them: where translated pieces meet ("自 本步骤开始 以来").
+_CJK_GAP = re.compile(f"(?<=[{_CJK}]) +(?=[{_CJK}])")
+
+
+def typeset(text: str) -> str:
+    """``text`` without the spaces a sentence of pieces leaves between two CJK characters.
+
+    Chinese writes no spaces between words; the pieces of a message are translated one by one and
+    joined by their templates' spaces, which English needs. A space beside a Latin word or a number
+    stays ("至少 3 个", "deployment web 的"), as Chinese typesetting keeps it.
+    """
+    return _CJK_GAP.sub("", text)
 
 
 #: What a seen value that is not there reads as ("saw nothing").
@@ -172,7 +189,7 @@ class Failure:
 
     def render(self) -> str:
         """The message in the active language (``django.utils.translation``)."""
-        return self.phrase.render()
+        return typeset(self.phrase.render())
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +206,7 @@ class Unknown:
 
     def render(self) -> str:
         """The reason in the active language."""
-        return self.phrase.render()
+        return typeset(self.phrase.render())
 
 
-__all__ = ["NOTHING", "TEMPLATES", "Failure", "Param", "Phrase", "Unknown", "show"]
+__all__ = ["NOTHING", "TEMPLATES", "Failure", "Param", "Phrase", "Unknown", "show", "typeset"]

@@ -9,7 +9,7 @@ import pytest
 from django.utils import translation
 
 from courses.engine.checks import failures
-from courses.engine.checks.failures import NOTHING, TEMPLATES, Failure, Phrase, Unknown, show
+from courses.engine.checks.failures import NOTHING, TEMPLATES, Failure, Phrase, Unknown, show, typeset
 from courses.engine.checks.paths import MISSING
 
 
@@ -112,3 +112,11 @@ def test_every_template_uses_named_placeholders_only(code: str) -> None:
     )
     names = set(re.findall(r"%\((\w+)\)s", template))
     assert template % {name: "X" for name in names}
+
+
+def test_chinese_pieces_are_joined_without_spaces_and_latin_words_keep_theirs() -> None:
+    assert typeset("自 本步骤开始 以来 未见到 student:alice 发出的请求") == (
+        "自本步骤开始以来未见到 student:alice 发出的请求"
+    )
+    assert typeset("期望有 至少 3 个 pods") == "期望有至少 3 个 pods"
+    assert typeset("no request was seen since this step began") == "no request was seen since this step began"

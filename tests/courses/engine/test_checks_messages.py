@@ -23,6 +23,8 @@ from courses.engine.checks.spec import StateLeaf
 ALICE = "student:alice"
 LANGUAGES = ("en", "zh-hans")
 CJK = re.compile(r"[\u4e00-\u9fff]")
+#: Two Chinese characters (or a character and Chinese punctuation) with a space between them.
+CJK_GAP = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef] [\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 #: A template's placeholder, a message id or a code left in a message ("%(object)s", "state.equals").
 RAW = re.compile(r"%\(\w+\)|\{\w+\}|\$student|\b(?:state|trace|not|unknown)\.[a-z_]+\b")
 
@@ -73,6 +75,7 @@ def test_course_checks_say_each_failure_once_in_words_of_one_language(
                 assert CJK.search(message), f"{where}: no Chinese in {message!r}"
                 assert "replicas" not in re.sub(r"[\w.\[\]=]*[Rr]eplicas\w*", "", message), message
                 assert " of " not in message and "expected" not in message and "saw " not in message
+                assert not CJK_GAP.search(message), f"{where}: a space between Chinese words in {message!r}"
 
 
 # -- the same failure, once -------------------------------------------------------------------------
@@ -180,20 +183,20 @@ def failure_of(condition: dict[str, Any], obj: Any, language: str) -> str:
             {"path": "status.availableReplicas", "at_least": 3},
             {"status": {"availableReplicas": 1}},
             "expected at least 3 available replicas of deployment web, saw 1",
-            "期望 deployment web 至少有 3 个 可用副本，实际为 1 个",  # noqa: RUF001
+            "期望 deployment web 至少有 3 个可用副本，实际为 1 个",  # noqa: RUF001
         ),
         (
             {"path": "spec.replicas", "equals": 3},
             {"spec": {"replicas": 1}},
             "expected 3 replicas of deployment web, saw 1",
-            "期望 deployment web 有 3 个 副本，实际为 1 个",  # noqa: RUF001
+            "期望 deployment web 有 3 个副本，实际为 1 个",  # noqa: RUF001
         ),
         (
-            # "saw nothing" is no count: not "实际为 无 个".
+            # "saw nothing" is no count: not "实际为无个".
             {"path": "spec.replicas", "equals": 3},
             {"spec": {}},
             "expected spec.replicas of deployment web to be 3, saw nothing",
-            "期望 deployment web 的 spec.replicas 为 3，实际为 无",  # noqa: RUF001
+            "期望 deployment web 的 spec.replicas 为 3，实际为无",  # noqa: RUF001
         ),
         (
             # A number the messages have no words for is named by its path, in every language.
