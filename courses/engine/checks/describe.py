@@ -117,7 +117,7 @@ def objects_phrase(target: Target) -> Param:
 _LABEL_KEY = re.compile(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 
 
-def _absent_labels(selector: str) -> str:
+def _absent_labels(selector: str | None) -> str:
     """The keys of a selector made only of ``!key`` terms ("!a,!b" -> "a, b"), else "": "nodes labelled
     !node-role..." reads as if the label were there."""
     terms = [term.strip() for term in selector.split(",")] if selector else []
