@@ -91,8 +91,12 @@ def objects_phrase(target: Target) -> Param:
     """A list: "pods labelled app=web", "pods in every namespace with fields spec.nodeName=node-1"."""
     what: Param = target.resource
     absent = _absent_labels(target.label_selector)
-    if absent:
-        what = Phrase(gettext_noop("%(what)s without the label %(keys)s"), {"what": what, "keys": absent})
+    if len(absent) == 1:
+        what = Phrase(gettext_noop("%(what)s without the label %(keys)s"), {"what": what, "keys": absent[0]})
+    elif absent:
+        what = Phrase(
+            gettext_noop("%(what)s without the labels %(keys)s"), {"what": what, "keys": ", ".join(absent)}
+        )
     elif target.label_selector:
         what = Phrase(
             gettext_noop("%(what)s labelled %(selector)s"), {"what": what, "selector": target.label_selector}
@@ -117,13 +121,14 @@ def objects_phrase(target: Target) -> Param:
 _LABEL_KEY = re.compile(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 
 
-def _absent_labels(selector: str | None) -> str:
-    """The keys of a selector made only of ``!key`` terms ("!a,!b" -> "a, b"), else "": "nodes labelled
-    !node-role..." reads as if the label were there."""
+def _absent_labels(selector: str | None) -> list[str]:
+    """The keys of a selector made only of ``!key`` terms ("!a,!b" -> a, b), else none: "nodes
+    labelled !node-role..." reads as if the label were there."""
     terms = [term.strip() for term in selector.split(",")] if selector else []
-    if not terms or not all(t.startswith("!") and _LABEL_KEY.fullmatch(t[1:].strip()) for t in terms):
-        return ""
-    return ", ".join(t[1:].strip() for t in terms)
+    keys = [term[1:].strip() for term in terms if term.startswith("!")]
+    if not terms or len(keys) != len(terms) or not all(_LABEL_KEY.fullmatch(key) for key in keys):
+        return []
+    return keys
 
 
 def bound_phrase(count: Count) -> Phrase:

@@ -9,8 +9,10 @@ import pytest
 from django.utils import translation
 
 from courses.engine.checks import failures
+from courses.engine.checks.describe import objects_phrase
 from courses.engine.checks.failures import NOTHING, TEMPLATES, Failure, Phrase, Unknown, show, typeset
 from courses.engine.checks.paths import MISSING
+from courses.engine.checks.spec import Target
 
 
 @pytest.fixture(autouse=True)
@@ -120,3 +122,21 @@ def test_chinese_pieces_are_joined_without_spaces_and_latin_words_keep_theirs() 
     )
     assert typeset("期望有 至少 3 个 pods") == "期望有至少 3 个 pods"
     assert typeset("no request was seen since this step began") == "no request was seen since this step began"
+
+
+@pytest.mark.parametrize(
+    ("selector", "english"),
+    [
+        (
+            "!node-role.kubernetes.io/control-plane",
+            "nodes without the label node-role.kubernetes.io/control-plane",
+        ),
+        ("!a,!example.com/b", "nodes without the labels a, example.com/b"),
+        ("!a,tier=web", "nodes labelled !a,tier=web"),
+        ("tier=web", "nodes labelled tier=web"),
+    ],
+)
+def test_a_selector_of_absent_labels_says_without(selector: str, english: str) -> None:
+    target = Target("v1", "Node", "", "v1", "nodes", False, None, None, selector, None, "/registry/minions")
+    with translation.override("en"):
+        assert failures._render_param(objects_phrase(target)) == english
