@@ -52,7 +52,8 @@ async def play_chapter(lab: LiveLab, chapter: str) -> None:
     found = load_course(COURSE).chapter(chapter)
     assert found is not None
     steps = found.steps
-    student = sign_up(lab, f"play-{chapter}")
+    # In a thread: the sign-up form is a blocking client, and other chapters play on this loop.
+    student = await asyncio.to_thread(sign_up, lab, f"play-{chapter}")
     async with chapter_socket(student, COURSE, chapter) as page:
         ready = await page.until(
             lambda m: m.get("type") == "sandbox" and m.get("state") != "starting", "the sandbox"
