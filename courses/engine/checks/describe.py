@@ -15,10 +15,10 @@ the message templates put one where their language wants it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from controlplane.api.selectors import DOES_NOT_EXIST, SelectorError, parse_label_selector
 from courses.engine.checks.failures import Param, Phrase, gettext_noop, show
 from courses.engine.checks.paths import FieldPath
 from courses.engine.checks.spec import Condition, Count, EventMatcher, Target
@@ -117,18 +117,16 @@ def objects_phrase(target: Target) -> Param:
     return what
 
 
-#: A label key: an optional DNS-subdomain prefix and a name (apimachinery's ``IsQualifiedName``).
-_LABEL_KEY = re.compile(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
-
-
 def _absent_labels(selector: str | None) -> list[str]:
-    """The keys of a selector made only of ``!key`` terms ("!a,!b" -> a, b), else none: "nodes
-    labelled !node-role..." reads as if the label were there."""
-    terms = [term.strip() for term in selector.split(",")] if selector else []
-    keys = [term[1:].strip() for term in terms if term.startswith("!")]
-    if not terms or len(keys) != len(terms) or not all(_LABEL_KEY.fullmatch(key) for key in keys):
+    """The keys of a selector made only of ``!key`` requirements ("!a,!b" -> a, b), else none:
+    "nodes labelled !node-role..." reads as if the label were there."""
+    try:
+        requirements = parse_label_selector(selector or "").requirements
+    except SelectorError:  # checks are validated when the content loads; never here
         return []
-    return keys
+    if not requirements or any(r.operator != DOES_NOT_EXIST for r in requirements):
+        return []
+    return [r.key for r in requirements]
 
 
 def bound_phrase(count: Count) -> Phrase:

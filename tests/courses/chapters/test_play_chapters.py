@@ -15,19 +15,13 @@ import pytest
 
 from courses.engine.content import load_course
 from tests.support.lab import LiveLab
-from tests.support.playthrough import BUDGET_SECONDS, COURSE, chapters, play_chapters
+from tests.support.playthrough import BUDGET_SECONDS, COURSE, chapters
 from tests.support.student import chapter_socket, sign_up
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 CHAPTERS = chapters(first=1, last=5)
-
-
-@pytest.fixture(scope="module")
-def played(course_lab: LiveLab) -> dict[str, Exception | None]:
-    """Every chapter of the module, played at the same time by students of their own."""
-    return play_chapters(course_lab, CHAPTERS)
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

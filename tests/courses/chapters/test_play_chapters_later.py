@@ -6,19 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.lab import LiveLab
-from tests.support.playthrough import chapters, play_chapters
+from tests.support.playthrough import chapters
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 CHAPTERS = chapters(first=6, last=10)
-
-
-@pytest.fixture(scope="module")
-def played(course_lab: LiveLab) -> dict[str, Exception | None]:
-    """Every chapter of the module, played at the same time by students of their own."""
-    return play_chapters(course_lab, CHAPTERS)
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
