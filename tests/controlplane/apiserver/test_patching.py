@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from controlplane.api import gotypes
-from controlplane.apiserver.patching import Patcher, patched_json
+from controlplane.apiserver.errors import StatusError
+from controlplane.apiserver.patching import Patcher, decode_body_once, patched_json
 from tests.controlplane.apiserver.conftest import API
 
 PODS = "/api/v1/namespaces/default/pods"
@@ -517,3 +518,43 @@ async def test_a_custom_resources_strict_patch_is_invalid_with_its_patched_objec
     # An Unstructured is encoded as a Go map: every object's keys sorted, not only the patch's way.
     assert shown == gotypes.go_json(json.loads(shown), sort_keys=True)
     assert json.loads(shown)["spec"] == {"cronSpec": "x", "extra": 1}
+
+
+# -- a YAML body that is JSON --------------------------------------------------------------------------
+
+APPLY_YAML = "application/apply-patch+yaml"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b'{"kind":"ConfigMap","data":{"a":"1"}}', {"kind": "ConfigMap", "data": {"a": "1"}}),
+        (b'  {"kind": "ConfigMap", "data": {"a": "1"}}\n', {"kind": "ConfigMap", "data": {"a": "1"}}),
+        # JSON's number, as yaml.v2 reads it; PyYAML (YAML 1.1) would keep "1e3" a string.
+        (b'{"spec": {"replicas": 1e3}}', {"spec": {"replicas": 1000.0}}),
+    ],
+)
+def test_an_apply_body_that_is_json_is_read_as_json_and_known_to_repeat_no_key(
+    raw: bytes, expected: dict[str, Any]
+) -> None:
+    assert decode_body_once(raw, APPLY_YAML) == (expected, True)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b"kind: ConfigMap\ndata:\n  a: '1'\n", {"kind": "ConfigMap", "data": {"a": "1"}}),
+        # A repeated key: the YAML parser reads it (the last wins) and the strict check says where.
+        (b'{"data": {"a": "1", "a": "2"}}', {"data": {"a": "2"}}),
+        (b'{"data": {"a": "1"}}\n---\n{"data": {}}\n', None),
+    ],
+)
+def test_an_apply_body_that_is_not_json_goes_through_the_yaml_parser(
+    raw: bytes, expected: dict[str, Any] | None
+) -> None:
+    if expected is None:
+        with pytest.raises(StatusError) as refused:
+            decode_body_once(raw, APPLY_YAML)
+        assert refused.value.code == 400
+        return
+    assert decode_body_once(raw, APPLY_YAML) == (expected, False)
