@@ -31,6 +31,7 @@ Upstream: ``k8s.io/apiserver/pkg/apis/audit/v1/types.go`` (the shape), ``pkg/aud
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from dataclasses import dataclass
@@ -200,6 +201,11 @@ def decode_request_body(body: bytes, content_type: str) -> Any:
         except protobuf.ProtobufError as error:
             raise ValueError(str(error)) from None
     if content_type in ("application/yaml", "application/apply-patch+yaml", "application/x-yaml"):
+        if body.lstrip()[:1] == b"{":
+            # A JSON object (what kubectl and the manifest form send as an apply) is YAML read
+            # the same way; the JSON decoder reads it some thirty times faster than PyYAML's.
+            with contextlib.suppress(ValueError):
+                return json.loads(body)
         return yaml.safe_load(body)
     return json.loads(body)
 

@@ -370,3 +370,23 @@ def test_the_pacer_spaces_frames_but_never_delays_a_lone_one() -> None:
         frames += 1
         now += 0.001  # the frame's own work
     assert frames <= 31
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {
+            "seq": 1,
+            "type": "request",
+            "verb": "patch",
+            "path": "/api/v1/namespaces/default/pods/é",
+            "ms": 0.25,
+        },
+        {"seq": 2, "nested": {"list": [1, (2, 3)], "none": None, "flag": True}, "big": 1e20},
+        {"seq": 3, "beyond_64_bits": 2**70},  # orjson refuses it: the standard library writes it
+        {"seq": 4, 5: "a key that is not a string"},
+    ],
+)
+def test_an_event_is_encoded_as_the_standard_library_would_write_it(event: dict[Any, Any]) -> None:
+    expected = json.dumps(event, separators=(",", ":"), ensure_ascii=False, default=str)
+    assert encode_redacted(event) == expected

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from controlplane.apiserver.audit.event import (
     PendingEvent,
+    decode_request_body,
     encode,
     failure_status,
     new_event,
@@ -232,3 +233,14 @@ def test_a_timestamp_reads_as_datetime_formats_it(seconds: float) -> None:
     expected = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     assert timestamp(seconds) == expected
     assert timestamp(seconds) == expected  # from the cached second too
+
+
+def test_an_apply_body_is_recorded_as_the_object_it_holds_json_or_yaml() -> None:
+    apply = "application/apply-patch+yaml"
+    as_json = b'{"kind":"ConfigMap","data":{"a":"1","n":"2"}}'
+    as_yaml = b"kind: ConfigMap\ndata:\n  a: '1'\n  n: '2'\n"
+    as_flow = b"{kind: ConfigMap, data: {a: '1', n: '2'}}"  # YAML's flow style: not JSON
+    expected = {"kind": "ConfigMap", "data": {"a": "1", "n": "2"}}
+    assert decode_request_body(as_json, apply) == expected
+    assert decode_request_body(as_yaml, apply) == expected
+    assert decode_request_body(as_flow, apply) == expected
