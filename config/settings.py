@@ -227,6 +227,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # ... or, with no cookie, the signed-in user's saved choice (courses/accounts/middleware.py).
     "courses.accounts.middleware.PreferredLanguageMiddleware",
+    # The signed-in user, read once on Django's thread for an async view too (same module).
+    "courses.accounts.middleware.SignedInUserMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]

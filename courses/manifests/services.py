@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 from django.utils.translation import gettext, ngettext
 
+from controlplane.api import serializer
 from courses import gateway
 from courses.manifests import discovery, errors
 from courses.manifests.explain import Answer, explain, explain_mapping
@@ -85,6 +86,8 @@ MAX_FIELD_MANAGER: Final = 128
 #: wait for it (seconds) whatever its Retry-After says.
 THROTTLED_RETRIES: Final = 3
 MAX_RETRY_WAIT: Final = 5
+#: ``_answer``'s default: the body has not been read as JSON yet.
+_UNREAD: Final = object()
 #: Texts longer than this are parsed in a worker thread, so that the event loop (which serves the
 #: clusters too) is not held for the moment a large text takes.
 PARSE_INLINE_LIMIT: Final = 64 * 1024
@@ -408,20 +411,24 @@ class _Session:
             return Problem(gettext("The API server did not answer in time; nothing more was sent."))
         except httpx.HTTPError as error:
             return Problem(gettext("Could not reach the API server: %(error)s") % {"error": error})
-        answer = _answer(response)
+        body = _json(response)
+        answer = _answer(response, body)
         events = self.trace.events(answer.audit_id)
-        try:
-            body: Any = response.json()
-        except ValueError:
-            body = None
         return _Sent(response.status_code, body, answer, events, _warnings(response))
 
 
-def _answer(response: httpx.Response) -> Answer:
+def _json(response: httpx.Response) -> Any:
+    """The answer's body as JSON (None if it is not)."""
     try:
-        data = response.json()
+        return serializer.decode(response.content)
     except ValueError:
-        data = None
+        return None
+
+
+def _answer(response: httpx.Response, data: Any = _UNREAD) -> Answer:
+    """What the API server answered; ``data``: its body as JSON, if it was read already."""
+    if data is _UNREAD:
+        data = _json(response)
     status = data if isinstance(data, dict) and data.get("kind") == "Status" else None
     return Answer(
         code=response.status_code,
