@@ -390,7 +390,8 @@ def encode_event(event: Event) -> str:
 
 
 #: orjson writes what ``json.dumps(..., default=str)`` writes for an event's values, several times
-#: faster; dataclasses and datetimes go to ``default`` (``str``) there too instead of its own forms.
+#: faster; dataclasses and datetimes go to ``default`` (``str``) as they do with the standard library,
+#: instead of getting orjson's own forms.
 _ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
