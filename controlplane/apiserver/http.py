@@ -19,7 +19,7 @@ import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 from urllib.parse import parse_qsl
 
 import yaml
@@ -235,6 +235,20 @@ def _media_type(header: str) -> str:
     return header.split(";")[0].strip().lower()
 
 
+#: The media types ``decode_body`` reads as JSON ("": a body sent without a Content-Type) ...
+JSON_BODIES: Final = frozenset(
+    {
+        "",
+        JSON,
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+        "application/json-patch+json",
+    }
+)
+#: ... and as YAML.
+YAML_BODIES: Final = frozenset({"application/yaml", "application/apply-patch+yaml", "application/x-yaml"})
+
+
 def decode_body(body: bytes, content_type: str) -> Any:
     """Parse a JSON, YAML or protobuf body; 400 BadRequest with upstream's wording if it does not parse.
 
@@ -248,18 +262,12 @@ def decode_body(body: bytes, content_type: str) -> Any:
             raise errors.unsupported_media_type(PROTOBUF_UNSUPPORTED) from None
         except protobuf.ProtobufError as error:
             raise errors.bad_request(f"unable to decode protobuf body: {error}") from None
-    if content_type in (
-        "",
-        JSON,
-        "application/merge-patch+json",
-        "application/strategic-merge-patch+json",
-        "application/json-patch+json",
-    ):
+    if content_type in JSON_BODIES:
         try:
             return requestbody.loads_json(body)
         except (ValueError, UnicodeDecodeError) as error:  # BodyError included
             raise errors.bad_request(f"error decoding JSON: {error}") from None
-    if content_type in ("application/yaml", "application/apply-patch+yaml", "application/x-yaml"):
+    if content_type in YAML_BODIES:
         try:
             return requestbody.load_yaml(body)
         except requestbody.BodyError as error:

@@ -55,7 +55,7 @@ from controlplane.api.resources import ResourceType
 from controlplane.api.strategies.common import UndecodableObject
 from controlplane.api.validation import FieldError, forbidden, invalid, not_supported, required, too_long
 from controlplane.apiserver import errors
-from controlplane.apiserver.http import JSON, Request, decode_body
+from controlplane.apiserver.http import JSON_BODIES, YAML_BODIES, Request, decode_body
 from controlplane.apiserver.registry import timestamp
 from controlplane.clock import Clock
 
@@ -199,22 +199,6 @@ def tracker(
 # -- strict decoding of create and update bodies ----------------------------------------------------
 
 
-#: The media types ``http.decode_body`` reads as JSON.
-_JSON_BODIES: Final = frozenset(
-    {
-        "",
-        JSON,
-        "application/merge-patch+json",
-        "application/strategic-merge-patch+json",
-        "application/json-patch+json",
-    }
-)
-
-
-#: The media types ``http.decode_body`` reads as YAML.
-_YAML_BODIES: Final = frozenset({"application/yaml", "application/apply-patch+yaml", "application/x-yaml"})
-
-
 def decode_body_once(raw: bytes, content_type: str) -> tuple[Any, bool]:
     """The request body as ``http.decode_body`` decodes it, and whether no object in it names a member
     twice (then the strict checks need not read ``raw`` again for duplicate fields).
@@ -228,7 +212,7 @@ def decode_body_once(raw: bytes, content_type: str) -> tuple[Any, bool]:
     Anything else (YAML that is not JSON, protobuf, a duplicate, a body that does not parse) goes
     through ``decode_body`` itself, errors and all: a repeated key's error names its line.
     """
-    if content_type in _JSON_BODIES or (content_type in _YAML_BODIES and raw.lstrip()[:1] == b"{"):
+    if content_type in JSON_BODIES or (content_type in YAML_BODIES and raw.lstrip()[:1] == b"{"):
         unique, document = strict.decode_unique(raw)
         if unique:
             return document, True

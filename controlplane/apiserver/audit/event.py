@@ -43,6 +43,7 @@ import yaml
 from controlplane.api import serializer
 from controlplane.api.meta import Object
 from controlplane.apiserver import protobuf
+from controlplane.apiserver.http import YAML_BODIES
 from controlplane.identity import UserInfo
 from controlplane.trace.redaction import redact
 
@@ -200,7 +201,7 @@ def decode_request_body(body: bytes, content_type: str) -> Any:
             return protobuf.decode(body)[2]
         except protobuf.ProtobufError as error:
             raise ValueError(str(error)) from None
-    if content_type in ("application/yaml", "application/apply-patch+yaml", "application/x-yaml"):
+    if content_type in YAML_BODIES:
         if body.lstrip()[:1] == b"{":
             # A JSON object (what kubectl and the manifest form send as an apply) is YAML read
             # the same way; the JSON decoder reads it some thirty times faster than PyYAML's.
