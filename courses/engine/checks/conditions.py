@@ -8,7 +8,8 @@ A state leaf names fields by path (``paths.py``) and says what each must be:
 - ``at_least`` / ``at_most``: a number. A count that is not there counts as 0, because the API leaves
   zero counts out of an object (Go's ``omitempty``: a Deployment with no available replicas has no
   ``status.availableReplicas`` at all), and "expected at least 1, saw nothing" would be a riddle;
-- ``matches``: a regular expression that must match the whole text (``fullmatch``);
+- ``matches``: a regular expression that must match the whole text (``fullmatch``); a failure shows
+  the author's example of a text it accepts (``like``), since a student reads text, not patterns;
 - ``contains``: a list holds an item equal to this one (for a map, an item that has at least these
   keys and values: ``{name: nginx}`` finds the container named nginx); a text holds this text; a map
   holds these keys and values, or this key.
@@ -45,7 +46,7 @@ def bind_condition(condition: Condition, student: str) -> Condition:
     if condition.op == "matches" and operand != condition.operand:
         # The student's name is text to match, not a pattern (a "." in it matches only a ".").
         operand = condition.operand.replace("$student", re.escape(student))
-    return Condition(condition.path, condition.op, operand)
+    return Condition(condition.path, condition.op, operand, bind_value(condition.example, student))
 
 
 def _is_number(value: Any) -> bool:
@@ -115,7 +116,7 @@ def failure(leaf_id: str | None, condition: Condition, seen: Any, what: Param) -
         seen = 0  # a count the API left out (omitempty) is 0
     params.update(expected=show(operand), seen=show(seen))
     if op == "matches":
-        params["pattern"] = operand
+        params["example"] = operand if condition.example is None else condition.example
         return Failure(leaf_id, "state.matches", params)
     if op in ("equals", "at_least", "at_most") and is_count_field(path, operand) and _is_number(seen):
         # "saw 1" reads as a count; "saw nothing" does not ("expected 3 replicas ..., saw nothing").

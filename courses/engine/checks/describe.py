@@ -148,7 +148,7 @@ _CONDITION_TEMPLATES = {
     "equals": gettext_noop("%(field)s = %(value)s"),
     "at_least": gettext_noop("%(field)s >= %(value)s"),
     "at_most": gettext_noop("%(field)s <= %(value)s"),
-    "matches": gettext_noop("%(field)s matching %(value)s"),
+    "matches": gettext_noop('%(field)s like "%(value)s"'),
     "contains": gettext_noop("%(field)s containing %(value)s"),
 }
 
@@ -159,6 +159,8 @@ def condition_phrase(condition: Condition) -> Phrase:
     if condition.op == "exists":
         template = gettext_noop("%(field)s present") if condition.operand else gettext_noop("no %(field)s")
         return Phrase(template, {"field": field})
+    if condition.op == "matches" and condition.example is not None:
+        return Phrase(_CONDITION_TEMPLATES["matches"], {"field": field, "value": condition.example})
     return Phrase(_CONDITION_TEMPLATES[condition.op], {"field": field, "value": show(condition.operand)})
 
 

@@ -137,7 +137,9 @@ TEMPLATES: Mapping[str, str] = {
     ),
     "state.exists": gettext_noop("expected %(object)s to have %(field)s, but it has none"),
     "state.absent": gettext_noop("expected %(object)s to have no %(field)s, saw %(seen)s"),
-    "state.matches": gettext_noop("expected %(field)s of %(object)s to match %(pattern)s, saw %(seen)s"),
+    "state.matches": gettext_noop(
+        'expected %(field)s of %(object)s to read like "%(example)s", saw %(seen)s'
+    ),
     "state.contains": gettext_noop("expected %(field)s of %(object)s to contain %(expected)s, saw %(seen)s"),
     "state.count": gettext_noop("expected %(bound)s %(objects)s, saw %(seen)s"),
     "state.count_where": gettext_noop("expected %(bound)s %(objects)s with %(conditions)s, saw %(seen)s"),

@@ -291,7 +291,7 @@ class _Parser:
         )
 
     def condition(self, data: Any, at: str) -> list[Condition]:
-        spec = self.mapping(data, at, ("path", *OPERATORS))
+        spec = self.mapping(data, at, ("path", *OPERATORS, "like"))
         if "path" not in spec:
             raise self.fail(at, "missing path")
         try:
@@ -311,13 +311,31 @@ class _Parser:
             elif op in ("at_least", "at_most"):
                 self.number(operand, where)
             elif op == "matches":
-                self.string(operand, where)
-                try:
-                    re.compile(operand.replace(STUDENT, "student"))
-                except re.error as error:
-                    raise self.fail(where, f"not a regular expression: {error}") from None
+                example = self.example(operand, spec, at)
+                conditions.append(Condition(path, op, operand, example))
+                continue
             conditions.append(Condition(path, op, operand))
+        if "like" in spec and "matches" not in spec:
+            raise self.fail(_join(at, "like"), "like is an example of what matches accepts: add matches")
         return conditions
+
+    def example(self, pattern: Any, spec: Mapping[str, Any], at: str) -> str:
+        """The ``like`` beside ``matches``: a failure shows the student this text, never the pattern,
+        so it is required, and it must be one the pattern accepts."""
+        where = _join(at, "matches")
+        self.string(pattern, where)
+        try:
+            compiled = re.compile(pattern.replace(STUDENT, "student"))
+        except re.error as error:
+            raise self.fail(where, f"not a regular expression: {error}") from None
+        if "like" not in spec:
+            raise self.fail(
+                at, "matches needs like: a text it accepts, shown to a student instead of the pattern"
+            )
+        example = self.string(spec["like"], _join(at, "like"))
+        if compiled.fullmatch(example.replace(STUDENT, "student")) is None:
+            raise self.fail(_join(at, "like"), f"{example!r} does not match {pattern!r}")
+        return example
 
     def count(self, data: Any, at: str) -> Count:
         spec = self.mapping(data, at, ("at_least", "at_most", "equals"))

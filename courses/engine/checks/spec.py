@@ -111,11 +111,17 @@ OPERATORS: tuple[Operator, ...] = ("exists", "equals", "at_least", "at_most", "m
 @dataclass(frozen=True, slots=True)
 class Condition:
     """One test of one field: ``{path: status.phase, equals: Running}``. A condition written with two
-    operators (``at_least`` and ``at_most``) becomes two of these with the same path."""
+    operators (``at_least`` and ``at_most``) becomes two of these with the same path.
+
+    ``example`` is for ``matches`` only: a text the pattern accepts, written by the author
+    (``like: "Scaled up replica set shop-7d9c8 from 0 to 1"``), which a failure shows the student
+    instead of the regular expression.
+    """
 
     path: FieldPath
     op: Operator
     operand: Any
+    example: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

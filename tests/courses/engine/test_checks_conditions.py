@@ -84,9 +84,11 @@ def test_equal_is_json_equality() -> None:
 
 
 def test_bind_condition_treats_the_student_as_text() -> None:
-    bound = bind_condition(cond("metadata.annotations.owner", "matches", "$student.*"), "student:a.b")
+    matches = Condition(parse_path("metadata.annotations.owner"), "matches", "$student.*", "$student-1")
+    bound = bind_condition(matches, "student:a.b")
     assert holds(bound, "student:a.b-1")
     assert not holds(bound, "student:aXb-1")
+    assert bound.example == "student:a.b-1", "the example names the student as the pattern does"
     bound = bind_condition(cond("x", "equals", {"user": "$student"}), "student:alice")
     assert bound.operand == {"user": "student:alice"}
 
@@ -150,9 +152,10 @@ DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
             "expected deployment web to have no spec.paused, saw true",
         ),
         (
-            {"path": "metadata.name", "matches": "api-.*"},
+            {"path": "metadata.name", "matches": "api-.*", "like": "api-1"},
             {"metadata": {"name": "web"}},
-            "expected metadata.name of deployment web to match api-.*, saw web",
+            # The author's example, never the regular expression: a student reads text.
+            'expected metadata.name of deployment web to read like "api-1", saw web',
         ),
         (
             {"path": "metadata.finalizers", "contains": "x"},

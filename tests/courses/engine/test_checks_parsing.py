@@ -79,9 +79,24 @@ BAD: list[tuple[Any, str, str]] = [
         "empty name",
     ),
     (
-        state(get=CM, conditions=[{"path": "data.a", "matches": "(open"}]),
+        state(get=CM, conditions=[{"path": "data.a", "matches": "(open", "like": "x"}]),
         "state.conditions[0].matches",
         "regular",
+    ),
+    (
+        state(get=CM, conditions=[{"path": "data.a", "matches": "a+"}]),
+        "state.conditions[0]",
+        "matches needs like",
+    ),
+    (
+        state(get=CM, conditions=[{"path": "data.a", "matches": "a+", "like": "b"}]),
+        "state.conditions[0].like",
+        "'b' does not match 'a+'",
+    ),
+    (
+        state(get=CM, conditions=[{"path": "data.a", "equals": "a", "like": "a"}]),
+        "state.conditions[0].like",
+        "add matches",
     ),
     (
         state(get=CM, conditions=[{"path": "data.a", "exists": "yes"}]),
