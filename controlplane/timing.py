@@ -47,6 +47,9 @@ class TimingProfile:
     node_status_report_frequency: float = 300.0
     #: kubelet: the periodic full sync of every pod (``syncFrequency``, 1 min).
     kubelet_sync_frequency: float = 60.0
+    #: kubelet: how long a pod whose sync failed (a Secret it mounts is missing) waits before the
+    #: next attempt (``backOffPeriod``, 10 s, pkg/kubelet/kubelet.go).
+    kubelet_pod_backoff: float = 10.0
     #: node lifecycle controller: how often it checks the nodes (``--node-monitor-period``, 5 s) ...
     node_monitor_period: float = 5.0
     #: ... how old a Lease may get before the node is Unknown (``--node-monitor-grace-period``,

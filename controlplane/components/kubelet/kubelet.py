@@ -21,7 +21,9 @@ nobody but the API server, with its own identity ``system:node:<node>``:
    containers: pull, create, start, probe, exit, restart with back-off. The kubelet's loop (its
    ``syncLoop``) sleeps on the cluster clock until the earliest timer of any pod, a pod change, or
    the periodic full sync (1 min), then advances the pods whose turn it is (those that changed,
-   whose timer came, or all of them at a full sync: upstream's pod workers) and:
+   whose timer came, or all of them at a full sync: upstream's pod workers). A pod's containers
+   start only once the Secrets its volumes mount have been read, as this node (``volumes.py``).
+   Then it:
 
    - records an Event for each thing the core did (``Pulling``, ``Pulled``, ``Created``, ``Started``,
      ``Killing``, ``BackOff``, ``Unhealthy``, ``Failed``...), from ``kubelet`` on host ``<node>``;
@@ -88,6 +90,7 @@ from controlplane.components.kubelet.server import KubeletServer, PodView, sleep
 from controlplane.components.kubelet.simulation import PullTiming, SeededRandom
 from controlplane.components.kubelet.staticpods import ContainerRuns, StaticPods, is_mirror_pod
 from controlplane.components.kubelet.status import generate_pod_status
+from controlplane.components.kubelet.volumes import secret_volumes
 from controlplane.tasks import cancel_and_wait
 from controlplane.timing import UPSTREAM, TimingProfile
 from controlplane.trace import NULL_SINK, TraceSink, nodes, recording_requests
@@ -237,6 +240,8 @@ class PodWorker:
     #: and when (cluster time) they are due to be fetched again; None: not fetched yet.
     tokens: dict[str, str] = field(default_factory=dict)
     tokens_due: float | None = None
+    #: While its Secret volumes are not mounted (``lifecycle.held``): when (cluster time) to try again.
+    mount_due: float | None = None
 
     def wrote(self, status: Object) -> None:
         """Remember ``status`` (its kubelet-owned fields) as written."""
@@ -244,10 +249,11 @@ class PodWorker:
         self.written_set = _without_none(status)
 
     def due(self, now: float) -> bool:
-        """Whether a timer of its containers or its token refresh has come."""
-        wakeup = self.lifecycle.next_wakeup()
-        tokens = self.tokens_due
-        return (wakeup is not None and wakeup <= now) or (tokens is not None and tokens <= now)
+        """Whether a timer of its containers, its token refresh or its next mount attempt has come."""
+        return any(
+            t is not None and t <= now
+            for t in (self.lifecycle.next_wakeup(), self.tokens_due, self.mount_due)
+        )
 
 
 def _without_none(value: Any) -> Any:
@@ -771,6 +777,7 @@ class Kubelet:
             finally:
                 self._pulse()
             timers = [t for w in self.workers.values() if (t := w.lifecycle.next_wakeup()) is not None]
+            timers += [w.mount_due for w in self.workers.values() if w.mount_due is not None]
             timers.append(self._last_full_sync + self.sync_frequency)
             await self._wait(min(timers))
 
@@ -870,6 +877,8 @@ class Kubelet:
         if started is not None and started <= now:
             lifecycle.advance(now)  # replay quietly: these Events were recorded by the earlier run
             worker.wrote(_owned(status))
+        elif secret_volumes(pod):
+            lifecycle.held = True  # its containers wait for the Secrets (``_mount_secrets``)
         return worker
 
     async def _sync_pod(self, uid: str, pod: Object, now: float, *, full: bool) -> None:
@@ -882,6 +891,8 @@ class Kubelet:
         worker.pod = pod
         if not deleting:
             await self._project_tokens(worker, now)
+            if worker.lifecycle.held:
+                await self._mount_secrets(worker, now)
         lifecycle = worker.lifecycle
         changes: list[Change] = []
         if deleting and lifecycle.terminating_at is None:
@@ -950,6 +961,40 @@ class Kubelet:
                 refresh = now + TOKEN_REFRESH_FRACTION * seconds
                 due = refresh if due is None else min(due, refresh)
         worker.tokens_due = due if due is not None else float("inf")
+
+    async def _mount_secrets(self, worker: PodWorker, now: float) -> None:
+        """Read every Secret the pod's volumes mount, as this node (see ``volumes.py``); once all are
+        read, the containers may start. A Secret that cannot be read is a ``FailedMount`` Warning, and
+        another attempt after ``kubelet_pod_backoff``."""
+        if worker.mount_due is not None and now < worker.mount_due:
+            return
+        pod = worker.pod
+        namespace = str(object_meta(pod).get("namespace") or "default")
+        for volume in secret_volumes(pod):
+            try:
+                await self._secrets(namespace).get(volume.secret)
+            except NotFound:
+                if volume.optional:
+                    continue
+                problem = f'secret "{volume.secret}" not found'
+            except (APIError, TransportError) as error:
+                problem = str(error)
+            else:
+                continue
+            self._record(
+                pod,
+                "Warning",
+                "FailedMount",
+                f'MountVolume.SetUp failed for volume "{volume.volume}" : {problem}',
+            )
+            worker.mount_due = now + self.timing.kubelet_pod_backoff
+            return
+        worker.mount_due = None
+        worker.lifecycle.release(now)
+
+    def _secrets(self, namespace: str) -> ResourceClient:
+        assert self._client is not None
+        return self._client.resource("", "v1", "secrets", namespace)
 
     def _accounts(self, namespace: str) -> ResourceClient:
         assert self._client is not None

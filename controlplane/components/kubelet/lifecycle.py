@@ -584,6 +584,15 @@ class PodLifecycle:
         self.terminating_at: float | None = None
         self._deadline: float | None = None
         self.init_failed = False
+        #: The pod's volumes are not mounted yet (``volumes.py``): no container starts until
+        #: ``release``.
+        self.held = False
+
+    def release(self, now: float) -> None:
+        """The volumes are mounted: the containers start from ``now`` on."""
+        if self.held and not self._started_any():
+            self.created_at = now
+        self.held = False
 
     # --- driving ---
 
@@ -655,7 +664,7 @@ class PodLifecycle:
                 if self._deadline is not None and now >= self._deadline:
                     self._deadline = None
             return changes
-        if self.init_failed:
+        if self.init_failed or self.held:
             return changes
         for m in self.init:
             if m.restartable_init:
