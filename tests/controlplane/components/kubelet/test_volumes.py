@@ -12,7 +12,7 @@ from controlplane.components.kubelet.kubelet import Kubelet
 from controlplane.components.kubelet.volumes import SecretVolume, secret_volumes
 from controlplane.identity import NODES, UserInfo, node_user
 from controlplane.timing import UPSTREAM
-from tests.support.inprocess import CLUSTER, in_process_cluster, wait_for
+from tests.support.inprocess import CLUSTER, InProcessCluster, in_process_cluster, wait_for
 
 NODE = "node-1"
 
@@ -53,6 +53,13 @@ def test_secret_volumes_finds_secret_and_projected_sources_only() -> None:
     assert secret_volumes({"spec": None}) == []
 
 
+def _kubelet(cluster: InProcessCluster, clock: ManualClock) -> Kubelet:
+    node = UserInfo.create(node_user(NODE), groups=[NODES])
+    return Kubelet(
+        cluster.client_for(node), NODE, clock=clock, rng=random.Random(1), cluster=CLUSTER, timing=UPSTREAM
+    )
+
+
 def _phase_is(name: str, phase: str) -> Any:
     return lambda items: any(
         p["metadata"]["name"] == name and p.get("status", {}).get("phase") == phase for p in items
@@ -62,16 +69,7 @@ def _phase_is(name: str, phase: str) -> Any:
 async def test_a_missing_secret_holds_the_pod_until_it_is_created(tmp_path: Path) -> None:
     clock = ManualClock()
     async with in_process_cluster(tmp_path, clock=clock) as cluster:
-        kubelet = Kubelet(
-            cluster.client_for(UserInfo.create(node_user(NODE), groups=[NODES])),
-            NODE,
-            clock=clock,
-            rng=random.Random(1),
-            cluster=CLUSTER,
-            internal_ip="10.0.0.11",
-            pod_cidr="10.244.1.0/24",
-            timing=UPSTREAM,
-        )
+        kubelet = _kubelet(cluster, clock)
         await kubelet.start()
         try:
             pods = cluster.resource("", "v1", "pods", "default")
@@ -103,15 +101,7 @@ async def test_a_missing_secret_holds_the_pod_until_it_is_created(tmp_path: Path
 async def test_an_optional_secret_may_be_missing(tmp_path: Path) -> None:
     clock = ManualClock()
     async with in_process_cluster(tmp_path, clock=clock) as cluster:
-        kubelet = Kubelet(
-            cluster.client_for(UserInfo.create(node_user(NODE), groups=[NODES])),
-            NODE,
-            clock=clock,
-            rng=random.Random(1),
-            cluster=CLUSTER,
-            internal_ip="10.0.0.11",
-            pod_cidr="10.244.1.0/24",
-        )
+        kubelet = _kubelet(cluster, clock)
         await kubelet.start()
         try:
             pods = cluster.resource("", "v1", "pods", "default")
