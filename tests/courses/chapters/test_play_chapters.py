@@ -1,5 +1,5 @@
 """Chapters 1 to 5, played as a student would, against a real lab (``tests.support.playthrough``;
-chapters 6 to 10 are in ``test_play_chapters_later.py``).
+chapters 6 to 11 are in ``test_play_chapters_later.py``).
 
 Every step's check fails before the work is done, fails at its common mistake's leaf with words for
 it, and passes after its solution. "Start here" on a later step builds that step's starting state

@@ -1,4 +1,4 @@
-"""Chapters 6 to 10, played as a student would, against a real lab: as chapters 1 to 5 in
+"""Chapters 6 to 11, played as a student would, against a real lab: as chapters 1 to 5 in
 ``test_play_chapters.py`` (``tests.support.playthrough``), in a module of its own so that a second
 test worker plays them at the same time."""
 
@@ -11,7 +11,7 @@ from tests.support.playthrough import chapters
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
-CHAPTERS = chapters(first=6, last=10)
+CHAPTERS = chapters(first=6, last=11)
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
