@@ -24,7 +24,9 @@ Lines, in the order they are printed
     ``(RSS after - RSS before) / N``: what hibernated sandboxes cost the machine, the allocator's
     leftovers included. The line also gives the RSS with the N running (and per running sandbox),
     the RSS after each of N more made, run and hibernated one at a time (and what each of those added
-    once the allocator reuses freed memory), and the RSS after the wake rounds. Python rarely returns
+    once the allocator reuses freed memory), the RSS after the wake rounds, and the RSS once the N
+    are deleted (``held_mb_per_sandbox``: what deleting them gave back, per sandbox: what they held
+    themselves; the rest is the process's high-water mark, which deleting does not give back). Python rarely returns
     memory to the system, so the heap is measured as well, with ``tracemalloc`` on
     ``--heap-sandboxes`` M further sandboxes: the objects a hibernated sandbox still holds, per
     sandbox, with the files that allocated them. The target is on the RSS of the N hibernated
@@ -321,6 +323,8 @@ def report_sleep(reporter: Reporter, result: _coursesleep.SleepResult) -> None:
         "rss_running_mb": _round(result.rss_running_mb, 2),
         "rss_hibernated_mb": _round(result.rss_hibernated_mb, 2),
         "rss_after_wakes_mb": _round(result.rss_after_wakes_mb, 2),
+        "rss_after_deleting_mb": _round(result.rss_after_deleting_mb, 2),
+        "held_mb_per_sandbox": _round(result.held_mb(), 2),
         "running_mb_per_sandbox": _round(running, 2),
         "rss_one_at_a_time_mb": [_round(r, 2) for r in result.rss_one_at_a_time_mb],
         "one_at_a_time_mb_per_sandbox": _round(result.one_at_a_time_mb(), 2),

@@ -1246,6 +1246,11 @@ class Activity:
                 del self._inflight[name]
             self._last[name] = self._now()
 
+    def forget(self, name: str) -> None:
+        """Cluster ``name`` is gone: drop what was kept of its use."""
+        self._last.pop(name, None)
+        self._inflight.pop(name, None)
+
     def in_use(self, name: str) -> bool:
         """Whether the cluster serves a request (a watch) now."""
         return bool(self._inflight.get(name))
@@ -1521,6 +1526,18 @@ class Lab:
         await asyncio.shield(self._begin(name, self._recreate(name), stops=True))
         return self.cluster(name)
 
+    async def delete_cluster(self, name: str) -> bool:
+        """Stop cluster ``name``, delete its data and forget it, as if it had never been made (its
+        account is gone). False if the lab has no such cluster. Its next ``ensure_cluster`` makes a
+        new, empty one."""
+        check_cluster_name(name)
+        while name in self._transitions:
+            await self.settled(name)
+        if name not in self._clusters:
+            return False
+        await asyncio.shield(self._begin(name, self._delete(name), stops=True))
+        return True
+
     async def stop(self) -> None:
         """Stop every cluster (newest first); the stores are closed when this returns. Idempotent.
 
@@ -1676,6 +1693,21 @@ class Lab:
         self._add(cluster)
         await self._start_new(cluster)
         logger.info("cluster %r was made anew, empty", name)
+
+    async def _delete(self, name: str) -> None:
+        cluster = self._clusters[name]
+        await self._before_stop(name)
+        try:
+            await cluster.stop()
+        finally:
+            self._clusters = MappingProxyType({k: v for k, v in self._clusters.items() if k != name})
+            write_cluster_list(self.data_dir, list(self._clusters))
+            bus = self._buses.pop(name, None)
+            if bus is not None:
+                bus.recorder.clear()
+            self.activity.forget(name)
+        await self._wipe(name)
+        logger.info("cluster %r was deleted", name)
 
     async def _wipe(self, name: str) -> None:
         """Delete cluster ``name``'s data: its directory (identities, audit log, SQLite store) and,

@@ -13,3 +13,4 @@ class CoursesConfig(AppConfig):
     def ready(self) -> None:
         # Signal receivers register themselves when their module is imported.
         from courses.classrooms import signals  # noqa: F401
+        from courses.sandboxes import signals as sandbox_signals  # noqa: F401

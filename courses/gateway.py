@@ -41,7 +41,7 @@ from __future__ import annotations
 import asyncio
 import json
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -579,14 +579,35 @@ def clear_faults_soon(*, clusters: Sequence[str], reason_suffix: str, reason: st
                 if fault.reason.endswith(reason_suffix):
                     await service.clear_fault(fault.id, reason=reason)
 
+    _soon(lab, clear, name="clear faults")
+    return True
+
+
+def delete_cluster_soon(*, cluster: str) -> bool:
+    """From any thread: have the lab stop cluster ``cluster``, delete its data (its objects, its
+    identities) and forget it, on its own loop. Returns at once; False without a running lab here."""
+    lab = active_lab()
+    if lab is None or lab.loop is None or lab.loop.is_closed():
+        return False
+
+    async def delete() -> None:
+        await lab.delete_cluster(cluster)
+
+    _soon(lab, delete, name=f"delete {cluster}")
+    return True
+
+
+def _soon(lab: Lab, work: Callable[[], Coroutine[Any, Any, None]], *, name: str) -> None:
+    """Start ``work()`` on the lab's loop from any thread, kept alive until it ends."""
+
     def start() -> None:
-        task = lab.loop.create_task(clear(), name="clear faults") if lab.loop is not None else None
+        task = lab.loop.create_task(work(), name=name) if lab.loop is not None else None
         if task is not None:
             _BACKGROUND.add(task)
             task.add_done_callback(_BACKGROUND.discard)
 
+    assert lab.loop is not None
     lab.loop.call_soon_threadsafe(start)
-    return True
 
 
 #: Tasks started for callers on other threads, kept until they end.

@@ -28,6 +28,7 @@ from controlplane.runtime import (
     Lab,
     LabConfig,
     delete_everything,
+    read_cluster_list,
 )
 from controlplane.store.sqlite import SqliteStore
 from tests.support.inprocess import wait_for
@@ -240,6 +241,31 @@ async def test_a_cluster_made_anew_is_empty(lab: Lab) -> None:
             for c in (await admin.resource("", "v1", "configmaps", "default").list())["items"]
         ]
     assert "gone" not in names
+
+
+async def test_a_deleted_cluster_is_forgotten_with_its_data(lab: Lab, tmp_path: Path) -> None:
+    first = await lab.ensure_cluster(SANDBOX)
+    async with admin_client(lab, SANDBOX) as admin:
+        await admin.resource("", "v1", "configmaps", "default").create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "gone"}}
+        )
+    await lab.hibernate(SANDBOX)
+    lab.activity.touch(SANDBOX)
+    gone = weakref.ref(first)
+    del first
+    assert await lab.delete_cluster(SANDBOX)
+    assert SANDBOX not in lab.names()
+    assert not (tmp_path / "clusters" / SANDBOX).exists(), "its store and identities are deleted"
+    assert SANDBOX not in (read_cluster_list(tmp_path) or []), "a restarted lab does not bring it back"
+    assert lab.activity.idle_for(SANDBOX) == float("inf")
+    gc.collect()
+    assert gone() is None, "nothing in the lab holds the deleted cluster"
+    assert not await lab.delete_cluster(SANDBOX), "deleting it again finds nothing"
+
+    await lab.ensure_cluster(SANDBOX)
+    async with admin_client(lab, SANDBOX) as admin:
+        listed = await admin.resource("", "v1", "configmaps", "default").list()
+    assert "gone" not in [c["metadata"]["name"] for c in listed["items"]], "made anew, empty"
 
 
 async def test_delete_everything_empties_a_store(tmp_path: Path) -> None:
