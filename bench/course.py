@@ -26,8 +26,8 @@ Lines, in the order they are printed
     the RSS after each of N more made, run and hibernated one at a time (and what each of those added
     once the allocator reuses freed memory), the RSS after the wake rounds, and the RSS once the N
     are deleted (``held_mb_per_sandbox``: what deleting them gave back, per sandbox: what they held
-    themselves; the rest is the process's high-water mark, which deleting does not give back). Python rarely returns
-    memory to the system, so the heap is measured as well, with ``tracemalloc`` on
+    themselves; the rest is the process's high-water mark, which deleting does not give back).
+    Python rarely returns memory to the system, so the heap is measured as well, with ``tracemalloc`` on
     ``--heap-sandboxes`` M further sandboxes: the objects a hibernated sandbox still holds, per
     sandbox, with the files that allocated them. The target is on the RSS of the N hibernated
     together, the machine's cost and the most conservative figure; the others say how much of it is
