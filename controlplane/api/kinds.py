@@ -58,6 +58,10 @@ from controlplane.api.strategies import (
     StatefulSetStrategy,
     StorageClassStrategy,
 )
+from controlplane.api.strategies.admissionpolicies import (
+    ValidatingAdmissionPolicyBindingStrategy,
+    ValidatingAdmissionPolicyStrategy,
+)
 from controlplane.api.strategies.apiextensions import CustomResourceDefinitionStrategy
 from controlplane.api.strategies.base import Strategy
 from controlplane.trace.objects import NODES_PREFIX
@@ -661,6 +665,31 @@ def builtin_types() -> ResourceRegistry:
             CRUD,
             categories=("api-extensions",),
             storage_prefix="/registry/validatingwebhookconfigurations",
+        ),
+        ResourceType(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingAdmissionPolicy",
+            "validatingadmissionpolicies",
+            "validatingadmissionpolicy",
+            False,
+            CRUD,
+            categories=("api-extensions",),
+            subresources=(Subresource("status", RW),),
+            storage_prefix="/registry/validatingadmissionpolicies",
+            strategy=ValidatingAdmissionPolicyStrategy(),
+        ),
+        ResourceType(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingAdmissionPolicyBinding",
+            "validatingadmissionpolicybindings",
+            "validatingadmissionpolicybinding",
+            False,
+            CRUD,
+            categories=("api-extensions",),
+            storage_prefix="/registry/validatingadmissionpolicybindings",
+            strategy=ValidatingAdmissionPolicyBindingStrategy(),
         ),
         ResourceType(
             "apiextensions.k8s.io",

@@ -2042,6 +2042,63 @@ WEBHOOK_CONFIGURATION_PRINTER: Final = Printer(
     _count_row("webhooks"),
 )
 
+
+def _param_kind(obj: Object) -> str:
+    """``printValidatingAdmissionPolicy``: ``<apiVersion>/<kind>`` of ``spec.paramKind``, or ``<unset>``."""
+    kind = _get(obj, "spec", "paramKind")
+    if not isinstance(kind, Mapping):
+        return "<unset>"
+    return f"{kind.get('apiVersion', '')}/{kind.get('kind', '')}"
+
+
+def _param_ref(obj: Object) -> str:
+    """``printValidatingAdmissionPolicyBinding``: ``<namespace>/<name>`` of ``spec.paramRef`` (``*``
+    for a selector), or ``<unset>``."""
+    ref = _get(obj, "spec", "paramRef")
+    if not isinstance(ref, Mapping):
+        return "<unset>"
+    name = ref.get("name") or "*"
+    namespace = ref.get("namespace")
+    return f"{namespace}/{name}" if namespace else str(name)
+
+
+VALIDATING_ADMISSION_POLICY_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column(
+            "Validations",
+            "integer",
+            description="Validations indicates the number of validation rules defined in this configuration",
+        ),
+        Column(
+            "ParamKind",
+            description="ParamKind specifies the kind of resources used to parameterize this policy",
+        ),
+        _AGE_COLUMN,
+    ),
+    lambda obj, now: [
+        _name(obj),
+        len(v) if isinstance(v := _get(obj, "spec", "validations"), list) else 0,
+        _param_kind(obj),
+        _age(obj, now),
+    ],
+)
+
+VALIDATING_ADMISSION_POLICY_BINDING_PRINTER: Final = Printer(
+    _columns(
+        _NAME_COLUMN,
+        Column(
+            "PolicyName",
+            description="PolicyName indicates the policy definition which the policy binding binded to",
+        ),
+        Column(
+            "ParamRef", description="ParamRef indicates the param resource which sets the configration param"
+        ),
+        _AGE_COLUMN,
+    ),
+    lambda obj, now: [_name(obj), _str(_get(obj, "spec", "policyName")), _param_ref(obj), _age(obj, now)],
+)
+
 FLOW_SCHEMA_PRINTER: Final = Printer(
     _columns(
         _NAME_COLUMN,
@@ -2238,6 +2295,10 @@ PRINTERS: Final[dict[tuple[str, str], Printer]] = {
     ("rbac.authorization.k8s.io", "clusterrolebindings"): CLUSTER_ROLE_BINDING_PRINTER,
     ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): WEBHOOK_CONFIGURATION_PRINTER,
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): WEBHOOK_CONFIGURATION_PRINTER,
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies"): VALIDATING_ADMISSION_POLICY_PRINTER,
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"): (
+        VALIDATING_ADMISSION_POLICY_BINDING_PRINTER
+    ),
     ("flowcontrol.apiserver.k8s.io", "flowschemas"): FLOW_SCHEMA_PRINTER,
     ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"): PRIORITY_LEVEL_PRINTER,
     ("scheduling.k8s.io", "priorityclasses"): PRIORITY_CLASS_PRINTER,

@@ -48,8 +48,9 @@ Kinds the lab serves that have no table yet, so that a protobuf body of one is a
 kube-apiserver, which has a protobuf schema for every built-in kind, would decode it): ComponentStatus,
 Endpoints, Event (``v1`` and ``events.k8s.io/v1``), LimitRange, Node, PersistentVolume,
 PersistentVolumeClaim, PodTemplate, ReplicationController (``v1``); ControllerRevision, DaemonSet,
-StatefulSet (``apps/v1``); MutatingWebhookConfiguration, ValidatingWebhookConfiguration
-(``admissionregistration.k8s.io/v1``); CustomResourceDefinition; EndpointSlice; FlowSchema,
+StatefulSet (``apps/v1``); MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding (``admissionregistration.k8s.io/v1``);
+CustomResourceDefinition; EndpointSlice; FlowSchema,
 PriorityLevelConfiguration; IngressClass, NetworkPolicy; StorageClass. kubectl 1.37 sends none of them
 as protobuf: its typed commands (``create <kind>``, ``create token``, ``autoscale``, ``auth can-i``,
 ``auth whoami``, ``auth reconcile``, ``certificate approve``, ``drain``, ``debug node/...``) send the

@@ -37,6 +37,7 @@ from controlplane.apiserver.admission.resourcequota import ResourceQuota
 from controlplane.apiserver.admission.sandboxguardrails import GuardrailsConfig, SandboxGuardrails
 from controlplane.apiserver.admission.secretspolicy import SecretsPolicy, SecretsPolicyConfig
 from controlplane.apiserver.admission.serviceaccount import ServiceAccount
+from controlplane.apiserver.admission.validatingadmissionpolicy import Policies, ValidatingAdmissionPolicy
 from controlplane.apiserver.admission.validatingwebhook import ValidatingWebhooks
 from controlplane.apiserver.admission.webhookclient import Configurations, WebhookClient
 from controlplane.clock import SYSTEM_CLOCK, Clock
@@ -62,6 +63,7 @@ ORDER = (
     "SecretsPolicy",
     "SandboxGuardrails",
     "MutatingAdmissionWebhook",
+    "ValidatingAdmissionPolicy",
     "ValidatingAdmissionWebhook",
     "ResourceQuota",
 )
@@ -144,6 +146,16 @@ def build(
             options.guardrails or GuardrailsConfig(), count_objects=partial(_count_objects, caches)
         ),
     }
+
+    def configurations(resource: str) -> Any:
+        cache = caches.get(f"/registry/{resource}")
+        return lambda: cache.objects if cache is not None and cache.ready else {}
+
+    makers["ValidatingAdmissionPolicy"] = lambda: ValidatingAdmissionPolicy(
+        Policies(
+            configurations("validatingadmissionpolicies"), configurations("validatingadmissionpolicybindings")
+        )
+    )
     plugins: list[Plugin] = []
     for name in ORDER:
         if name not in enabled or name not in makers:
@@ -155,11 +167,6 @@ def build(
         plugins.append(makers[name]())
     tracer = Tracer(trace, cluster)
     client = WebhookClient()
-
-    def configurations(resource: str) -> Any:
-        cache = caches.get(f"/registry/{resource}")
-        return lambda: cache.objects if cache is not None and cache.ready else {}
-
     mutating = (
         MutatingWebhooks(
             Configurations(configurations("mutatingwebhookconfigurations"), mutating=True), client, tracer

@@ -138,13 +138,28 @@ class Webhook:
         return self.failure_policy == IGNORE
 
 
-def _selector(value: Any) -> tuple[selectors.LabelSelector, str]:
+def parse_selector(value: Any) -> tuple[selectors.LabelSelector, str]:
+    """A stored label selector (absent: everything), and what is wrong with it ("" if nothing)."""
     if value is None:
         return selectors.LabelSelector.everything(), ""
     try:
         return selectors.label_selector_from_object(_dict(value)), ""
     except selectors.SelectorError as error:
         return selectors.LabelSelector.nothing(), f"invalid label selector: {error}"
+
+
+def parse_rules(raw: Any) -> tuple[Rule, ...]:
+    """A list of ``RuleWithOperations`` (webhooks' ``rules``, policies' ``resourceRules``)."""
+    return tuple(
+        Rule(
+            operations=_strings(r.get("operations")),
+            api_groups=_strings(r.get("apiGroups")),
+            api_versions=_strings(r.get("apiVersions")),
+            resources=_strings(r.get("resources")),
+            scope=str(r.get("scope") or "*"),
+        )
+        for r in (_dict(x) for x in _list(raw))
+    )
 
 
 def parse_webhook(raw: Mapping[str, Any], configuration: str, *, mutating: bool) -> Webhook:
@@ -162,21 +177,12 @@ def parse_webhook(raw: Mapping[str, Any], configuration: str, *, mutating: bool)
         problems.append(
             "Kubelab calls webhooks at clientConfig.url only (clientConfig.service is not supported)"
         )
-    rules = tuple(
-        Rule(
-            operations=_strings(r.get("operations")),
-            api_groups=_strings(r.get("apiGroups")),
-            api_versions=_strings(r.get("apiVersions")),
-            resources=_strings(r.get("resources")),
-            scope=str(r.get("scope") or "*"),
-        )
-        for r in (_dict(x) for x in _list(raw.get("rules")))
-    )
+    rules = parse_rules(raw.get("rules"))
     timeout = raw.get("timeoutSeconds")
     if not isinstance(timeout, int) or isinstance(timeout, bool) or not 1 <= timeout <= MAX_TIMEOUT:
         timeout = DEFAULT_TIMEOUT
-    namespace_selector, bad_ns = _selector(raw.get("namespaceSelector"))
-    object_selector, bad_obj = _selector(raw.get("objectSelector"))
+    namespace_selector, bad_ns = parse_selector(raw.get("namespaceSelector"))
+    object_selector, bad_obj = parse_selector(raw.get("objectSelector"))
     problems += [p for p in (bad_ns, bad_obj) if p]
     return Webhook(
         name=str(raw.get("name") or ""),
@@ -246,17 +252,24 @@ def matches(hook: Webhook, a: Attributes, namespace_labels: Mapping[str, str] | 
     """
     if not any(rule.matches(a) for rule in hook.rules):
         return False
+    return selectors_match(hook.namespace_selector, hook.object_selector, a, namespace_labels)
+
+
+def selectors_match(
+    namespace_selector: selectors.LabelSelector,
+    object_selector: selectors.LabelSelector,
+    a: Attributes,
+    namespace_labels: Mapping[str, str] | None,
+) -> bool:
+    """A ``namespaceSelector`` and an ``objectSelector`` (of a webhook, a policy or a binding) for ``a``."""
     if a.group == "" and a.resource == "namespaces":
-        labels = labels_of(a.object or a.old_object)
-        if not hook.namespace_selector.matches(labels):
+        if not namespace_selector.matches(labels_of(a.object or a.old_object)):
             return False
-    elif a.namespaced and not hook.namespace_selector.matches(namespace_labels or {}):
+    elif a.namespaced and not namespace_selector.matches(namespace_labels or {}):
         return False
     if a.object is None and a.old_object is None:
         return True
-    return any(
-        hook.object_selector.matches(labels_of(obj)) for obj in (a.object, a.old_object) if obj is not None
-    )
+    return any(object_selector.matches(labels_of(obj)) for obj in (a.object, a.old_object) if obj is not None)
 
 
 # -- AdmissionReview ------------------------------------------------------------------------------
