@@ -24,5 +24,8 @@ def namespace(lab: LiveLab, request: pytest.FixtureRequest) -> Iterator[str]:
     """A namespace of the test's own (named after it), deleted without waiting afterwards."""
     name = request.node.name.removeprefix("test_").replace("_", "-")[:40].strip("-")
     lab.kubectl("create", "namespace", name)
+    # Pods need the namespace's default ServiceAccount, which the controller manager makes a moment
+    # later (admission waits up to 2 s for it, as upstream's does): wait for it, as a script would.
+    lab.kubectl("wait", "--for=create", "serviceaccount/default", "-n", name, "--timeout=60s", timeout=90)
     yield name
     lab.kubectl("delete", "namespace", name, "--wait=false", check=False)

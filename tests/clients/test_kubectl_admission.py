@@ -20,6 +20,7 @@ PRIVILEGED_POD = json.dumps(
 
 def _namespace(lab: LiveLab, name: str, *labels: str) -> None:
     lab.kubectl("create", "namespace", name)
+    lab.kubectl("wait", "--for=create", "serviceaccount/default", "-n", name, "--timeout=60s", timeout=90)
     if labels:
         lab.kubectl("label", "namespace", name, *labels)
 
