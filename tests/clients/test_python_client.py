@@ -171,3 +171,53 @@ def test_access_reviews_and_rbac_objects_round_trip(lab: LiveLab) -> None:
         }
     finally:
         api_client.close()
+
+
+def test_a_validating_admission_policy_written_and_enforced_with_the_official_client(
+    core: client.CoreV1Api,
+) -> None:
+    """The client's own models for both kinds round-trip, and a refused create raises its 422."""
+    admission = client.AdmissionregistrationV1Api(core.api_client)
+    rule = client.V1NamedRuleWithOperations(
+        api_groups=[""], api_versions=["v1"], operations=["CREATE"], resources=["secrets"]
+    )
+    policy = client.V1ValidatingAdmissionPolicy(
+        metadata=client.V1ObjectMeta(name="py-owned"),
+        spec=client.V1ValidatingAdmissionPolicySpec(
+            match_constraints=client.V1MatchResources(resource_rules=[rule]),
+            validations=[
+                client.V1Validation(expression="'owner' in object.metadata.labels", message="no owner")
+            ],
+        ),
+    )
+    created = admission.create_validating_admission_policy(policy)
+    assert created.spec.failure_policy == "Fail", "defaulted as upstream"
+    # Bound to the Secrets this test labels only: the lab is shared with other tests.
+    binding = client.V1ValidatingAdmissionPolicyBinding(
+        metadata=client.V1ObjectMeta(name="py-owned"),
+        spec=client.V1ValidatingAdmissionPolicyBindingSpec(
+            policy_name="py-owned",
+            validation_actions=["Deny"],
+            match_resources=client.V1MatchResources(
+                object_selector=client.V1LabelSelector(match_labels={"py-vap": "checked"})
+            ),
+        ),
+    )
+    admission.create_validating_admission_policy_binding(binding)
+    try:
+        listed = admission.list_validating_admission_policy_binding().items
+        assert [b.spec.policy_name for b in listed if b.metadata.name == "py-owned"] == ["py-owned"]
+        unowned = client.V1Secret(metadata=client.V1ObjectMeta(name="py-s", labels={"py-vap": "checked"}))
+        with pytest.raises(ApiException) as caught:
+            core.create_namespaced_secret("default", unowned)
+        assert caught.value.status == 422
+        assert "ValidatingAdmissionPolicy 'py-owned' with binding 'py-owned' denied request: no owner" in str(
+            caught.value.body
+        )
+        owned = client.V1Secret(
+            metadata=client.V1ObjectMeta(name="py-s", labels={"py-vap": "checked", "owner": "py"})
+        )
+        assert core.create_namespaced_secret("default", owned).metadata.labels["owner"] == "py"
+    finally:
+        admission.delete_validating_admission_policy_binding("py-owned")
+        admission.delete_validating_admission_policy("py-owned")
