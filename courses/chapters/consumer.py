@@ -33,6 +33,7 @@ import json
 import logging
 from typing import Any
 
+import yaml
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.utils import translation
@@ -45,7 +46,7 @@ from courses.chapters import solutions
 from courses.chapters.runner import StepRunner, Verdict
 from courses.classrooms import shared
 from courses.engine import content
-from courses.engine.content import for_student
+from courses.engine.content import Request, for_student
 from courses.progress import services as progress
 from courses.sandboxes import services as sandboxes
 
@@ -338,8 +339,7 @@ class ChapterConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels
         request = actions[index].request
         assert request is not None
         path = shared.in_namespace(for_student(request.path, self.access.user), self.access.namespace)
-        headers = {"Content-Type": "application/merge-patch+json"} if request.method == "PATCH" else {}
-        body = for_student(request.body, self.access.user).encode() if request.body else None
+        body, headers = request_body(request, self.access.user)
         with translation.override(self.language):
             try:
                 async with gateway.api_client(cluster=self.access.cluster, token=self.access.token) as client:
@@ -455,3 +455,14 @@ async def _scope_language(scope: dict[str, Any]) -> str | None:
         except LookupError:
             continue
     return None
+
+
+def request_body(request: Request, user: str) -> tuple[bytes | None, dict[str, str]]:
+    """What a step's request button sends: its manifest as JSON, as kubectl sends an object (a JSON
+    merge patch for PATCH), with the Content-Type that says so; nothing for a request without a body.
+    The manifest is YAML in the chapter, checked when the course loads."""
+    if request.body is None:
+        return None, {}
+    document = yaml.safe_load(for_student(request.body, user))
+    content_type = "application/merge-patch+json" if request.method == "PATCH" else "application/json"
+    return json.dumps(document).encode(), {"Content-Type": content_type}
