@@ -217,7 +217,8 @@ def test_a_validating_admission_policy_written_and_enforced_with_the_official_cl
         owned = client.V1Secret(
             metadata=client.V1ObjectMeta(name="py-s", labels={"py-vap": "checked", "owner": "py"})
         )
-        assert core.create_namespaced_secret("default", owned).metadata.labels["owner"] == "py"
+        labels = core.create_namespaced_secret("default", owned).metadata.labels
+        assert labels is not None and labels["owner"] == "py"
     finally:
         admission.delete_validating_admission_policy_binding("py-owned")
         admission.delete_validating_admission_policy("py-owned")
