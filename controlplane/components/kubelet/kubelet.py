@@ -90,7 +90,7 @@ from controlplane.components.kubelet.server import KubeletServer, PodView, sleep
 from controlplane.components.kubelet.simulation import PullTiming, SeededRandom
 from controlplane.components.kubelet.staticpods import ContainerRuns, StaticPods, is_mirror_pod
 from controlplane.components.kubelet.status import generate_pod_status
-from controlplane.components.kubelet.volumes import secret_volumes
+from controlplane.components.kubelet.volumes import SecretEnv, env_problem, secret_env, secret_volumes
 from controlplane.tasks import cancel_and_wait
 from controlplane.timing import UPSTREAM, TimingProfile
 from controlplane.trace import NULL_SINK, TraceSink, nodes, recording_requests
@@ -242,6 +242,8 @@ class PodWorker:
     tokens_due: float | None = None
     #: While its Secret volumes are not mounted (``lifecycle.held``): when (cluster time) to try again.
     mount_due: float | None = None
+    #: The Secrets each container's environment names (``volumes.secret_env``).
+    env_secrets: dict[str, list[SecretEnv]] = field(default_factory=dict)
 
     def wrote(self, status: Object) -> None:
         """Remember ``status`` (its kubelet-owned fields) as written."""
@@ -868,12 +870,13 @@ class Kubelet:
             timing=self.pull_timing,
             rng=SeededRandom(f"{self.node_name}/{uid}"),
             images=self.images,
+            config_retry=self.timing.kubelet_pod_backoff,
         )
         if (pod.get("spec") or {}).get("hostNetwork"):
             ips: tuple[str, ...] = (self.internal_ip,)
         else:
             ips = (self.ips.allocate(uid, status.get("podIP")),)
-        worker = PodWorker(pod, lifecycle, ips)
+        worker = PodWorker(pod, lifecycle, ips, env_secrets=secret_env(pod))
         if started is not None and started <= now:
             lifecycle.advance(now)  # replay quietly: these Events were recorded by the earlier run
             worker.wrote(_owned(status))
@@ -893,6 +896,8 @@ class Kubelet:
             await self._project_tokens(worker, now)
             if worker.lifecycle.held:
                 await self._mount_secrets(worker, now)
+            if not worker.lifecycle.held:
+                await self._check_env_secrets(worker)
         lifecycle = worker.lifecycle
         changes: list[Change] = []
         if deleting and lifecycle.terminating_at is None:
@@ -991,6 +996,33 @@ class Kubelet:
             return
         worker.mount_due = None
         worker.lifecycle.release(now)
+
+    async def _check_env_secrets(self, worker: PodWorker) -> None:
+        """``makeEnvironmentVariables``: read the Secrets the environment of each container not created
+        yet names, as this node, and tell the lifecycle which containers cannot be created (they wait
+        as ``CreateContainerConfigError`` and are tried again after the back-off; ``volumes.py``)."""
+        pending = [name for name in worker.lifecycle.waiting_for_config() if name in worker.env_secrets]
+        if not pending:
+            return
+        namespace = str(object_meta(worker.pod).get("namespace") or "default")
+        read: dict[str, Mapping[str, Any] | None] = {}
+        problems: dict[str, str] = {}
+        for name in pending:
+            refs = worker.env_secrets[name]
+            for ref in refs:
+                if ref.secret in read:
+                    continue
+                try:
+                    read[ref.secret] = await self._secrets(namespace).get(ref.secret)
+                except NotFound:
+                    read[ref.secret] = None
+                except (APIError, TransportError) as error:
+                    problems[name] = str(error)
+                    break
+            problem = problems.get(name) or env_problem(refs, namespace, read)
+            if problem is not None:
+                problems[name] = problem
+        worker.lifecycle.set_config_errors(problems)
 
     def _secrets(self, namespace: str) -> ResourceClient:
         assert self._client is not None

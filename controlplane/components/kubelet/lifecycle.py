@@ -253,6 +253,7 @@ class ContainerMachine:
         rng: Uniform,
         images: NodeImages,
         restartable_init: bool = False,
+        config_retry: float = INITIAL_BACKOFF,
     ) -> None:
         self.spec = spec
         self.name = str(spec.get("name", ""))
@@ -289,6 +290,11 @@ class ContainerMachine:
         self._kill_at: float | None = None
         self._liveness_killed = False
         self._probers: list[Prober] = []
+        #: Why the container cannot be created yet (a Secret its ``env`` names is missing), set by the
+        #: kubelet before each sync; tried again ``config_retry`` s after each failure.
+        self.config_error: str | None = None
+        self.config_retry = config_retry
+        self._config_retry_at: float | None = None
 
     # --- what the pod asks ---
 
@@ -310,6 +316,7 @@ class ContainerMachine:
         """Graceful termination: SIGTERM now, SIGKILL (exit 137) when ``grace`` runs out."""
         self.stopping = True
         self._restart_at = self._pull_done_at = self._pull_retry_at = self._report_backoff_at = None
+        self._config_retry_at = None
         if not self.running:
             self.done = True
             return []
@@ -330,6 +337,7 @@ class ContainerMachine:
             self._restart_at,
             self._exit_at,
             self._kill_at,
+            self._config_retry_at,
         ]
         if self.running and not self.stopping:
             timers += [p.next_at() for p in self._active_probers()]
@@ -381,6 +389,9 @@ class ContainerMachine:
         if at == self._pull_retry_at:
             self._pull_retry_at = None
             return self._pull(at)
+        if at == self._config_retry_at:
+            self._config_retry_at = None
+            return self._create(at)
         for prober in self._active_probers():
             if prober.next_at() == at:
                 return self._probe(prober)
@@ -425,6 +436,12 @@ class ContainerMachine:
         ]
 
     def _create(self, now: float) -> list[Change]:
+        if self.config_error is not None:
+            # kuberuntime_container.go startContainer: generateContainerConfig failed
+            # (ErrCreateContainerConfig), reported as the Warning "Failed" "Error: <why>".
+            self.state = Waiting("CreateContainerConfigError", self.config_error)
+            self._config_retry_at = now + self.config_retry
+            return [Change(now, self.name, "Failed", f"Error: {self.config_error}", "Warning")]
         if self.instances:
             self.restart_count += 1
         self.instances += 1
@@ -546,6 +563,7 @@ class PodLifecycle:
         timing: PullTiming | None = None,
         rng: Uniform | None = None,
         images: NodeImages | None = None,
+        config_retry: float = INITIAL_BACKOFF,
     ) -> None:
         meta: Mapping[str, Any] = pod.get("metadata") or {}
         spec: Mapping[str, Any] = pod.get("spec") or {}
@@ -572,6 +590,7 @@ class PodLifecycle:
                 rng=rng,
                 images=images,
                 restartable_init=sidecar,
+                config_retry=config_retry,
             )
 
         init_policy = "Never" if self.restart_policy == "Never" else "OnFailure"
@@ -587,6 +606,15 @@ class PodLifecycle:
         #: The pod's volumes are not mounted yet (``volumes.py``): no container starts until
         #: ``release``.
         self.held = False
+
+    def set_config_errors(self, errors: Mapping[str, str]) -> None:
+        """Why each container (by name) cannot be created now; the others may be."""
+        for m in self._all():
+            m.config_error = errors.get(m.name)
+
+    def waiting_for_config(self) -> list[str]:
+        """The containers not created yet (never run, or stopped at their configuration)."""
+        return [m.name for m in self._all() if m.instances == 0 and not m.done]
 
     def release(self, now: float) -> None:
         """The volumes are mounted: the containers start from ``now`` on."""
