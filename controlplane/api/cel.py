@@ -54,8 +54,8 @@ class Program:
             result = self._runner.evaluate(activation)
         except CELEvalError as error:
             raise EvalError(_eval_message(error)) from None
-        except (TypeError, ValueError, KeyError, ZeroDivisionError, OverflowError) as error:
-            raise EvalError(str(error)) from None
+        except Exception as error:  # whatever an author's expression does, it fails as an expression
+            raise EvalError(f"{type(error).__name__}: {error}") from None
         if isinstance(result, CELEvalError):
             raise EvalError(_eval_message(result))
         return _plain(result)
