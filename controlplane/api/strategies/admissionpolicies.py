@@ -128,6 +128,7 @@ class ValidatingAdmissionPolicyStrategy(KindStrategy):
     """``pkg/registry/admissionregistration/validatingadmissionpolicy/strategy.go``."""
 
     tracks_generation = True
+    status_subresource = True
 
     def default(self, obj: Object) -> None:
         spec = obj.get("spec")

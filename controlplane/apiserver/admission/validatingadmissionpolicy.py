@@ -40,7 +40,13 @@ from controlplane.api import cel, selectors
 from controlplane.apiserver import errors
 from controlplane.apiserver.admission.attributes import Attributes, Object, labels_of
 from controlplane.apiserver.admission.chain import ClusterView, Plugin, Scope
-from controlplane.apiserver.admission.webhook import Rule, parse_rules, parse_selector, selectors_match
+from controlplane.apiserver.admission.webhook import (
+    Rule,
+    parse_rules,
+    parse_selector,
+    review_request,
+    selectors_match,
+)
 
 PLUGIN: Final = "ValidatingAdmissionPolicy"
 GROUP: Final = "admissionregistration.k8s.io"
@@ -210,21 +216,11 @@ class Failure:
 
 
 def request_of(a: Attributes) -> Object:
-    """The ``request`` variable: the admission request as a webhook would receive it."""
-    kind = {"group": a.kind_group, "version": a.kind_version, "kind": a.kind}
-    resource = {"group": a.group, "version": a.version, "resource": a.resource}
-    return {
-        "kind": kind,
-        "resource": resource,
-        "subResource": a.subresource,
-        "requestKind": kind,
-        "requestResource": resource,
-        "name": a.object_name(),
-        "namespace": a.namespace,
-        "operation": a.operation,
-        "userInfo": a.user.to_json(),
-        "dryRun": a.dry_run,
-    }
+    """The ``request`` variable: the admission request a webhook would receive (``review_request``),
+    with the strings it leaves out when empty present, as CEL's typed request has them."""
+    request = review_request(a, "")["request"]
+    assert isinstance(request, dict)
+    return {**request, "namespace": a.namespace, "subResource": a.subresource}
 
 
 def evaluate(policy: Policy, a: Attributes, namespace: Object | None) -> list[Failure] | None:

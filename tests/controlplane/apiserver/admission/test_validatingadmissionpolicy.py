@@ -228,3 +228,19 @@ async def test_without_bindings_the_plugin_is_silent(admission_api: Factory) -> 
         await bound(api, policy("owned", {"expression": OWNER}))
         assert (await api.create(SECRETS, secret("db"))).status_code == 201, "a policy alone does nothing"
         assert api.steps("ValidatingAdmissionPolicy") == [], "and the trace shows no step for it"
+
+
+async def test_expressions_see_the_admission_request(admission_api: Factory) -> None:
+    async with admission_api(OPTIONS) as api:
+        who = (
+            "request.userInfo.username != 'admin' || request.namespace != 'default'"
+            " || request.subResource != ''"
+        )
+        await bound(
+            api,
+            policy("not-admin", {"expression": who, "message": "not as admin here"}),
+            binding("not-admin", "Deny"),
+        )
+        answer = await api.create(SECRETS, secret("db"))
+        assert answer.status_code == 422
+        assert answer.json()["message"].endswith("denied request: not as admin here")
