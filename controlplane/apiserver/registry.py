@@ -339,6 +339,8 @@ class Registry:
             scope.stage("validation", "deny", error.message)
             raise error
         scope.stage("validation", "pass")
+        for warning in self.strategy.warnings_on_create(obj):  # upstream's rest.BeforeCreate
+            scope.warn(warning)
         await scope.validate("CREATE", obj, None)
         return obj
 
@@ -511,6 +513,9 @@ class Registry:
                 scope.stage("validation", "deny", error.message)
                 raise error
             scope.stage("validation", "pass")
+            if not subresource:  # upstream's rest.BeforeUpdate
+                for warning in self.strategy.warnings_on_update(desired, current):
+                    scope.warn(warning)
             # After the strategy, as upstream's store does: a change only to managed fields'
             # timestamps is none (a Secret's stringData became data only now).
             desired = ignore_managed_fields_timestamps(desired, current)

@@ -90,6 +90,11 @@ class RequestScope:
             self.written.append(revision)
         pipeline.stored(self.report, op, key, revision, detail=detail)
 
+    def warn(self, text: str) -> None:
+        """A warning for the client (a ``Warning`` header); a write nobody asked for has no client."""
+        if self.admission is not None:
+            self.admission.scope.warn(text)
+
     async def mutate(self, operation: str, obj: Object, old: Object | None) -> Object:
         """The mutating admission of a CREATE or UPDATE (``obj`` as is when not admitted)."""
         if self.admission is None:

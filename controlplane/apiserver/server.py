@@ -257,7 +257,7 @@ class APIServer:
             caches=self.caches,
             trace=trace,
             cluster=cluster,
-            authorize=self._may,  # SecretsPolicy asks RBAC whether a ServiceAccount may get a Secret
+            authorize=self._may,  # CertificateApproval asks whether the user may approve for a signer
             clock=clock,
         )
         #: What handlers may reach beyond their own resource.

@@ -74,6 +74,15 @@ class Strategy:
     def default(self, obj: Object) -> None:
         """Fill in defaulted fields (upstream's ``SetDefaults_*``)."""
 
+    def warnings_on_create(self, obj: Object) -> list[str]:
+        """``WarningsOnCreate``: what a valid new object deserves a warning for (a deprecated field,
+        a value that probably does not do what was meant); sent back as ``Warning`` headers."""
+        return []
+
+    def warnings_on_update(self, obj: Object, old: Object) -> list[str]:
+        """``WarningsOnUpdate``: as ``warnings_on_create``, for an update of the object."""
+        return []
+
     def prepare_for_create(self, obj: Object) -> None:
         if self.status_subresource:
             obj.pop("status", None)

@@ -20,7 +20,6 @@ The built-in plugins, in upstream's order (``pkg/kubeapiserver/options/plugins.g
 - ``defaultstorageclass``: a PersistentVolumeClaim without a class gets the default StorageClass;
 - ``certificates``: approving or signing a CertificateSigningRequest needs ``approve`` or ``sign`` on
   its signer, and nobody asks the client signer for ``system:masters``;
-- ``secretspolicy``: Kubelab's own, for the Secrets chapter (not an upstream plugin);
 - ``mutatingwebhook`` / ``validatingwebhook``: your own plugins, as HTTPS servers
   (``MutatingWebhookConfiguration``, ``ValidatingWebhookConfiguration``);
 - ``resourcequota``: what a namespace may use in all, from ResourceQuota objects (last, after the

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from controlplane.apiserver.watchcache import WatchCache
 
 #: ``(user, verb, group, resource, namespace, name) -> allowed``: the server's authorizer, as a plugin
-#: may ask it (SecretsPolicy: "may this pod's ServiceAccount get that Secret?").
+#: may ask it (CertificateApproval: "may this user approve requests for that signer?").
 Authorize = Callable[[UserInfo, str, str, str, str, str], Awaitable[bool]]
 
 

@@ -19,7 +19,19 @@ the pod names another in ``spec.serviceAccountName``. This plugin, on every pod 
 
    Client libraries (``rest.InClusterConfig``) read exactly these files. In Kubelab the kubelets
    simulate containers and do not write the files; the volume is there to be seen.
-4. copies the ServiceAccount's ``imagePullSecrets`` to a pod that has none.
+4. copies the ServiceAccount's ``imagePullSecrets`` to a pod that has none;
+5. if the ServiceAccount carries the annotation ``kubernetes.io/enforce-mountable-secrets: "true"``,
+   refuses (403) a pod that references a Secret the ServiceAccount's ``secrets`` list does not
+   name (a ``secret`` volume, an ``env`` ``secretKeyRef`` or an ``envFrom`` ``secretRef`` of a
+   container or init container), or an image pull secret its ``imagePullSecrets`` does not name.
+
+Why step 5 exists: RBAC decides what a *user* may read through the API, but a pod's Secrets are
+read by the kubelet of its node, with the node's own credentials (the Node authorizer lets it read
+what its pods reference). So whoever may create pods in a namespace may mount, and so read, any
+Secret there, whatever the pod's ServiceAccount may ``get``. The annotation closes that gap for the
+pods of one ServiceAccount. Upstream deprecated it in 1.32 (it still works, and the API server
+warns on every ServiceAccount that carries it, ``pkg/registry/core/serviceaccount/strategy.go``):
+the list has to be kept in step with the Secrets by hand, where a namespace of its own keeps itself.
 
 Mirror pods (static pods the kubelet mirrors into the API) may not reference ServiceAccounts,
 Secrets or tokens at all: the kubelet, not the API server, owns them.
@@ -33,6 +45,7 @@ import random
 from typing import Any, Final
 
 from controlplane.api.meta import Object
+from controlplane.api.strategies.serviceaccounts import ENFORCE_MOUNTABLE_SECRETS
 from controlplane.apiserver.admission.attributes import CREATE, Attributes, PatchOp, forbidden, section
 from controlplane.apiserver.admission.chain import ClusterView, Plugin, Scope
 from controlplane.clock import SYSTEM_CLOCK, Clock
@@ -49,6 +62,8 @@ TOKEN_EXPIRATION_SECONDS: Final = 3607
 MIRROR_POD_ANNOTATION: Final = "kubernetes.io/config.mirror"
 #: How many times a missing ``default`` ServiceAccount is looked up before the pod is refused.
 DEFAULT_LOOKUP_ATTEMPTS: Final = 10
+#: What Go's ``strconv.ParseBool`` reads as true (anything it cannot read is false here).
+_GO_TRUE: Final = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 
 
 def token_volume_source() -> Object:
@@ -152,6 +167,66 @@ def admit_pod(pod: Object, service_account: Object | None, volume_name: str) -> 
     return patch
 
 
+def enforces_mountable_secrets(service_account: Object) -> bool:
+    """``enforceMountableSecrets``: the annotation is there and Go's ``ParseBool`` reads it true."""
+    annotations = section(service_account, "metadata", "annotations")
+    return isinstance(annotations, dict) and annotations.get(ENFORCE_MOUNTABLE_SECRETS) in _GO_TRUE
+
+
+def _names(references: Any) -> set[str]:
+    return {str(r["name"]) for r in _list(references) if isinstance(r, dict) and r.get("name")}
+
+
+def secret_reference_problem(service_account: Object, pod: Object) -> str | None:
+    """``limitSecretReferences``: the first Secret ``pod`` references that ``service_account`` does
+    not list, in upstream's words; None if it lists them all (pure).
+
+    Upstream checks ``secret`` volumes (not projected ones), then each init container's and each
+    container's ``env`` and ``envFrom``, then the image pull secrets, and says the first it finds
+    (plugin/pkg/admission/serviceaccount/admission.go).
+    """
+    account = str(section(service_account, "metadata", "name") or "")
+    mountable = _names(service_account.get("secrets"))
+    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+    assert isinstance(spec, dict)
+    not_listed = f"is not allowed because service account {account} does not reference that secret"
+    for volume in _list(spec.get("volumes")):
+        secret = section(volume, "secret")
+        if not isinstance(secret, dict):
+            continue
+        name = str(secret.get("secretName") or "")
+        if name not in mountable:
+            return f'volume with secret.secretName="{name}" {not_listed}'
+    for field, what in (("initContainers", "init container"), ("containers", "container")):
+        for container in _list(spec.get(field)):
+            if not isinstance(container, dict):
+                continue
+            for env in _list(container.get("env")):
+                name = section(env, "valueFrom", "secretKeyRef", "name")
+                if isinstance(section(env, "valueFrom", "secretKeyRef"), dict) and name not in mountable:
+                    variable = section(env, "name") or ""
+                    return (
+                        f"{what} {container.get('name') or ''} with envVar {variable} referencing "
+                        f'secret.secretName="{name or ""}" {not_listed}'
+                    )
+            for env_from in _list(container.get("envFrom")):
+                name = section(env_from, "secretRef", "name")
+                if isinstance(section(env_from, "secretRef"), dict) and name not in mountable:
+                    return (
+                        f"{what} {container.get('name') or ''} with envFrom referencing "
+                        f'secret.secretName="{name or ""}" {not_listed}'
+                    )
+    pull_secrets = _names(service_account.get("imagePullSecrets"))
+    for index, reference in enumerate(_list(spec.get("imagePullSecrets"))):
+        name = section(reference, "name")
+        if name not in pull_secrets:
+            return (
+                f'imagePullSecrets[{index}].name="{name or ""}" is not allowed because service account '
+                f"{account} does not reference that imagePullSecret"
+            )
+    return None
+
+
 def mirror_pod_problem(pod: Object) -> str | None:
     """What a mirror pod references that it may not, in upstream's words; None if nothing."""
     spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
@@ -243,19 +318,29 @@ class ServiceAccount(Plugin):
         name = section(pod, "spec", "serviceAccountName")
         if not name:
             raise forbidden(a, f"no service account specified for pod {a.namespace}/{a.object_name()}")
-        if isinstance(name, str) and await cluster.get("", "serviceaccounts", a.namespace, name) is None:
+        if not isinstance(name, str):
+            return
+        service_account = await cluster.get("", "serviceaccounts", a.namespace, name)
+        if service_account is None:
             raise forbidden(
                 a,
                 f'error looking up service account {a.namespace}/{name}: serviceaccounts "{name}" not found',
             )
+        if enforces_mountable_secrets(service_account):
+            problem = secret_reference_problem(service_account, pod)
+            if problem:
+                raise forbidden(a, problem)
 
 
 __all__ = [
+    "ENFORCE_MOUNTABLE_SECRETS",
     "MOUNT_PATH",
     "VOLUME_PREFIX",
     "ServiceAccount",
     "admit_pod",
+    "enforces_mountable_secrets",
     "mount_token_patch",
     "secret_names",
+    "secret_reference_problem",
     "token_volume_source",
 ]

@@ -2,8 +2,8 @@
 
 kube-apiserver has ``--enable-admission-plugins`` and ``--disable-admission-plugins`` over a default
 set; ``AdmissionOptions`` is the same choice for a Kubelab cluster. The default is upstream's default
-set restricted to the plugins Kubelab has, plus the webhooks; SecretsPolicy and SandboxGuardrails
-(Kubelab's own) are on only for a cluster that configures them (a student's sandbox has the latter).
+set restricted to the plugins Kubelab has, plus the webhooks; SandboxGuardrails (Kubelab's own) is
+on only for a cluster that configures it (a student's sandbox).
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from controlplane.apiserver.admission.podsecurity import PodSecurity
 from controlplane.apiserver.admission.priority import Priority
 from controlplane.apiserver.admission.resourcequota import ResourceQuota
 from controlplane.apiserver.admission.sandboxguardrails import GuardrailsConfig, SandboxGuardrails
-from controlplane.apiserver.admission.secretspolicy import SecretsPolicy, SecretsPolicyConfig
 from controlplane.apiserver.admission.serviceaccount import ServiceAccount
 from controlplane.apiserver.admission.validatingadmissionpolicy import Policies, ValidatingAdmissionPolicy
 from controlplane.apiserver.admission.validatingwebhook import ValidatingWebhooks
@@ -60,16 +59,14 @@ ORDER = (
     "CertificateApproval",
     "CertificateSigning",
     "CertificateSubjectRestriction",
-    "SecretsPolicy",
     "SandboxGuardrails",
     "MutatingAdmissionWebhook",
     "ValidatingAdmissionPolicy",
     "ValidatingAdmissionWebhook",
     "ResourceQuota",
 )
-#: What a cluster runs unless told otherwise (SecretsPolicy also needs a ``SecretsPolicyConfig``,
-#: SandboxGuardrails a ``GuardrailsConfig``).
-DEFAULT_PLUGINS = tuple(name for name in ORDER if name not in ("SecretsPolicy", "SandboxGuardrails"))
+#: What a cluster runs unless told otherwise (SandboxGuardrails also needs a ``GuardrailsConfig``).
+DEFAULT_PLUGINS = tuple(name for name in ORDER if name != "SandboxGuardrails")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +74,6 @@ class AdmissionOptions:
     """One cluster's admission configuration."""
 
     plugins: tuple[str, ...] = DEFAULT_PLUGINS
-    #: SecretsPolicy's rules; None leaves the plugin out even if listed.
-    secrets_policy: SecretsPolicyConfig | None = None
     #: DefaultTolerationSeconds' not-ready and unreachable tolerations.
     default_toleration_seconds: int = DEFAULT_SECONDS
     #: Seconds between lookups of a missing ``default`` ServiceAccount (None: upstream's 0.1-0.2 s).
@@ -88,10 +83,6 @@ class AdmissionOptions:
 
     def without(self, *names: str) -> AdmissionOptions:
         return dataclasses.replace(self, plugins=tuple(n for n in self.plugins if n not in names))
-
-    def with_secrets_policy(self, config: SecretsPolicyConfig) -> AdmissionOptions:
-        plugins = self.plugins if "SecretsPolicy" in self.plugins else (*self.plugins, "SecretsPolicy")
-        return dataclasses.replace(self, plugins=plugins, secrets_policy=config)
 
     def with_guardrails(self, config: GuardrailsConfig) -> AdmissionOptions:
         """These options with SandboxGuardrails on, keeping ``config``'s limits."""
@@ -141,7 +132,6 @@ def build(
         "CertificateApproval": CertificateApproval,
         "CertificateSigning": CertificateSigning,
         "CertificateSubjectRestriction": CertificateSubjectRestriction,
-        "SecretsPolicy": lambda: SecretsPolicy(options.secrets_policy or SecretsPolicyConfig(False, None)),
         "SandboxGuardrails": lambda: SandboxGuardrails(
             options.guardrails or GuardrailsConfig(), count_objects=partial(_count_objects, caches)
         ),
@@ -159,8 +149,6 @@ def build(
     plugins: list[Plugin] = []
     for name in ORDER:
         if name not in enabled or name not in makers:
-            continue
-        if name == "SecretsPolicy" and (options.secrets_policy is None or not options.secrets_policy.enabled):
             continue
         if name == "SandboxGuardrails" and options.guardrails is None:
             continue
@@ -192,4 +180,4 @@ def build(
     return chain, client
 
 
-__all__ = ["DEFAULT_PLUGINS", "ORDER", "AdmissionOptions", "GuardrailsConfig", "SecretsPolicyConfig", "build"]
+__all__ = ["DEFAULT_PLUGINS", "ORDER", "AdmissionOptions", "GuardrailsConfig", "build"]

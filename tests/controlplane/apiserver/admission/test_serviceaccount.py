@@ -1,8 +1,19 @@
-"""ServiceAccount: the default account, its existence, the kube-api-access volume and mounts."""
+"""ServiceAccount: the default account, its existence, the kube-api-access volume and mounts, and
+the Secrets an enforcing account lets its pods reference."""
 
 from __future__ import annotations
 
-from controlplane.apiserver.admission.serviceaccount import MOUNT_PATH, admit_pod, token_volume_source
+from controlplane.api.meta import Object
+from controlplane.apiserver.admission.serviceaccount import (
+    ENFORCE_MOUNTABLE_SECRETS as ENFORCING_KEY,
+)
+from controlplane.apiserver.admission.serviceaccount import (
+    MOUNT_PATH,
+    admit_pod,
+    enforces_mountable_secrets,
+    secret_reference_problem,
+    token_volume_source,
+)
 from tests.controlplane.apiserver.admission.conftest import Factory, pod, service_account
 
 
@@ -59,3 +70,89 @@ async def test_a_stored_pod_runs_as_default_with_the_projected_token_volume(admi
         assert spec["containers"][0]["volumeMounts"] == [
             {"name": volume["name"], "readOnly": True, "mountPath": MOUNT_PATH}
         ]
+
+
+ENFORCING = {"kubernetes.io/enforce-mountable-secrets": "true"}
+
+
+def _account(*secrets: str, pull: tuple[str, ...] = (), annotations: dict[str, str] | None = None) -> Object:
+    return {
+        "metadata": {"name": "app", "annotations": ENFORCING if annotations is None else annotations},
+        "secrets": [{"name": s} for s in secrets],
+        "imagePullSecrets": [{"name": p} for p in pull],
+    }
+
+
+def test_only_a_true_annotation_as_go_reads_it_enforces_the_list() -> None:
+    for value in ("true", "True", "TRUE", "t", "1"):
+        assert enforces_mountable_secrets(_account(annotations={**ENFORCING, ENFORCING_KEY: value}))
+    for value in ("false", "yes", "on", "", " true"):
+        assert not enforces_mountable_secrets(_account(annotations={ENFORCING_KEY: value}))
+    assert not enforces_mountable_secrets(_account(annotations={}))
+
+
+def test_each_kind_of_reference_is_refused_in_upstream_words() -> None:
+    volume = pod(volumes=[{"name": "key", "secret": {"secretName": "api-key"}}])
+    assert secret_reference_problem(_account("db"), volume) == (
+        'volume with secret.secretName="api-key" is not allowed because service account app does not '
+        "reference that secret"
+    )
+    env = pod(
+        containers=[
+            {
+                "name": "app",
+                "image": "nginx:1.27",
+                "env": [{"name": "KEY", "valueFrom": {"secretKeyRef": {"name": "api-key", "key": "k"}}}],
+            }
+        ]
+    )
+    assert secret_reference_problem(_account("db"), env) == (
+        'container app with envVar KEY referencing secret.secretName="api-key" is not allowed because '
+        "service account app does not reference that secret"
+    )
+    env_from = pod(
+        initContainers=[{"name": "init", "image": "busybox", "envFrom": [{"secretRef": {"name": "x"}}]}]
+    )
+    assert secret_reference_problem(_account("db"), env_from) == (
+        'init container init with envFrom referencing secret.secretName="x" is not allowed because '
+        "service account app does not reference that secret"
+    )
+    pulls = pod(imagePullSecrets=[{"name": "registry"}])
+    assert secret_reference_problem(_account("registry"), pulls) == (
+        'imagePullSecrets[0].name="registry" is not allowed because service account app does not '
+        "reference that imagePullSecret"
+    )
+    assert secret_reference_problem(_account("api-key", "x", pull=("registry",)), volume) is None
+    # Projected volumes are not checked upstream either.
+    projected = pod(volumes=[{"name": "p", "projected": {"sources": [{"secret": {"name": "api-key"}}]}}])
+    assert secret_reference_problem(_account("db"), projected) is None
+
+
+async def test_an_enforcing_account_limits_its_pods_and_its_annotation_is_warned_about(
+    admission_api: Factory,
+) -> None:
+    async with admission_api() as api:
+        account = service_account("app", metadata={"name": "app", "annotations": ENFORCING})
+        account["secrets"] = [{"name": "db"}]
+        created = await api.create("/api/v1/namespaces/default/serviceaccounts", account)
+        assert created.status_code == 201, created.text
+        assert created.headers["warning"] == (
+            '299 - "metadata.annotations[kubernetes.io/enforce-mountable-secrets]: deprecated in v1.32+; '
+            'prefer separate namespaces to isolate access to mounted secrets"'
+        )
+        await api.synced()
+        mounts = [{"name": "key", "secret": {"secretName": "api-key"}}]
+        refused = await api.create(
+            "/api/v1/namespaces/default/pods", pod("peek", serviceAccountName="app", volumes=mounts)
+        )
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["message"] == (
+            'pods "peek" is forbidden: volume with secret.secretName="api-key" is not allowed because '
+            "service account app does not reference that secret"
+        )
+        listed = [{"name": "key", "secret": {"secretName": "db"}}]
+        allowed = await api.create(
+            "/api/v1/namespaces/default/pods", pod("db-reader", serviceAccountName="app", volumes=listed)
+        )
+        assert allowed.status_code == 201, allowed.text
+        assert "warning" not in allowed.headers
