@@ -116,3 +116,44 @@ def test_a_validating_admission_policy_refuses_a_secret_via_kubectl(lab: LiveLab
     # The binding is scoped to the namespace vap: elsewhere the same Secret is accepted.
     lab.kubectl("create", "secret", "generic", "db", "-n", "default", "--from-literal=k=v")
     lab.kubectl("delete", "validatingadmissionpolicybinding", "secrets-have-an-owner")
+
+
+LIMITED_ACCOUNT = """\
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: app
+  annotations:
+    kubernetes.io/enforce-mountable-secrets: "true"
+secrets:
+  - name: db-password
+"""
+
+PEEK = json.dumps(
+    {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "peek"},
+        "spec": {
+            "serviceAccountName": "app",
+            "containers": [{"name": "c", "image": "busybox:1.36"}],
+            "volumes": [{"name": "key", "secret": {"secretName": "api-key"}}],
+        },
+    }
+)
+
+
+def test_an_enforcing_service_account_is_warned_about_and_limits_its_pods_secrets(lab: LiveLab) -> None:
+    _namespace(lab, "mountable")
+    applied = lab.kubectl("apply", "-n", "mountable", "-f", "-", input=LIMITED_ACCOUNT)
+    assert (
+        "Warning: metadata.annotations[kubernetes.io/enforce-mountable-secrets]: deprecated in v1.32+; "
+        "prefer separate namespaces to isolate access to mounted secrets"
+    ) in applied.stderr
+    assert "serviceaccount/app created" in applied.stdout
+    refused = lab.kubectl("apply", "-n", "mountable", "-f", "-", input=PEEK, check=False)
+    assert refused.returncode != 0
+    assert (
+        'pods "peek" is forbidden: volume with secret.secretName="api-key" is not allowed because '
+        "service account app does not reference that secret"
+    ) in refused.stderr
