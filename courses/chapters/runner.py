@@ -34,6 +34,7 @@ from django.utils import translation
 from courses import gateway
 from courses.engine.checks.evaluator import Evaluator, Status
 from courses.engine.checks.evaluator import Verdict as CheckVerdict
+from courses.engine.checks.failures import Failure
 from courses.engine.checks.reads import Read, ReadResult
 from courses.sandboxes import services as sandboxes
 from courses.sandboxes.services import SandboxAccess
@@ -74,16 +75,29 @@ class Verdict:
         }
 
 
-def page_verdict(check: CheckVerdict, *, held: bool, at: int | None = None) -> Verdict:
-    """The page's verdict for the evaluator's (messages rendered in the active language)."""
+Said = tuple[tuple[str | None, str], ...]
+
+
+def render_failures(failures: tuple[Failure, ...]) -> Said:
+    """``(leaf id, message)`` of each failure, in the active language."""
+    return tuple((f.leaf_id, f.render()) for f in failures)
+
+
+def page_verdict(
+    check: CheckVerdict,
+    *,
+    held: bool,
+    at: int | None = None,
+    render: Callable[[tuple[Failure, ...]], Said] = render_failures,
+) -> Verdict:
+    """The page's verdict for the evaluator's (messages rendered by ``render``: in the active language)."""
     if check.status is Status.PASSED:
         return Verdict("passed", held=held, at=at)
     if check.status is Status.SETTLING:
         return Verdict("pending", held=held, at=at)
     if check.status is Status.UNKNOWN:
         return Verdict("unknown", failing=check.failing_ids, held=held, at=at)
-    failures = tuple((f.leaf_id, f.render()) for f in check.failures)
-    return Verdict("failing", failures, check.failing_ids, held=held, at=at)
+    return Verdict("failing", render(check.failures), check.failing_ids, held=held, at=at)
 
 
 OnVerdict = Callable[[str, Verdict], Awaitable[None]]
@@ -120,6 +134,8 @@ class StepRunner:
         self._poke = asyncio.Event()
         self._force = False
         self._last: Verdict | None = None
+        #: The failures said last, and their words: the same failures are not rendered again.
+        self._said: tuple[tuple[Failure, ...], Said] | None = None
 
     async def start(self) -> None:
         """Subscribe to the sandbox's trace and start checking: every event from now on counts."""
@@ -282,6 +298,15 @@ class StepRunner:
             return matched.last_seq if matched is not None else None
         return None
 
+    def _render(self, failures: tuple[Failure, ...]) -> Said:
+        """The failures in the student's language. A check is asked for its verdict after every
+        batch of its sandbox's events, and fails the same way most of the time: the words of the
+        same failures as last time are not made again."""
+        if self._said is None or self._said[0] != failures:
+            with translation.override(self.language):
+                self._said = (failures, render_failures(failures))
+        return self._said[1]
+
     async def _tell(self) -> bool:
         """Hand the verdict on if it changed (or the student asked); whether the check passed."""
         assert self.check is not None
@@ -297,8 +322,7 @@ class StepRunner:
                         self.access.cluster,
                         unknown.render(),
                     )
-        with translation.override(self.language):
-            verdict = page_verdict(seen, held=held, at=self._moment())
+        verdict = page_verdict(seen, held=held, at=self._moment(), render=self._render)
         if verdict != self._last or self._force:
             self._last, self._force = verdict, False
             try:
