@@ -156,3 +156,14 @@ async def test_an_enforcing_account_limits_its_pods_and_its_annotation_is_warned
         )
         assert allowed.status_code == 201, allowed.text
         assert "warning" not in allowed.headers
+        # An update of the account still carrying the annotation is warned about too; one without
+        # it is not.
+        stored = created.json()
+        updated = await api.admin.put("/api/v1/namespaces/default/serviceaccounts/app", json=stored)
+        assert updated.status_code == 200, updated.text
+        assert "deprecated in v1.32+" in updated.headers["warning"]
+        plain = updated.json()
+        del plain["metadata"]["annotations"]
+        quiet = await api.admin.put("/api/v1/namespaces/default/serviceaccounts/app", json=plain)
+        assert quiet.status_code == 200, quiet.text
+        assert "warning" not in quiet.headers
