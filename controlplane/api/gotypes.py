@@ -603,6 +603,18 @@ def go_sprint(value: Any) -> str:
     return str(value)
 
 
+#: The spellings Go's ``strconv.ParseBool`` accepts.
+_PARSE_BOOL: Final = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+
+
+def go_parse_bool(text: str) -> bool | None:
+    """``strconv.ParseBool``: the boolean ``text`` spells, or None where Go returns its error."""
+    return _PARSE_BOOL.get(text)
+
+
 def go_quote(text: str) -> str:
     r"""``strconv.Quote``: what ``%q`` makes of a string (a field error's value, ``Invalid value: "..."``).
 
@@ -688,6 +700,7 @@ __all__ = [
     "go_json",
     "go_json_number",
     "go_json_string",
+    "go_parse_bool",
     "go_quote",
     "go_sprint",
     "go_type",

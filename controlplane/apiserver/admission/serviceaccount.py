@@ -44,6 +44,7 @@ from __future__ import annotations
 import random
 from typing import Any, Final
 
+from controlplane.api.gotypes import go_parse_bool
 from controlplane.api.meta import Object
 from controlplane.api.strategies.serviceaccounts import ENFORCE_MOUNTABLE_SECRETS
 from controlplane.apiserver.admission.attributes import CREATE, Attributes, PatchOp, forbidden, section
@@ -62,8 +63,6 @@ TOKEN_EXPIRATION_SECONDS: Final = 3607
 MIRROR_POD_ANNOTATION: Final = "kubernetes.io/config.mirror"
 #: How many times a missing ``default`` ServiceAccount is looked up before the pod is refused.
 DEFAULT_LOOKUP_ATTEMPTS: Final = 10
-#: What Go's ``strconv.ParseBool`` reads as true (anything it cannot read is false here).
-_GO_TRUE: Final = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 
 
 def token_volume_source() -> Object:
@@ -170,7 +169,8 @@ def admit_pod(pod: Object, service_account: Object | None, volume_name: str) -> 
 def enforces_mountable_secrets(service_account: Object) -> bool:
     """``enforceMountableSecrets``: the annotation is there and Go's ``ParseBool`` reads it true."""
     annotations = section(service_account, "metadata", "annotations")
-    return isinstance(annotations, dict) and annotations.get(ENFORCE_MOUNTABLE_SECRETS) in _GO_TRUE
+    value = annotations.get(ENFORCE_MOUNTABLE_SECRETS) if isinstance(annotations, dict) else None
+    return isinstance(value, str) and go_parse_bool(value) is True
 
 
 def _names(references: Any) -> set[str]:

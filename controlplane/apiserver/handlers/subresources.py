@@ -217,8 +217,6 @@ async def bind(ctx: Context) -> Reply:
 
 #: The annotation kubectl reads to choose a pod's container when none is named.
 DEFAULT_CONTAINER_ANNOTATION = "kubectl.kubernetes.io/default-container"
-_GO_TRUE = ("1", "t", "T", "true", "TRUE", "True")
-_GO_FALSE = ("0", "f", "F", "false", "FALSE", "False", "")
 
 
 @dataclass(frozen=True)
@@ -259,11 +257,10 @@ def parse_log_options(query: Mapping[str, str], name: str) -> PodLogOptions:
 
     def flag(key: str) -> bool:
         text = query.get(key, "")
-        if text in _GO_TRUE:
-            return True
-        if text in _GO_FALSE:
-            return False
-        raise errors.bad_request(f'strconv.ParseBool: parsing "{text}": invalid syntax')
+        value = gotypes.go_parse_bool(text) if text else False  # an empty parameter is not set
+        if value is None:
+            raise errors.bad_request(f'strconv.ParseBool: parsing "{text}": invalid syntax')
+        return value
 
     def number(key: str) -> int | None:
         text = query.get(key)

@@ -12,6 +12,7 @@ from controlplane.api.gotypes import (
     go_json,
     go_json_number,
     go_json_string,
+    go_parse_bool,
     go_quote,
     go_sprint,
     go_type,
@@ -340,3 +341,9 @@ def test_json_strings_are_written_html_safe_as_go_writes_them() -> None:
         '{"b":[1,2.5,null,true],"a":{"y":"\\u003c","x":1}}'
     )
     assert go_json({"b": 1, "a": {"y": 1, "x": 2}}, sort_keys=True) == '{"a":{"x":2,"y":1},"b":1}'
+
+
+def test_parse_bool_knows_gos_twelve_spellings_and_nothing_else() -> None:
+    assert [go_parse_bool(t) for t in ("1", "t", "T", "TRUE", "true", "True")] == [True] * 6
+    assert [go_parse_bool(t) for t in ("0", "f", "F", "FALSE", "false", "False")] == [False] * 6
+    assert [go_parse_bool(t) for t in ("", "yes", "tRue", " true")] == [None] * 4
