@@ -384,6 +384,10 @@ class DeploymentStrategy(WorkloadStrategy):
 class ReplicaSetStrategy(WorkloadStrategy):
     """``pkg/registry/apps/replicaset/strategy.go``."""
 
+    def reset_status(self, obj: Object) -> None:
+        # ReplicaSetStatus.replicas has no omitempty (staging/src/k8s.io/api/apps/v1/types.go).
+        obj["status"] = {"replicas": 0}
+
     def default(self, obj: Object) -> None:
         """``SetDefaults_ReplicaSet``."""
         spec = spec_of(obj)

@@ -104,7 +104,9 @@ def calculate_status(
     now: float,
 ) -> Object:
     """``calculateStatus`` (replica_set_utils.go): the ReplicaSet's new status (observedGeneration is
-    set when it is written). Zero counts are left out, as Go's ``omitempty`` does."""
+    set when it is written). Zero counts are left out, as Go's ``omitempty`` does, except ``replicas``:
+    ``ReplicaSetStatus.Replicas`` (and ``ReplicationControllerStatus.Replicas``) has no ``omitempty``
+    (staging/src/k8s.io/api/apps/v1/types.go), and typed clients require it."""
     new_status: Object = deep_copy(status(rs))
     template_labels: Mapping[str, str] = ((spec(rs).get("template") or {}).get("metadata") or {}).get(
         "labels"
@@ -135,8 +137,8 @@ def calculate_status(
         )
     elif manage_replicas_error is not None and failure is not None:
         conditions.append(failure)
+    new_status["replicas"] = len(active_pods)
     counts = {
-        "replicas": len(active_pods),
         "fullyLabeledReplicas": fully_labeled,
         "readyReplicas": ready,
         "availableReplicas": available,

@@ -247,3 +247,10 @@ def test_replicaset_defaults_and_rules() -> None:
     assert messages[-1].endswith("field is immutable") and messages[-1].startswith(
         "spec.selector: Invalid value:"
     )
+
+
+def test_a_new_replicaset_starts_with_replicas_0_in_its_status() -> None:
+    """``ReplicaSetStatus.Replicas`` has no omitempty: upstream writes ``"replicas": 0`` from the start."""
+    made, problems = create(REPLICASETS, replicaset(replicas=2))
+    assert problems == []
+    assert made["status"] == {"replicas": 0}

@@ -71,6 +71,15 @@ def test_status_counts_active_pods_labels_readiness_and_availability() -> None:
     assert "conditions" not in calculate_status({**rs, "status": failed}, pods, [], None, now)
 
 
+def test_a_replicaset_with_no_pods_still_says_replicas_0() -> None:
+    """``replicas`` has no omitempty upstream: the official client's typed ReplicaSetStatus requires it,
+    and an old ReplicaSet scaled down by a rollout has none."""
+    rs = replicaset_manifest("web", 0)
+    rs["metadata"].update(namespace="default", generation=1)
+    rs["status"] = {"replicas": 2, "readyReplicas": 2, "availableReplicas": 2}
+    assert calculate_status(rs, [], [], None, 0.0) == {"replicas": 0, "terminatingReplicas": 0}
+
+
 async def test_a_replicaset_creates_and_deletes_pods_with_events(tmp_path: Path) -> None:
     async with in_process_cluster(tmp_path) as cluster, controller_manager(cluster, deployments=False):
         replicasets = cluster.resource("apps", "v1", "replicasets", "default")
