@@ -97,6 +97,16 @@ def conflict(resource: str, group: str, name: str, why: str) -> StatusError:
     )
 
 
+class PreconditionFailed(StatusError):
+    """409: a delete's ``preconditions`` name another ``uid`` or ``resourceVersion`` than the object's
+    (``rest.BeforeDelete``); ``field`` says which."""
+
+    def __init__(self, kind: str, group: str, name: str, field: str, why: str) -> None:
+        error = conflict(kind, group, name, why)
+        super().__init__(error.code, error.reason, error.message, error.details)
+        self.field = field
+
+
 OBJECT_MODIFIED = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )

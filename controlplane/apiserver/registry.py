@@ -630,6 +630,37 @@ class Registry:
 
     # -- delete ----------------------------------------------------------------------------------
 
+    def _check_delete_preconditions(
+        self, name: str, preconditions: Mapping[str, str], uid: str | None, resource_version: str
+    ) -> None:
+        """``rest.BeforeDelete``'s early check (staging/src/k8s.io/apiserver/pkg/registry/rest/
+        delete.go): its Conflict names the kind, not the resource (``GroupResource{Resource: Kind}``).
+        A namespace's own ``Delete`` (pkg/registry/core/namespace/storage/storage.go) words it as the
+        storage layer does, and names the resource."""
+        namespace = self.rtype.kind == "Namespace"
+        what = self.rtype.plural if namespace else self.rtype.kind
+        wanted_uid, wanted_version = preconditions.get("uid"), preconditions.get("resourceVersion")
+        if wanted_uid and wanted_uid != uid:
+            field = "uid"
+            why = (
+                f"Precondition failed: UID in precondition: {wanted_uid}, UID in object meta: {uid}"
+                if namespace
+                else f"the UID in the precondition ({wanted_uid}) does not match the UID in record ({uid}). "
+                "The object might have been deleted and then recreated"
+            )
+        elif wanted_version and wanted_version != resource_version:
+            field = "resourceVersion"
+            why = (
+                f"Precondition failed: ResourceVersion in precondition: {wanted_version}, "
+                f"ResourceVersion in object meta: {resource_version}"
+                if namespace
+                else f"the ResourceVersion in the precondition ({wanted_version}) does not match the "
+                f"ResourceVersion in record ({resource_version}). The object might have been modified"
+            )
+        else:
+            return
+        raise errors.PreconditionFailed(what, self.rtype.group, name, field, why)
+
     async def delete(
         self,
         namespace: str,
@@ -652,25 +683,7 @@ class Registry:
             current = self.decode(kv)
             meta = current["metadata"]
             if preconditions:
-                if preconditions.get("uid") and preconditions["uid"] != meta.get("uid"):
-                    raise errors.conflict(
-                        self.rtype.plural,
-                        self.rtype.group,
-                        name,
-                        f"Precondition failed: UID in precondition: {preconditions['uid']}, "
-                        f"UID in object meta: {meta.get('uid')}",
-                    )
-                if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != str(
-                    kv.mod_revision
-                ):
-                    raise errors.conflict(
-                        self.rtype.plural,
-                        self.rtype.group,
-                        name,
-                        "Precondition failed: ResourceVersion in precondition: "
-                        f"{preconditions['resourceVersion']}, "
-                        f"ResourceVersion in object meta: {kv.mod_revision}",
-                    )
+                self._check_delete_preconditions(name, preconditions, meta.get("uid"), str(kv.mod_revision))
             await scope.admit_delete(current)
             finalizers = list(meta.get("finalizers") or [])
             if orphan and "orphan" not in finalizers:

@@ -487,8 +487,10 @@ async def evict(ctx: Context) -> Reply:
         try:
             await _delete_evicted(ctx, delete_scope, wanted, grace, dry_run, policy, options)
         except errors.StatusError as error:
-            changed = isinstance(error, eviction.ResourceVersionChanged)
-            if not user_pinned_version and (changed or "ResourceVersion in precondition" in error.message):
+            changed = isinstance(error, eviction.ResourceVersionChanged) or (
+                isinstance(error, errors.PreconditionFailed) and error.field == "resourceVersion"
+            )
+            if not user_pinned_version and changed:
                 continue  # the Pending pod changed since we read it: read it again
             raise
         return success

@@ -531,3 +531,31 @@ async def test_a_get_at_a_resource_version_the_cluster_has_not_reached_is_504(
     response = await api.client.get(f"{CMS}/now", params={"resourceVersion": str(10**9)})
     assert response.status_code == 504, response.text
     assert response.json()["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
+
+
+async def test_a_delete_whose_preconditions_name_another_object_is_a_conflict_naming_its_kind(
+    api: API,
+) -> None:
+    """``rest.BeforeDelete``: the Conflict names the kind (``ConfigMap``), and nothing is deleted."""
+    made = (await api.client.post(CMS, json=cm("kept"))).json()
+    uid, version = made["metadata"]["uid"], made["metadata"]["resourceVersion"]
+    for preconditions, message in [
+        (
+            {"uid": "not-" + uid},
+            'Operation cannot be fulfilled on ConfigMap "kept": '
+            f"the UID in the precondition (not-{uid}) does not match the UID in record ({uid}). "
+            "The object might have been deleted and then recreated",
+        ),
+        (
+            {"resourceVersion": "1"},
+            'Operation cannot be fulfilled on ConfigMap "kept": '
+            "the ResourceVersion in the precondition (1) does "
+            f"not match the ResourceVersion in record ({version}). The object might have been modified",
+        ),
+    ]:
+        response = await api.client.request("DELETE", f"{CMS}/kept", json={"preconditions": preconditions})
+        assert response.status_code == 409, response.text
+        body = response.json()
+        assert (body["reason"], body["message"]) == ("Conflict", message)
+        assert body["details"] == {"name": "kept", "kind": "ConfigMap"}
+    assert (await api.client.get(f"{CMS}/kept")).status_code == 200
