@@ -274,7 +274,7 @@ _MANAGER = re.compile(r'conflict with "((?:[^"\\]|\\.)*)"(?: using (\S+))?')
 
 
 def _conflict(answer: Answer, document: Document) -> Problem:
-    conflicts = [c for c in answer.causes if _text(c, "type") == "FieldManagerConflict"]
+    conflicts = [c for c in answer.causes if _text(c, "reason") == "FieldManagerConflict"]
     if conflicts:
         details: list[str] = []
         diagnostics: list[Diagnostic] = []

@@ -25,7 +25,9 @@ from typing import Any
 from controlplane.api.fieldmanager.fieldpath import Path, path_string
 
 CAUSE_TYPE = "FieldManagerConflict"
-"""``metav1.CauseTypeFieldManagerConflict``, the ``details.causes[].type`` of each conflict."""
+"""``metav1.CauseTypeFieldManagerConflict``, the type of each conflict's cause. A ``StatusCause``'s
+``Type`` is written as ``reason`` (``json:"reason,omitempty"``, staging/src/k8s.io/apimachinery/pkg/apis/
+meta/v1/types.go), as every other cause's is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +83,7 @@ class ConflictError(Exception):
         """``details.causes``: one ``FieldManagerConflict`` per field, with the manager and the path."""
         return [
             {
-                "type": CAUSE_TYPE,
+                "reason": CAUSE_TYPE,
                 "message": f"conflict with {print_manager(c.manager)}",
                 "field": path_string(c.path),
             }

@@ -470,7 +470,7 @@ def test_conflict_messages_are_upstreams() -> None:
     assert one.status()["details"] == {
         "causes": [
             {
-                "type": "FieldManagerConflict",
+                "reason": "FieldManagerConflict",
                 "message": 'conflict with "kubectl-client-side-apply" using apps/v1',
                 "field": ".spec.replicas",
             }

@@ -254,7 +254,7 @@ async def test_a_conflict_names_the_other_manager_and_force_takes_the_field(api:
         "details": {
             "causes": [
                 {
-                    "type": "FieldManagerConflict",
+                    "reason": "FieldManagerConflict",
                     "message": 'conflict with "kubectl-client-side-apply" using apps/v1',
                     "field": ".spec.replicas",
                 }

@@ -161,7 +161,7 @@ def test_an_apply_conflict_names_the_manager_and_the_field() -> None:
     pod = documents()[1]
     causes = [
         {
-            "type": "FieldManagerConflict",
+            "reason": "FieldManagerConflict",
             "message": 'conflict with "kubectl-edit" using v1',
             "field": '.spec.containers[name="web"].image',
         }
