@@ -30,6 +30,7 @@ from controlplane.api.apiextensions import structural
 from controlplane.api.meta import Object
 from controlplane.api.printers import Column, Printer
 from controlplane.api.resources import CRUD, ResourceType, StorageConversion, Subresource
+from controlplane.api.scale import scale_object
 from controlplane.api.strategies.base import Strategy
 from controlplane.api.validation import FieldError
 
@@ -52,20 +53,12 @@ class ScalePaths:
         replicas = _lookup(obj, self.spec_replicas)
         current = _lookup(obj, self.status_replicas)
         selector = _lookup(obj, self.selector) if self.selector else None
-        return {
-            "kind": "Scale",
-            "apiVersion": "autoscaling/v1",
-            "metadata": {
-                k: meta[k]
-                for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                if k in meta
-            },
-            "spec": {"replicas": replicas if isinstance(replicas, int) else 0},
-            "status": {
-                "replicas": current if isinstance(current, int) else 0,
-                "selector": selector if isinstance(selector, str) else "",
-            },
-        }
+        return scale_object(
+            meta,
+            replicas if isinstance(replicas, int) else 0,
+            current if isinstance(current, int) else 0,
+            selector if isinstance(selector, str) else "",
+        )
 
     def set_replicas(self, obj: Object, replicas: int) -> None:
         """Write ``replicas`` at the spec's path, making the objects on the way."""

@@ -29,6 +29,8 @@ from controlplane.api import gotypes
 from controlplane.api.apiextensions.customresources import CustomResourceStrategy
 from controlplane.api.meta import Object, parse_time
 from controlplane.api.resources import ResourceType
+from controlplane.api.scale import scale_object
+from controlplane.api.selectors import SelectorError, label_selector_from_object
 from controlplane.api.validation import forbidden, invalid, not_supported, required
 from controlplane.apiserver import admission, errors, patching
 from controlplane.apiserver.handlers import eviction
@@ -56,27 +58,24 @@ def _typed_body(body: Any, definition: str, kind: str, version: str) -> Object:
 
 
 def _scale(obj: Object) -> Object:
-    meta = obj["metadata"]
+    """``scaleFromDeployment`` and its siblings (pkg/registry/apps/deployment/storage/storage.go)."""
     status = obj.get("status") or {}
-    selector = (obj.get("spec") or {}).get("selector") or {}
-    # A ReplicationController's selector is a plain label map (scaleFromRC in
-    # pkg/registry/core/replicationcontroller/storage/storage.go); the apps kinds' is a LabelSelector.
-    is_rc = obj.get("kind") == "ReplicationController"
-    match_labels = selector if is_rc else (selector.get("matchLabels") or {})
-    return {
-        "kind": "Scale",
-        "apiVersion": "autoscaling/v1",
-        "metadata": {
-            k: meta[k]
-            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-            if k in meta
-        },
-        "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 1)},
-        "status": {
-            "replicas": status.get("replicas", 0),
-            "selector": ",".join(f"{k}={v}" for k, v in sorted(match_labels.items())),
-        },
-    }
+    replicas = (obj.get("spec") or {}).get("replicas", 1)
+    return scale_object(obj["metadata"], replicas, status.get("replicas", 0), _selector_string(obj))
+
+
+def _selector_string(obj: Object) -> str:
+    """``status.selector``: ``LabelSelectorAsSelector(spec.selector).String()``, or, for a
+    ReplicationController, whose selector is a plain label map, ``SelectorFromSet`` (``scaleFromRC``
+    in pkg/registry/core/replicationcontroller/storage/storage.go)."""
+    selector = (obj.get("spec") or {}).get("selector")
+    if obj.get("kind") == "ReplicationController":
+        labels = selector if isinstance(selector, dict) else {}
+        return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    try:
+        return str(label_selector_from_object(selector if isinstance(selector, dict) else None))
+    except SelectorError:  # validation keeps such a selector out of the store
+        return ""
 
 
 def _scale_of(rtype: ResourceType, obj: Object) -> Object:
@@ -149,11 +148,14 @@ def _checked_scale(ctx: Context, body: Any) -> Object:
     """The Scale a client sent (or a patch made): a Scale object with a non-negative spec.replicas."""
     if not isinstance(body, dict) or body.get("kind") not in (None, "Scale"):
         raise errors.bad_request("the body of a scale update must be a Scale object")
-    replicas = (body.get("spec") or {}).get("replicas")
-    if not isinstance(replicas, int) or replicas < 0:
+    # ScaleSpec.replicas is omitempty (staging/src/k8s.io/api/autoscaling/v1/types.go): a Scale
+    # without it asks for 0, as client-go's UpdateScale to 0 sends it.
+    spec = body.get("spec") or {}
+    replicas = spec.get("replicas", 0) if isinstance(spec, dict) else None
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         problem = invalid("spec.replicas", replicas, "must be greater than or equal to 0")
         raise errors.invalid("Scale", "autoscaling", ctx.name, [problem])
-    return body
+    return {**body, "spec": {**spec, "replicas": replicas}}
 
 
 async def bind(ctx: Context) -> Reply:

@@ -162,3 +162,28 @@ async def test_an_eviction_that_does_not_decode_deletes_nothing(api: API) -> Non
     assert response.status_code == 400, response.text
     assert "DeleteOptions.deleteOptions.gracePeriodSeconds of type int64" in response.json()["message"]
     assert (await api.client.get(f"{PODS}/p")).status_code == 200
+
+
+async def test_a_scales_selector_is_the_whole_label_selector_and_zero_is_written_as_go_writes_it(
+    api: API,
+) -> None:
+    """``scaleFromDeployment``: ``status.selector`` is ``LabelSelectorAsSelector(...).String()``,
+    expressions included; ``spec.replicas`` is omitempty, ``status.replicas`` is not."""
+    body = deployment()
+    body["spec"]["selector"]["matchExpressions"] = [{"key": "tier", "operator": "In", "values": ["b", "a"]}]
+    body["spec"]["template"]["metadata"]["labels"]["tier"] = "a"
+    body["spec"]["replicas"] = 0
+    assert (await api.client.post(DEPLOYMENTS, json=body)).status_code == 201
+    scale = (await api.client.get(f"{DEPLOYMENTS}/web/scale")).json()
+    assert scale["spec"] == {}
+    assert scale["status"] == {"replicas": 0, "selector": "app=web,tier in (a,b)"}
+
+
+async def test_a_scale_put_without_replicas_asks_for_zero(api: API) -> None:
+    """``ScaleSpec.replicas`` is omitempty: client-go's ``UpdateScale`` to 0 sends ``"spec": {}``."""
+    assert (await api.client.post(DEPLOYMENTS, json=deployment())).status_code == 201
+    scale = (await api.client.get(f"{DEPLOYMENTS}/web/scale")).json()
+    assert scale["spec"] == {"replicas": 2}
+    answer = await api.client.put(f"{DEPLOYMENTS}/web/scale", json={**scale, "spec": {}})
+    assert answer.status_code == 200, answer.text
+    assert (await api.client.get(f"{DEPLOYMENTS}/web")).json()["spec"]["replicas"] == 0
