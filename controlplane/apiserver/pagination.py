@@ -16,7 +16,6 @@ than N, or exactly N with ``resourceVersionMatch=Exact`` or with a ``limit``.
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 from dataclasses import dataclass
 
@@ -37,27 +36,73 @@ def encode_continue(revision: int, start: str) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
+#: storage.ErrGenericInvalidKey and its siblings (staging/src/k8s.io/apiserver/pkg/storage/continue.go).
+INVALID_KEY = "continue key is not valid"
+
+
 def decode_continue(token: str) -> ContinueToken:
-    """Parse a continue token; 400 BadRequest (as upstream) when it is not one of ours."""
+    """Parse a continue token as ``storage.DecodeContinue`` does; 400 BadRequest ``invalid continue
+    token: ...`` (``storage.ValidateListOptions``) when it is not one this server wrote."""
     try:
-        padded = token + "=" * (-len(token) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, binascii.Error, UnicodeDecodeError) as error:
-        raise errors.bad_request(f"continue key is not valid: {error}") from None
-    if not isinstance(data, dict) or data.get("v") != CONTINUE_VERSION:
-        raise errors.bad_request("continue key is not valid: server does not recognize this encoded version")
+        raw = _raw_url_base64(token)
+    except _Base64Error as error:
+        raise invalid_continue(f"{INVALID_KEY}: {error}") from None
+    try:
+        data = json.loads(raw)
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError: said as Go's decoder says it
+        offset = error.pos if isinstance(error, json.JSONDecodeError) else 0
+        text = raw[offset : offset + 1].decode("latin-1")
+        why = (
+            f"invalid character {text!r} looking for beginning of value"
+            if text
+            else "unexpected end of JSON input"
+        )
+        raise invalid_continue(f"{INVALID_KEY}: {why}") from None
+    if data is None:  # JSON null decodes into Go's zero value: a token of no version
+        data = {}
+    if not isinstance(data, dict):
+        kind = {list: "array", str: "string", bool: "bool"}.get(type(data), "number")
+        why = f"json: cannot unmarshal {kind} into Go value of type storage.continueToken"
+        raise invalid_continue(f"{INVALID_KEY}: {why}")
+    version = data.get("v")
+    if version != CONTINUE_VERSION:
+        shown = version if isinstance(version, str) else ""
+        raise invalid_continue(f"{INVALID_KEY}: server does not recognize this encoded version {shown}")
     revision, start = data.get("rv"), data.get("start")
     if not isinstance(revision, int) or isinstance(revision, bool) or not 0 < revision <= _MAX_INT64:
-        raise errors.bad_request(
-            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        raise invalid_continue(
+            f"{INVALID_KEY}: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
         )
     if not isinstance(start, str) or not start:
-        raise errors.bad_request(
-            "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"
-        )
+        raise invalid_continue(f"{INVALID_KEY}: encoded start key empty (version meta.k8s.io/v1)")
+    # Upstream cleans the key (path.Clean) and refuses one that changes: no climbing out of the prefix.
     if start.startswith("/") or ".." in start.split("/"):
-        raise errors.bad_request("continue key is not valid: key must not be an absolute path")
+        raise invalid_continue(f"{INVALID_KEY}: {start}")
     return ContinueToken(revision, start)
+
+
+def invalid_continue(why: str) -> errors.StatusError:
+    return errors.bad_request(f"invalid continue token: {why}")
+
+
+class _Base64Error(ValueError):
+    """Go's ``base64.CorruptInputError``: ``illegal base64 data at input byte N``."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(f"illegal base64 data at input byte {offset}")
+
+
+_URL_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def _raw_url_base64(token: str) -> bytes:
+    """``base64.RawURLEncoding.DecodeString``: the URL alphabet, no padding."""
+    for offset, char in enumerate(token):
+        if char not in _URL_ALPHABET:
+            raise _Base64Error(offset)
+    if len(token) % 4 == 1:  # a lone trailing character cannot hold a byte
+        raise _Base64Error(len(token) - 1)
+    return base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
 
 
 EXPIRED_CONTINUE = (
@@ -94,60 +139,63 @@ def validate_list_options(
     continue_: str | None,
     watch: bool,
     send_initial_events: str | None,
-    allow_bookmarks: bool,
 ) -> None:
-    """apimachinery ``ValidateListOptions``: 422 Invalid (kind ListOptions) for bad combinations."""
+    """``ValidateListOptions`` (staging/src/k8s.io/apimachinery/pkg/apis/meta/internalversion/
+    validation/validation.go, with the WatchList feature on): 422 Invalid, kind ListOptions, listing
+    the problems in upstream's order.
+
+    A watch asking for its initial events needs no ``allowWatchBookmarks``: upstream leaves it
+    unchecked, because such events could be asked for with ``resourceVersion=0`` before.
+    """
     problems: list[FieldError] = []
-    if match:
-        if match not in MATCH_VALUES:
-            problems.append(not_supported("resourceVersionMatch", match, MATCH_VALUES))
-        if watch and send_initial_events is None:
+    if watch:
+        if send_initial_events is not None and match != "NotOlderThan":
             problems.append(
                 forbidden(
                     "resourceVersionMatch",
-                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
                 )
             )
-        elif not resource_version and not watch:
-            problems.append(
-                forbidden(
-                    "resourceVersionMatch",
-                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
-                )
-            )
-        if continue_:
-            problems.append(
-                forbidden(
-                    "resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"
-                )
-            )
-        if match == "Exact" and resource_version == "0":
-            problems.append(
-                forbidden(
-                    "resourceVersionMatch",
-                    'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
-                )
-            )
-    if send_initial_events is not None:
-        if not watch:
-            problems.append(forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
-        else:
-            if match != "NotOlderThan":
+        if match:
+            if send_initial_events is None:
                 problems.append(
                     forbidden(
                         "resourceVersionMatch",
-                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
                     )
                 )
-            if not allow_bookmarks:
+            if match != "NotOlderThan":
+                problems.append(not_supported("resourceVersionMatch", match, ["NotOlderThan"]))
+            if continue_:
+                problems.append(_match_with_continue())
+    else:
+        if match:
+            if not resource_version:
                 problems.append(
                     forbidden(
-                        "allowWatchBookmarks",
-                        "sendInitialEvents requires setting allowWatchBookmarks to true",
+                        "resourceVersionMatch",
+                        "resourceVersionMatch is forbidden unless resourceVersion is provided",
                     )
                 )
+            if continue_:
+                problems.append(_match_with_continue())
+            if match not in MATCH_VALUES:
+                problems.append(not_supported("resourceVersionMatch", match, [*MATCH_VALUES, ""]))
+            if match == "Exact" and resource_version == "0":
+                problems.append(
+                    forbidden(
+                        "resourceVersionMatch",
+                        'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                    )
+                )
+        if send_initial_events is not None:
+            problems.append(forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
     if problems:
         raise errors.invalid("ListOptions", "meta.k8s.io", "", problems)
+
+
+def _match_with_continue() -> FieldError:
+    return forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided")
 
 
 __all__ = [

@@ -62,10 +62,9 @@ async def watch(ctx: Context, *, bookmark_interval: float = BOOKMARK_INTERVAL) -
     pagination.validate_list_options(
         resource_version=query.get("resourceVersion"),
         match=query.get("resourceVersionMatch"),
-        continue_=None,
+        continue_=query.get("continue"),
         watch=True,
         send_initial_events=send_initial,
-        allow_bookmarks=bookmarks,
     )
     cache = ctx.cache
     if cache is None:
