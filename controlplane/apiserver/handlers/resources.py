@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from controlplane.api import gotypes, selectors
 from controlplane.api.apiextensions.customresources import CustomResourceStrategy
@@ -95,12 +95,30 @@ class Context:
 
     @property
     def dry_run(self) -> bool:
-        value = self.request.query.get("dryRun")
-        if value is None:
+        if "dryRun" not in self.request.query:
             return False
-        if value != "All":
-            raise errors.bad_request(f'unsupported dry run value "{value}": only "All" is supported')
-        return True
+        values = self.request.query_values("dryRun")
+        if any(value != "All" for value in values):
+            raise unsupported_dry_run(self.request.info.verb, values)
+        return bool(values)
+
+
+#: The options kind whose ``dryRun`` a verb's query carries (``metav1.CreateOptions`` ...).
+_OPTIONS_KINDS: Final = {
+    "create": "CreateOptions",
+    "update": "UpdateOptions",
+    "patch": "PatchOptions",
+    "delete": "DeleteOptions",
+    "deletecollection": "DeleteOptions",
+}
+
+
+def unsupported_dry_run(verb: str, values: list[str]) -> errors.StatusError:
+    """422 for a ``dryRun`` other than ``All``: ``ValidateDryRun`` (staging/src/k8s.io/apimachinery/pkg/
+    apis/meta/v1/validation/validation.go), raised as handlers/create.go raises it, on the options:
+    ``CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Bogus"]: ...``."""
+    kind = _OPTIONS_KINDS.get(verb, "CreateOptions")
+    return errors.invalid(kind, "meta.k8s.io", "", [not_supported("dryRun", values, ["All"])])
 
 
 # -- selectors ---------------------------------------------------------------------------------------
@@ -206,7 +224,6 @@ async def list_(ctx: Context) -> Reply:
         continue_=query.get("continue"),
         watch=False,
         send_initial_events=query.get("sendInitialEvents"),
-        allow_bookmarks=ctx.request.flag("allowWatchBookmarks"),
     )
     matches = build_filter(ctx)
     rv = pagination.parse_resource_version(query.get("resourceVersion"))
@@ -254,6 +271,8 @@ async def _list_from_store(
     revision: int | None = rv if rv else None
     if token:
         decoded = pagination.decode_continue(token)
+        if rv:  # storage.ValidateListOptions: "0" (any version) is the only one allowed beside a token
+            raise errors.bad_request("specifying resource version is not allowed when using continue")
         revision = decoded.revision
         start = root + decoded.start
     items: list[Object] = []
@@ -488,6 +507,9 @@ def delete_options(ctx: Context, body: bytes) -> dict[str, Any]:
             "",
             [not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan"])],
         )
+    sent_dry_run = options.get("dryRun") or []
+    if any(value != "All" for value in sent_dry_run):
+        raise unsupported_dry_run("delete", sent_dry_run)
     return options
 
 
@@ -511,9 +533,53 @@ async def delete(ctx: Context) -> Reply:
     # finalizers): 202 Accepted only for a deletion not yet done that asked orphanDependents=false,
     # since "doing this always ... will break existing clients".
     code = 202 if not gone and options.get("orphanDependents") is False else 200
+    if gone and (ctx.rtype.group, ctx.rtype.plural) not in RETURNS_DELETED_OBJECT:
+        return Reply(code, dumps(deleted_status(ctx.rtype, obj)))  # never turned into a Table
     if ctx.accept.table:
         return Reply(code, _render_one(ctx, obj))
     return Reply(code, dumps(obj))
+
+
+#: The resources whose delete answers the deleted object (``ReturnDeletedObject: true`` in their
+#: storage, pkg/registry/*/*/storage/storage.go). Every other resource, custom resources included,
+#: answers a deletion done at once with a Status; one only marked (a grace period, finalizers) answers
+#: the marked object either way.
+RETURNS_DELETED_OBJECT: Final = frozenset(
+    {
+        ("", "pods"),
+        ("", "namespaces"),
+        ("", "persistentvolumes"),
+        ("", "persistentvolumeclaims"),
+        ("", "podtemplates"),
+        ("", "resourcequotas"),
+        ("", "services"),
+        ("", "serviceaccounts"),
+        ("storage.k8s.io", "storageclasses"),
+        ("storage.k8s.io", "csidrivers"),
+        ("storage.k8s.io", "csinodes"),
+        ("storage.k8s.io", "volumeattachments"),
+        ("storage.k8s.io", "volumeattributesclasses"),
+        ("resource.k8s.io", "deviceclasses"),
+        ("resource.k8s.io", "resourceclaims"),
+        ("resource.k8s.io", "resourceclaimtemplates"),
+        ("resource.k8s.io", "resourceslices"),
+    }
+)
+
+
+def deleted_status(rtype: ResourceType, obj: Object) -> Object:
+    """``Store.finalizeDelete`` (staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go):
+    "information about the deleted object, which enables clients to verify that the object was
+    actually deleted and not waiting for finalizers". Its ``kind`` is the resource ("Yes we set Kind
+    field to resource"), and it has no ``code``."""
+    meta = obj.get("metadata") or {}
+    details: Object = {"name": meta.get("name", "")}
+    if rtype.group:
+        details["group"] = rtype.group
+    details["kind"] = rtype.plural
+    if meta.get("uid"):
+        details["uid"] = meta["uid"]
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
 async def delete_collection(ctx: Context) -> Reply:

@@ -34,7 +34,7 @@ from controlplane.api.selectors import SelectorError, label_selector_from_object
 from controlplane.api.validation import forbidden, invalid, not_supported, required
 from controlplane.apiserver import admission, errors, patching
 from controlplane.apiserver.handlers import eviction
-from controlplane.apiserver.handlers.resources import PATCH_TYPES, Context, Reply
+from controlplane.apiserver.handlers.resources import PATCH_TYPES, Context, Reply, unsupported_dry_run
 from controlplane.apiserver.http import Receive, Send, decode_body, dumps
 from controlplane.apiserver.kubeletclient import KubeletUnavailable, container_logs_path
 from controlplane.apiserver.requestscope import RequestScope
@@ -453,7 +453,7 @@ async def evict(ctx: Context) -> Reply:
         )
     dry_run = bool(query_dry_run or body_dry_run)
     if body_dry_run and body_dry_run != ["All"]:
-        raise errors.bad_request(f'unsupported dry run value "{body_dry_run}": only "All" is supported')
+        raise unsupported_dry_run("delete", body_dry_run)
     grace = options.get("gracePeriodSeconds")
     if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
         raise errors.bad_request("deleteOptions.gracePeriodSeconds must be an integer")

@@ -515,7 +515,7 @@ async def test_a_continue_token_whose_resource_version_is_no_int64_is_a_bad_requ
 ) -> None:
     raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": "default/a\u0000"}).encode()
     response = await api.client.get(
-        CMS, params={"limit": "1", "continue": base64.urlsafe_b64encode(raw).decode()}
+        CMS, params={"limit": "1", "continue": base64.urlsafe_b64encode(raw).decode().rstrip("=")}
     )
     assert response.status_code == 400, response.text
     assert "incorrect encoded start resourceVersion" in response.json()["message"]
@@ -559,3 +559,81 @@ async def test_a_delete_whose_preconditions_name_another_object_is_a_conflict_na
         assert (body["reason"], body["message"]) == ("Conflict", message)
         assert body["details"] == {"name": "kept", "kind": "ConfigMap"}
     assert (await api.client.get(f"{CMS}/kept")).status_code == 200
+
+
+async def test_a_dry_run_other_than_all_is_invalid_options_and_writes_nothing(api: API) -> None:
+    """``ValidateDryRun`` on the verb's options (handlers/create.go, delete.go): 422, not 400."""
+    created = await api.client.post(CMS, params={"dryRun": "Bogus"}, json=cm("never"))
+    assert created.status_code == 422, created.text
+    assert created.json()["message"] == (
+        'CreateOptions.meta.k8s.io "" is invalid: '
+        'dryRun: Unsupported value: ["Bogus"]: supported values: "All"'
+    )
+    assert (await api.client.get(f"{CMS}/never")).status_code == 404
+    assert (await api.client.post(CMS, json=cm("kept"))).status_code == 201
+    for request in (
+        api.client.request("DELETE", f"{CMS}/kept", params={"dryRun": "Bogus"}),
+        api.client.request("DELETE", f"{CMS}/kept", json={"dryRun": ["All", "Bogus"]}),
+    ):
+        deleted = await request
+        assert deleted.status_code == 422, deleted.text
+        assert deleted.json()["message"].startswith('DeleteOptions.meta.k8s.io "" is invalid: dryRun: ')
+    assert (await api.client.get(f"{CMS}/kept")).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("token", "why"),
+    [
+        ("a=b", "illegal base64 data at input byte 1"),
+        (base64.urlsafe_b64encode(b"\x81oops").decode().rstrip("="), "invalid character '\\x81' looking for"),
+        (base64.urlsafe_b64encode(b"[1]").decode().rstrip("="), "cannot unmarshal array into Go value"),
+        (
+            base64.urlsafe_b64encode(b'{"v":"meta.k8s.io/v9","rv":5,"start":"a"}').decode().rstrip("="),
+            "server does not recognize this encoded version meta.k8s.io/v9",
+        ),
+    ],
+)
+async def test_a_continue_token_that_is_not_ours_is_a_bad_request_saying_why_as_upstream(
+    api: API, token: str, why: str
+) -> None:
+    response = await api.client.get(CMS, params={"limit": "1", "continue": token})
+    assert response.status_code == 400, response.text
+    message = response.json()["message"]
+    assert message.startswith("invalid continue token: continue key is not valid: "), message
+    assert why in message
+
+
+async def test_a_continue_token_with_a_resource_version_is_a_bad_request(api: API) -> None:
+    """``storage.ValidateListOptions``: only "0" may stand beside a token."""
+    for name in ("p1", "p2"):
+        assert (await api.client.post(CMS, json=cm(name))).status_code == 201
+    page = (await api.client.get(CMS, params={"limit": "1"})).json()
+    token, version = page["metadata"]["continue"], page["metadata"]["resourceVersion"]
+    pinned = await api.client.get(CMS, params={"limit": "1", "continue": token, "resourceVersion": version})
+    assert pinned.status_code == 400
+    assert pinned.json()["message"] == "specifying resource version is not allowed when using continue"
+    assert (
+        await api.client.get(CMS, params={"limit": "1", "continue": token, "resourceVersion": "0"})
+    ).status_code == 200
+
+
+async def test_a_delete_done_at_once_answers_a_status_except_where_upstream_returns_the_object(
+    api: API,
+) -> None:
+    """``Store.finalizeDelete``: a ConfigMap's delete answers Status Success naming the resource (its
+    ``kind`` is the plural, as upstream writes it); a pod's storage sets ``ReturnDeletedObject``."""
+    made = (await api.client.post(CMS, json=cm("gone"))).json()
+    for dry_run in ({"dryRun": "All"}, {}):
+        response = await api.client.delete(f"{CMS}/gone", params=dry_run)
+        assert response.status_code == 200, response.text
+        assert response.json() == {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "details": {"name": "gone", "kind": "configmaps", "uid": made["metadata"]["uid"]},
+        }
+    assert (await api.client.get(f"{CMS}/gone")).status_code == 404
+    assert (await api.client.post(PODS, json=pod("quick"))).status_code == 201
+    answer = await api.client.delete(f"{PODS}/quick", params={"gracePeriodSeconds": "0"})
+    assert (answer.status_code, answer.json()["kind"]) == (200, "Pod")
