@@ -283,10 +283,25 @@ def decode_body(body: bytes, content_type: str) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class Accept:
-    """What the client wants back: JSON, or a Table (with or without the objects inside)."""
+    """What the client wants back: the objects as JSON, a Table of them (with or without the objects
+    inside), or their metadata alone (``PartialObjectMetadata``, what client-go's metadata client and
+    controller-runtime's metadata-only watches ask for)."""
 
     table: bool = False
     include_object: str = "Metadata"  # None | Metadata | Object (metav1.IncludeObjectPolicy)
+    #: ``PartialObjectMetadata`` or ``PartialObjectMetadataList`` when the metadata alone is asked for.
+    partial: str = ""
+    #: The ``meta.k8s.io`` version the Table or the metadata is written in (``v1`` or ``v1beta1``).
+    meta_version: str = "v1"
+
+    @property
+    def transforms(self) -> bool:
+        """Whether the answer is made from the objects (a Table, metadata) rather than their bytes."""
+        return self.table or bool(self.partial)
+
+
+#: ``includeObject`` values a Table may be asked with (``metav1.IncludeObjectPolicy``).
+INCLUDE_OBJECT = ("", "None", "Metadata", "Object")
 
 
 def negotiate(request: Request) -> Accept:
@@ -297,29 +312,48 @@ def negotiate(request: Request) -> Accept:
     choice = _accepted(header)
     if choice is None:
         raise errors.not_acceptable(
-            "only the following media types are accepted: application/json, application/yaml"
+            "only the following media types are accepted: "
+            "application/json, application/yaml, application/vnd.kubernetes.protobuf"
         )
-    if choice == "table":
-        return Accept(table=True, include_object=request.query.get("includeObject", "Metadata"))
+    kind, version = choice
+    if kind == "Table":
+        include = request.query.get("includeObject", "")
+        if include not in INCLUDE_OBJECT:  # meta/v1beta1/validation ValidateTableOptions
+            raise errors.bad_request(
+                "Unable to convert to Table as requested: includeObject: Invalid value: "
+                f"{json.dumps(include)}: must be 'Metadata', 'Object', 'None', or empty"
+            )
+        return Accept(table=True, include_object=include or "Metadata", meta_version=version)
+    if kind:
+        return Accept(partial=kind, meta_version=version)
     return Accept()
 
 
+#: The kinds of ``meta.k8s.io`` an ``as=`` parameter may ask for, and their versions
+#: (``handlers/response.go``, ``targetEncodingForTransform``).
+_META_KINDS = ("Table", "PartialObjectMetadata", "PartialObjectMetadataList")
+_META_VERSIONS = ("v1", "v1beta1")
+
+
 @functools.lru_cache(maxsize=64)
-def _accepted(header: str) -> str | None:
-    """What an ``Accept`` header asks for: ``table``, ``object``, or None (nothing we can produce).
+def _accepted(header: str) -> tuple[str, str] | None:
+    """What an ``Accept`` header asks for: ``(kind, version)`` of meta.k8s.io (``Table``,
+    ``PartialObjectMetadata[List]``), ``("", "")`` for the object itself, or None (nothing we can
+    produce).
 
     Clients send the same few headers again and again, so each is read once.
     """
     for part in header.split(","):
         media, *params = [p.strip() for p in part.split(";")]
         options = dict(p.split("=", 1) for p in params if "=" in p)
-        if media in ("application/json", "application/*", "*/*", "application/yaml"):
-            if options.get("as") == "Table" and options.get("g") == "meta.k8s.io":
-                return "table"
-            if options.get("as") in (None, "", "PartialObjectMetadata", "PartialObjectMetadataList"):
-                if options.get("as"):
-                    continue  # we do not serve partial metadata; let the client fall back
-                return "object"
+        if media not in ("application/json", "application/*", "*/*", "application/yaml"):
+            continue
+        wanted = options.get("as")
+        if not wanted:
+            return ("", "")
+        version = options.get("v", "")
+        if wanted in _META_KINDS and options.get("g") == "meta.k8s.io" and version in _META_VERSIONS:
+            return (wanted, version)
     return None
 
 

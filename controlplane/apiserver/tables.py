@@ -18,16 +18,34 @@ from controlplane.api.resources import ResourceType
 from controlplane.apiserver.http import Accept
 
 
-def _embedded(obj: Object, policy: str) -> Object | None:
+def partial_metadata(obj: Object, version: str = "v1") -> Object:
+    """``asPartialObjectMetadata`` (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go):
+    the object's metadata alone. A Status passes through as it is."""
+    if obj.get("kind") == "Status":
+        return obj
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": f"meta.k8s.io/{version}",
+        "metadata": obj.get("metadata", {}),
+    }
+
+
+def partial_metadata_list(items: list[Object], meta: dict[str, Any], version: str = "v1") -> Object:
+    """``asPartialObjectMetadataList``: a list's metadata and each item's."""
+    return {
+        "kind": "PartialObjectMetadataList",
+        "apiVersion": f"meta.k8s.io/{version}",
+        "metadata": meta,
+        "items": [partial_metadata(obj, version) for obj in items],
+    }
+
+
+def _embedded(obj: Object, policy: str, version: str) -> Object | None:
     if policy == "None":
         return None
     if policy == "Object":
         return obj
-    return {
-        "kind": "PartialObjectMetadata",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": obj.get("metadata", {}),
-    }
+    return partial_metadata(obj, version)
 
 
 def table(
@@ -46,13 +64,13 @@ def table(
     rows = []
     for obj in items:
         row: Object = {"cells": printer.row(obj, now)}
-        embedded = _embedded(obj, accept.include_object)
+        embedded = _embedded(obj, accept.include_object, accept.meta_version)
         if embedded is not None:
             row["object"] = embedded
         rows.append(row)
     result: Object = {
         "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
+        "apiVersion": f"meta.k8s.io/{accept.meta_version}",
         "metadata": resource_version or {},
         "columnDefinitions": [c.to_json() for c in printer.columns] if column_definitions else None,
         "rows": rows,

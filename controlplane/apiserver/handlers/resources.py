@@ -188,9 +188,25 @@ class SelectorFilter:
 
 
 def _render_one(ctx: Context, obj: Object) -> bytes:
-    if ctx.accept.table:
-        return dumps(tables.table(ctx.rtype, [obj], ctx.accept, resource_version=None, now=_now(ctx)))
+    accept = ctx.accept
+    if accept.table:
+        return dumps(tables.table(ctx.rtype, [obj], accept, resource_version=None, now=_now(ctx)))
+    if accept.partial == "PartialObjectMetadataList":
+        raise errors.not_acceptable(
+            "you requested PartialObjectMetadataList, but the requested object is not a list "
+            f"({_go_type(ctx.rtype)})"
+        )
+    if accept.partial:
+        return dumps(tables.partial_metadata(obj, accept.meta_version))
     return dumps(obj)
+
+
+def _go_type(rtype: ResourceType, *, list_: bool = False) -> str:
+    """What Go's ``%T`` prints of the object the handler holds (the internal type's package)."""
+    if isinstance(rtype.strategy, CustomResourceStrategy):
+        return "*unstructured.UnstructuredList" if list_ else "*unstructured.Unstructured"
+    package = rtype.group.split(".")[0] if rtype.group else "core"
+    return f"*{package}.{rtype.kind}{'List' if list_ else ''}"
 
 
 def _now(ctx: Context) -> datetime:
@@ -211,7 +227,7 @@ async def get(ctx: Context) -> Reply:
             if cached is None:
                 raise ctx.registry.not_found(ctx.name)
             # JSON is the cached bytes as they are: a pod kept as bytes is decoded only for a Table.
-            return Reply(200, cached.raw if not ctx.accept.table else _render_one(ctx, cached.obj))
+            return Reply(200, cached.raw if not ctx.accept.transforms else _render_one(ctx, cached.obj))
     obj, _ = await ctx.registry.read(ctx.namespace, ctx.name)
     return Reply(200, _render_one(ctx, obj))
 
@@ -242,7 +258,7 @@ async def list_(ctx: Context) -> Reply:
             items = ctx.cache.list(namespace, matches)
             revision = ctx.cache.revision
             # Tables need the objects; JSON is the cached bytes alone (decoding nothing).
-            objects = [c.obj for c in items] if ctx.accept.table else []
+            objects = [c.obj for c in items] if ctx.accept.transforms else []
             return _list_reply(ctx, objects, [c.raw for c in items], revision, None, None)
     return await _list_from_store(ctx, namespace, matches, rv, limit, token)
 
@@ -325,10 +341,16 @@ def _list_reply(
         meta["continue"] = continue_token
         if remaining is not None and remaining > 0:
             meta["remainingItemCount"] = remaining
-    if ctx.accept.table:
-        return Reply(
-            200, dumps(tables.table(ctx.rtype, items, ctx.accept, resource_version=meta, now=_now(ctx)))
+    accept = ctx.accept
+    if accept.table:
+        return Reply(200, dumps(tables.table(ctx.rtype, items, accept, resource_version=meta, now=_now(ctx))))
+    if accept.partial == "PartialObjectMetadata":
+        raise errors.not_acceptable(
+            "you requested PartialObjectMetadata, but the requested object is a list "
+            f"({_go_type(ctx.rtype, list_=True)})"
         )
+    if accept.partial:
+        return Reply(200, dumps(tables.partial_metadata_list(items, meta, accept.meta_version)))
     head = dumps({"kind": ctx.rtype.list_kind, "apiVersion": ctx.rtype.api_version, "metadata": meta})
     body = b",".join(raws) if raws is not None else b",".join(dumps(o) for o in items)
     return Reply(200, head[:-1] + b',"items":[' + body + b"]}")
@@ -535,7 +557,7 @@ async def delete(ctx: Context) -> Reply:
     code = 202 if not gone and options.get("orphanDependents") is False else 200
     if gone and (ctx.rtype.group, ctx.rtype.plural) not in RETURNS_DELETED_OBJECT:
         return Reply(code, dumps(deleted_status(ctx.rtype, obj)))  # never turned into a Table
-    if ctx.accept.table:
+    if ctx.accept.transforms:
         return Reply(code, _render_one(ctx, obj))
     return Reply(code, dumps(obj))
 

@@ -272,6 +272,7 @@ class _Encoder:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.table = ctx.accept.table
+        self.partial = bool(ctx.accept.partial)  # each event's object as PartialObjectMetadata
         self.first_table = True
 
     def event(self, event: CacheEvent, out: list[bytes]) -> None:
@@ -290,6 +291,9 @@ class _Encoder:
                 table.pop("columnDefinitions", None)
             self.first_table = False
             out.append(dumps({"type": event.type, "object": table}) + b"\n")
+        elif self.partial:
+            metadata = tables.partial_metadata(event.object.obj, self.ctx.accept.meta_version)
+            out.append(dumps({"type": event.type, "object": metadata}) + b"\n")
         else:
             out.extend(event.line_parts())  # the object's bytes are the same for every watcher
 
