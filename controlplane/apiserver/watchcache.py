@@ -66,7 +66,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from controlplane.api import selectors, serializer
+from controlplane.api import serializer
+from controlplane.api.apiextensions.customresources import fields_of
 from controlplane.api.meta import Object
 from controlplane.api.resources import ResourceType
 from controlplane.apiserver.encryption.storage import UnreadableValue
@@ -379,6 +380,7 @@ class WatchCache:
         #: Whether current objects stay decoded, or are kept as bytes once fanned out (see BYTES_ONLY).
         self.keep_decoded = (rtype.group, rtype.plural) not in BYTES_ONLY and not self.keep_attributes
         self._resource_key = f"{rtype.group}/{rtype.plural}"
+        self._fields_of = fields_of(rtype)
         #: Watchers pinned to one trigger value, by value; the others are in ``_unpinned``.
         self._pinned: dict[str, dict[CacheWatcher, None]] = {}
         self._unpinned: dict[CacheWatcher, None] = {}
@@ -507,7 +509,7 @@ class WatchCache:
         if not self.keep_attributes:
             return Cached(obj, revision)
         labels = (obj.get("metadata") or {}).get("labels") or {}
-        fields = selectors.field_set(self._resource_key, obj, namespaced=self.rtype.namespaced)
+        fields = self._fields_of(obj)
         return Cached(obj, revision, labels, fields)
 
     def _current(self, event: Event) -> Cached:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from controlplane.api import printers
+from controlplane.api import printers, selectors
 from controlplane.api.apiextensions import structural
 from controlplane.api.meta import Object
 from controlplane.api.printers import Column, Printer
@@ -80,8 +80,13 @@ class CustomResourceStrategy(Strategy):
         status_subresource: bool,
         printer: Printer,
         scale: ScalePaths | None = None,
+        selectable_fields: tuple[str, ...] = (),
     ) -> None:
         self.schema = schema
+        #: The version's ``selectableFields``: the field labels a field selector may name beside
+        #: ``metadata.name`` (and ``metadata.namespace``), as paths without their leading dot.
+        self.selectable_fields = selectable_fields
+        self._selectable_steps = [(label, json_path("." + label)) for label in selectable_fields]
         self.status_subresource = status_subresource
         #: The version's ``/scale`` (None: it has none).
         self.scale = scale
@@ -96,6 +101,34 @@ class CustomResourceStrategy(Strategy):
             metadata={"$ref": "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"},
         )
         self.typed_schema: structural.Schema = {**schema, "type": "object", "properties": properties}
+
+    def check_field_selector(
+        self, selector: selectors.FieldSelector, *, namespaced: bool
+    ) -> selectors.FieldSelector:
+        """``crConverter.ConvertFieldLabel`` (apiextensions-apiserver pkg/apiserver/conversion/
+        converter.go): ``metadata.name``, ``metadata.namespace`` when namespaced, and the version's
+        selectable fields; ``field label not supported: X`` for anything else."""
+        allowed = {"metadata.name", *self.selectable_fields}
+        if namespaced:
+            allowed.add("metadata.namespace")
+        for term in selector.terms:
+            if term.field not in allowed:
+                raise selectors.SelectorError(f"field label not supported: {term.field}")
+        return selector
+
+    def selectable_values(self, obj: Mapping[str, Any]) -> dict[str, str]:
+        """The selectable fields' values (``customResourceStrategy.GetAttrs``): strings as they are,
+        booleans and integers as Go formats them, ``""`` where the object has none."""
+        values: dict[str, str] = {}
+        for label, steps in self._selectable_steps:
+            value = _lookup(obj, steps)
+            if isinstance(value, bool):
+                values[label] = "true" if value else "false"
+            elif isinstance(value, int | str):
+                values[label] = str(value)
+            else:
+                values[label] = ""
+        return values
 
     def unknown_fields(self, obj: Object) -> list[str]:
         """Prune ``obj`` in place; the paths of the fields dropped (for ``fieldValidation``)."""
@@ -246,7 +279,14 @@ def resource_types(crd: Mapping[str, Any]) -> list[ResourceType]:
                 Subresource("scale", STATUS_VERBS, kind="Scale", group="autoscaling", version="v1"),
             )
         columns = printer(list(version.get("additionalPrinterColumns") or ()))
-        strategy = CustomResourceStrategy(schema, status_subresource=has_status, printer=columns, scale=scale)
+        selectable = tuple(
+            str(field.get("jsonPath", "")).lstrip(".")
+            for field in version.get("selectableFields") or ()
+            if isinstance(field, Mapping) and field.get("jsonPath")
+        )
+        strategy = CustomResourceStrategy(
+            schema, status_subresource=has_status, printer=columns, scale=scale, selectable_fields=selectable
+        )
         name = str(version.get("name", ""))
         result.append(
             ResourceType(
@@ -266,6 +306,21 @@ def resource_types(crd: Mapping[str, Any]) -> list[ResourceType]:
             )
         )
     return result
+
+
+def fields_of(rtype: ResourceType) -> Callable[[Mapping[str, Any]], dict[str, str]]:
+    """What a field selector on ``rtype`` matches an object against (its registry's ``GetAttrs``):
+    the metadata fields, and a custom resource's selectable fields."""
+    key = f"{rtype.group}/{rtype.plural}"
+    namespaced = rtype.namespaced
+    strategy = rtype.strategy
+    custom = strategy if isinstance(strategy, CustomResourceStrategy) else None
+
+    def fields(obj: Mapping[str, Any]) -> dict[str, str]:
+        found = selectors.field_set(key, obj, namespaced=namespaced)
+        return found if custom is None else found | custom.selectable_values(obj)
+
+    return fields
 
 
 def table_printer(rtype: ResourceType) -> Printer | None:

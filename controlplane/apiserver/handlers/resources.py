@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from controlplane.api import gotypes, selectors
-from controlplane.api.apiextensions.customresources import CustomResourceStrategy
+from controlplane.api.apiextensions.customresources import CustomResourceStrategy, fields_of
 from controlplane.api.meta import Object
 from controlplane.api.resources import ResourceType
 from controlplane.api.validation import not_supported
@@ -139,14 +139,16 @@ def build_filter(ctx: Context) -> Callable[[Object], bool] | None:
     try:
         labels = selectors.parse_label_selector(label_text) if label_text else None
         fields = selectors.parse_field_selector(field_text) if field_text else None
-        if fields is not None:
+        if fields is not None and isinstance(ctx.rtype.strategy, CustomResourceStrategy):
+            fields = ctx.rtype.strategy.check_field_selector(fields, namespaced=ctx.rtype.namespaced)
+        elif fields is not None:
             # In the internal names the field sets use (``regarding.name`` -> ``involvedObject.name``).
             fields = selectors.check_field_selector(resource_key, fields)
     except selectors.SelectorError as error:
         raise errors.bad_request(str(error)) from None
     if ctx.name:
         fields = _name_selector(fields, ctx.name)
-    return SelectorFilter(resource_key, labels, fields)
+    return SelectorFilter(resource_key, labels, fields, fields_of(ctx.rtype))
 
 
 def _name_selector(fields: selectors.FieldSelector | None, name: str) -> selectors.FieldSelector:
@@ -172,11 +174,13 @@ class SelectorFilter:
     resource_key: str
     labels: selectors.LabelSelector | None
     fields: selectors.FieldSelector | None
+    #: The object's selectable fields (``customresources.fields_of``).
+    fields_of: Callable[[Object], Mapping[str, str]]
 
     def __call__(self, obj: Object) -> bool:
         if self.labels is not None and not self.labels.matches(obj.get("metadata", {}).get("labels") or {}):
             return False
-        return self.fields is None or self.fields.matches(selectors.field_set(self.resource_key, obj))
+        return self.fields is None or self.fields.matches(self.fields_of(obj))
 
     def attributes(self, labels: Mapping[str, str], fields: Mapping[str, str]) -> bool:
         if self.labels is not None and not self.labels.matches(labels):

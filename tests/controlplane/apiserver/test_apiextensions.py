@@ -168,3 +168,25 @@ async def test_a_restarted_server_serves_the_stored_definitions(api: API) -> Non
     async with admin_api(api.store) as (_, client):  # a second server over the same store, as after a restart
         listed = (await client.get(widgets)).json()
         assert [i["metadata"]["name"] for i in listed["items"]] == ["kept"]
+
+
+async def test_a_versions_selectable_fields_filter_lists_and_other_fields_are_not_supported(api: API) -> None:
+    """``selectableFields`` (GA in 1.32): a field selector on them filters the list, from the store
+    and from the watch cache; any other field is ``field label not supported`` (crConverter)."""
+    crd = definition()
+    crd["spec"]["versions"][0]["selectableFields"] = [{"jsonPath": ".spec.size"}]
+    assert (await api.client.post(CRDS, json=crd)).status_code == 201
+    assert await until(api, "widgets.example.com", has("Established")) is not None
+    widgets = "/apis/example.com/v1/namespaces/default/widgets"
+    for name, size in (("small", 1), ("large", 3), ("other-large", 3)):
+        body = {"kind": "Widget", "metadata": {"name": name}, "spec": {"size": size}}
+        assert (await api.client.post(widgets, json=body)).status_code == 201
+    for params in (
+        {"fieldSelector": "spec.size=3"},
+        {"fieldSelector": "spec.size=3", "resourceVersion": "0"},
+    ):
+        listed = (await api.client.get(widgets, params=params)).json()
+        assert sorted(i["metadata"]["name"] for i in listed["items"]) == ["large", "other-large"], params
+    refused = await api.client.get(widgets, params={"fieldSelector": "spec.color=red"})
+    assert refused.status_code == 400
+    assert refused.json()["message"] == "field label not supported: spec.color"

@@ -328,6 +328,7 @@ async def test_pods_are_kept_as_bytes_with_the_labels_and_fields_selectors_read(
             "/pods",
             selectors.parse_label_selector("tier=b"),
             selectors.parse_field_selector("status.phase!=Failed"),
+            lambda obj: selectors.field_set("/pods", obj),
         )
     )
     tier_b = cache.watch("default", on_b, start)
