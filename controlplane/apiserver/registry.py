@@ -50,7 +50,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from controlplane.api import serializer
 from controlplane.api.deepcopy import deep_copy
@@ -148,9 +148,18 @@ def format_seconds(moment: float) -> str:
     return text
 
 
+#: ObjectMeta's lists and maps, all ``omitempty`` (staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/
+#: types.go): Go's encoder leaves an empty one out, so removing the last label leaves no ``labels``.
+EMPTY_OMITTED: Final = ("labels", "annotations", "finalizers", "ownerReferences")
+
+
 def encode(obj: Object) -> bytes:
-    """The stored form: the object without its resourceVersion."""
+    """The stored form: the object without its resourceVersion, and without the metadata's empty
+    lists and maps (``EMPTY_OMITTED``; dropped from ``obj`` too, which is what the client is sent)."""
     meta = obj["metadata"]
+    for name in EMPTY_OMITTED:
+        if name in meta and (meta[name] is None or meta[name] in ({}, [])):
+            del meta[name]
     rv = meta.pop("resourceVersion", None)
     try:
         return serializer.encode(obj)

@@ -637,3 +637,21 @@ async def test_a_delete_done_at_once_answers_a_status_except_where_upstream_retu
     assert (await api.client.post(PODS, json=pod("quick"))).status_code == 201
     answer = await api.client.delete(f"{PODS}/quick", params={"gracePeriodSeconds": "0"})
     assert (answer.status_code, answer.json()["kind"]) == (200, "Pod")
+
+
+async def test_the_metadatas_empty_maps_and_lists_are_left_out_as_go_leaves_them(api: API) -> None:
+    """ObjectMeta's ``labels``, ``annotations``, ``finalizers`` and ``ownerReferences`` are omitempty:
+    removing the last label leaves no ``labels`` (``kubectl label cm x app-``), in the answer and stored."""
+    body = cm("tidy")
+    body["metadata"] = {"name": "tidy", "labels": {"app": "x"}, "annotations": {}, "finalizers": []}
+    made = (await api.client.post(CMS, json=body)).json()
+    assert made["metadata"]["labels"] == {"app": "x"}
+    assert "annotations" not in made["metadata"] and "finalizers" not in made["metadata"]
+    patched = await api.client.patch(
+        f"{CMS}/tidy",
+        content=json.dumps({"metadata": {"labels": {"app": None}}}),
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert patched.status_code == 200, patched.text
+    assert "labels" not in patched.json()["metadata"]
+    assert "labels" not in (await api.client.get(f"{CMS}/tidy")).json()["metadata"]
